@@ -1,0 +1,205 @@
+// codegen/op_table.cpp: the rows of the op table, the type rules, and the host reference
+// of each op instantiated from the very expression the CUDA code uses.
+#include "codegen/op_table.hpp"
+
+#include <cmath>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "cufuse/error.hpp"
+
+namespace cufuse::detail {
+
+// The helpers, compiled for the host. <cmath>'s overloads are brought in so that sin(a)
+// on a float calls the float function, as it does in CUDA.
+namespace kern {
+using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
+using std::atan2; using std::atanh; using std::cbrt; using std::ceil; using std::copysign;
+using std::cos; using std::cosh; using std::exp; using std::exp2; using std::expm1;
+using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::log;
+using std::log10; using std::log1p; using std::log2; using std::pow; using std::rint;
+using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
+#define CF_FN inline
+#include "codegen/device_helpers.inc"
+#undef CF_FN
+}  // namespace kern
+
+namespace {
+
+template <class T> struct tag { using type = T; };
+
+// Calls f(tag<T>{}) with T the compute C type of dtype t.
+template <class F>
+void with_ctype(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: return f(tag<bool>{});
+    case DType::Int8: return f(tag<int8_t>{});
+    case DType::Int16: return f(tag<int16_t>{});
+    case DType::Int32: return f(tag<int32_t>{});
+    case DType::Int64: return f(tag<long long>{});
+    case DType::UInt8: return f(tag<uint8_t>{});
+    case DType::UInt16: return f(tag<uint16_t>{});
+    case DType::UInt32: return f(tag<uint32_t>{});
+    case DType::UInt64: return f(tag<unsigned long long>{});
+    case DType::Float16: case DType::BFloat16: case DType::Float32: return f(tag<float>{});
+    case DType::Float64: return f(tag<double>{});
+  }
+}
+
+template <class T>
+constexpr uint8_t kind_bit() {
+  if constexpr (std::is_same_v<T, bool>) return kKB;
+  else if constexpr (std::is_floating_point_v<T>) return kKF;
+  else if constexpr (std::is_signed_v<T>) return kKI;
+  else return kKU;
+}
+
+constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
+  switch (r) {
+    case TypeRule::Same: return b8 ? (accepts & ~kKB) : accepts;
+    case TypeRule::Float: case TypeRule::TrueDivide: return kKF;
+    case TypeRule::Logical: return kKB;
+    default: return accepts;
+  }
+}
+constexpr bool bool_result(TypeRule r) {
+  return r == TypeRule::Compare || r == TypeRule::Logical || r == TypeRule::Predicate;
+}
+
+template <class L, TypeRule Rule, uint8_t CMask, int Arity>
+void ref_impl(DType compute, DType result, const void* const* in, void* out, int64_t n) {
+  bool done = false;
+  with_ctype(compute, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    if constexpr ((CMask & kind_bit<T>()) != 0) {
+      using R = std::conditional_t<bool_result(Rule), bool, T>;
+      using A = std::conditional_t<Rule == TypeRule::Where, bool, T>;
+      const A* a = static_cast<const A*>(in[0]);
+      const T* b = static_cast<const T*>(Arity > 1 ? in[1] : in[0]);
+      const T* c = static_cast<const T*>(Arity > 2 ? in[2] : in[0]);
+      R* o = static_cast<R*>(out);
+      L f{};
+      for (int64_t i = 0; i < n; ++i) o[i] = f.template operator()<R, A, T>(a[i], b[i], c[i]);
+      done = true;
+    }
+  });
+  if (!done) throw InternalError(fmt::format("reference: op has no {} loop", name(compute)));
+}
+
+void ref_cast(DType compute, DType result, const void* const* in, void* out, int64_t n) {
+  with_ctype(compute, [&](auto tf) {
+    using F = typename decltype(tf)::type;
+    with_ctype(result, [&](auto tt) {
+      using R = typename decltype(tt)::type;
+      const F* a = static_cast<const F*>(in[0]);
+      R* o = static_cast<R*>(out);
+      for (int64_t i = 0; i < n; ++i) o[i] = kern::cf_cast<R>(a[i]);
+    });
+  });
+}
+
+// The expression's lambda: a, b, c as the row's types, R the result type.
+#define CUFUSE_LAMBDA(...)                                                          \
+  decltype([]<class R, class A, class T>(A a, [[maybe_unused]] T b, [[maybe_unused]] T c) { \
+    using namespace kern;                                                           \
+    return static_cast<R>(__VA_ARGS__);                                             \
+  })
+
+#define CUFUSE_ROW(id, nm, sym, ar, rule, acc, b8, ...)                                          \
+  OpRow{Op::id, nm, sym, ar, TypeRule::rule, acc, b8, #__VA_ARGS__,                              \
+        TypeRule::rule == TypeRule::Cast                                                         \
+            ? &ref_cast                                                                          \
+            : &ref_impl<CUFUSE_LAMBDA(__VA_ARGS__), TypeRule::rule,                              \
+                        compute_mask(TypeRule::rule, acc, b8), ar>},
+
+// (Cast's row also instantiates ref_impl, with R = T; only ref_cast is used for it.)
+const OpRow kRows[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_ROW)};
+
+}  // namespace
+
+const OpRow& op_row(Op op) { return kRows[static_cast<int>(op)]; }
+
+std::optional<Op> find_op(std::string_view numpy_name) {
+  for (const auto& r : kRows)
+    if (numpy_name == r.name) return r.id;
+  return std::nullopt;
+}
+
+const char* rule_name(TypeRule r) {
+  switch (r) {
+    case TypeRule::Same: return "same";
+    case TypeRule::Float: return "float";
+    case TypeRule::TrueDivide: return "true_divide";
+    case TypeRule::Compare: return "compare";
+    case TypeRule::Logical: return "logical";
+    case TypeRule::Predicate: return "predicate";
+    case TypeRule::Where: return "where";
+    case TypeRule::Cast: return "cast";
+  }
+  return "?";
+}
+
+const char* compute_ctype(DType t) {
+  switch (t) {
+    case DType::Float16: case DType::BFloat16: return "float";
+    default: return info(t).cuda_type.data();
+  }
+}
+
+static uint8_t kind_mask(DType t) {
+  switch (kind(t)) {
+    case DKind::Bool: return kKB;
+    case DKind::Int: return kKI;
+    case DKind::UInt: return kKU;
+    default: return kKF;
+  }
+}
+
+OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
+  const OpRow& row = op_row(op);
+  if (n != row.arity)
+    throw ValueError(fmt::format("{} takes {} argument(s), got {}", row.name, row.arity, n));
+  auto fail = [&]() -> OpTyping {
+    std::string ts;
+    for (int i = 0; i < n; ++i) ts += (i ? ", " : "") + std::string(name(in[i]));
+    throw TypeError(fmt::format("ufunc '{}' does not support input dtype(s) ({})", row.name, ts));
+  };
+  OpTyping t{};
+  switch (row.rule) {
+    case TypeRule::Cast:
+      t.compute[0] = in[0];
+      t.result = cast_to;
+      return t;
+    case TypeRule::Where: {
+      DType p = promote_types(in[1], in[2]);
+      t.compute[0] = DType::Bool;
+      t.compute[1] = t.compute[2] = p;
+      t.result = p;
+      return t;
+    }
+    case TypeRule::Logical:
+      for (int i = 0; i < n; ++i) t.compute[i] = DType::Bool;
+      t.result = DType::Bool;
+      return t;
+    case TypeRule::Predicate:
+      t.compute[0] = in[0];
+      t.result = DType::Bool;
+      return t;
+    default: break;
+  }
+  DType p = in[0];
+  for (int i = 1; i < n; ++i) p = promote_types(p, in[i]);
+  if (p == DType::Bool && row.bool_as_int8) p = DType::Int8;
+  if (!(kind_mask(p) & row.accepts)) return fail();
+  switch (row.rule) {
+    case TypeRule::Float: p = float_for(p); break;
+    case TypeRule::TrueDivide: p = is_float(p) ? p : DType::Float64; break;
+    default: break;
+  }
+  for (int i = 0; i < n; ++i) t.compute[i] = p;
+  t.result = row.rule == TypeRule::Compare ? DType::Bool : p;
+  return t;
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,198 @@
+// cufuse/array.hpp: cufuse::Array, a handle on a lazy NumPy-style array.
+//
+// An Array is cheap to copy and, like a Python name, a copy is the same array: writes
+// through one are seen through the other. Operations build a DAG and run nothing; a
+// result is computed when it is needed (item, to_host, eval, a write into memory that
+// pending work reads) as few fused kernels as the planner can make.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "cufuse/dtype.hpp"
+#include "cufuse/error.hpp"
+#include "cufuse/scalar.hpp"
+#include "cufuse/shape.hpp"
+
+namespace cufuse {
+
+namespace detail {
+struct Node;
+struct LazyBase;
+}  // namespace detail
+
+// ------------------------------------------------------------------ indexing
+inline constexpr std::nullopt_t none = std::nullopt;
+// start:stop:step with NumPy's rules; an absent bound is `none`.
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+};
+inline Slice slice(std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step = 1) {
+  return Slice{start, stop, step};
+}
+inline const Slice _{};  // ':' (the whole axis)
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};  // None in NumPy indexing
+struct EllipsisT {};
+inline constexpr EllipsisT ellipsis{};  // '...'
+
+class Index {
+ public:
+  Index(int64_t i) : v_(i) {}  // NOLINT: implicit so that x[{0, _, newaxis}] reads naturally
+  Index(int i) : v_(static_cast<int64_t>(i)) {}
+  Index(Slice s) : v_(s) {}
+  Index(NewAxis n) : v_(n) {}
+  Index(EllipsisT e) : v_(e) {}
+  const std::variant<int64_t, Slice, NewAxis, EllipsisT>& get() const { return v_; }
+
+ private:
+  std::variant<int64_t, Slice, NewAxis, EllipsisT> v_;
+};
+
+class Array;
+// An argument of an elementwise op: an Array or a C++ scalar (weak, like a Python scalar).
+class Operand {
+ public:
+  Operand(const Array& a);  // NOLINT
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Operand(T v) : scalar_(v) {}  // NOLINT
+  Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
+  Operand(half h) : scalar_(h) {}  // NOLINT
+  Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
+  bool is_array() const { return array_ != nullptr; }
+  const Array& array() const { return *array_; }
+  const Scalar& scalar() const { return scalar_; }
+
+ private:
+  // Operands live as function parameters only: the Array outlives the call.
+  const Array* array_ = nullptr;
+  Scalar scalar_;
+};
+
+// ------------------------------------------------------------------ Array
+class Array {
+ public:
+  Array();
+  ~Array();
+  Array(const Array& o);
+  Array(Array&& o) noexcept;
+  // Rebinds this name (Python's `a = b`).
+  Array& operator=(const Array& o) &;
+  Array& operator=(Array&& o) & noexcept;
+  // On a temporary (x[...] = y, x(1, _) = 0): writes into the memory the temporary views.
+  Array& operator=(const Array& o) &&;
+  Array& operator=(const Scalar& v) &&;
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Array& operator=(T v) && { return std::move(*this) = Scalar(v); }
+
+  // ---- facts
+  bool defined() const { return node_ != nullptr; }
+  DType dtype() const;
+  const Shape& shape() const;
+  int64_t shape(int axis) const;  // negative axes count from the end
+  int ndim() const;
+  int64_t size() const;
+  int64_t itemsize() const { return cufuse::itemsize(dtype()); }
+  int64_t nbytes() const { return size() * itemsize(); }
+  int device() const;           // -1 for host (reference backend) or a placeholder
+  bool is_lazy() const;         // not yet in memory
+  // Strides in elements of the materialized array (materializes a lazy one).
+  Strides strides() const;
+  bool is_contiguous() const;   // materializes a lazy one
+  std::string str() const;      // "Array(float32, (4, 4), lazy)"
+
+  // ---- views: share memory with a materialized array, stay lazy on a lazy one
+  Array reshape(const Shape& shape) const;  // one -1 allowed; copies only where NumPy would
+  Array ravel() const;
+  Array flatten() const;  // always a copy
+  Array transpose() const;
+  Array transpose(const Axes& axes) const;
+  Array permute(const Axes& axes) const { return transpose(axes); }
+  Array T() const { return transpose(); }
+  Array swapaxes(int a, int b) const;
+  Array moveaxis(int src, int dst) const;
+  Array broadcast_to(const Shape& shape) const;
+  Array expand_dims(int axis) const;
+  Array squeeze() const;
+  Array squeeze(const Axes& axes) const;
+  Array index(std::initializer_list<Index> idx) const;
+  Array index(const std::vector<Index>& idx) const;
+  Array operator[](std::initializer_list<Index> idx) const { return index(idx); }
+  Array operator[](int64_t i) const { return index({Index(i)}); }
+  template <class... I>
+  Array operator()(I... idx) const { return index({Index(idx)...}); }
+  Array astype(DType t) const;
+  Array copy() const;
+
+  // ---- materialization
+  Array& eval();  // computes now (one fused launch per iteration space)
+  const Array& eval() const;
+  template <class T>
+  std::vector<T> to_host() const {
+    check_host_type(dtype_of<T>());
+    std::vector<T> v(static_cast<size_t>(size()));
+    copy_to_host(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  void copy_to_host(void* dst, size_t nbytes) const;  // row-major, this array's dtype
+  template <class T>
+  T item() const {
+    Scalar s = item_scalar();
+    if constexpr (std::is_same_v<T, bool>) return s.to_bool();
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+    else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) return T(s.to_double());
+    else if constexpr (std::is_signed_v<T>) return static_cast<T>(s.to_int64());
+    else return static_cast<T>(s.to_uint64());
+  }
+  Scalar item_scalar() const;  // a one-element array's value, as a strong scalar of its dtype
+
+  // ---- writes (settle pending work that reads this memory first)
+  Array& assign(const Array& value);  // broadcasting; NumPy's same-kind casting
+  Array& assign(const Scalar& value);
+  Array& fill(const Scalar& value) { return assign(value); }
+  Array& operator+=(const Operand& o);
+  Array& operator-=(const Operand& o);
+  Array& operator*=(const Operand& o);
+  Array& operator/=(const Operand& o);
+  Array& operator%=(const Operand& o);
+  Array& operator&=(const Operand& o);
+  Array& operator|=(const Operand& o);
+  Array& operator^=(const Operand& o);
+  Array& operator<<=(const Operand& o);
+  Array& operator>>=(const Operand& o);
+
+  // ---- internals (for cufuse's own code and tests)
+  explicit Array(std::shared_ptr<detail::Node> node);
+  Array(std::shared_ptr<detail::Node> node, std::shared_ptr<detail::LazyBase> base);
+  const std::shared_ptr<detail::Node>& node() const { return node_; }
+  const std::shared_ptr<detail::LazyBase>& lazy_base() const { return base_; }
+
+ private:
+  void check_host_type(DType t) const;
+  void require_defined(const char* what) const;
+  Array& inplace(uint16_t op, const Operand& o);
+  void set_node(std::shared_ptr<detail::Node> n);
+
+  std::shared_ptr<detail::Node> node_;
+  // When this array is a view of a lazy array, that array and how this one sees it:
+  // a write into this view first materializes the base, so the write lands in its memory.
+  std::shared_ptr<detail::LazyBase> base_;
+};
+
+inline Operand::Operand(const Array& a) : array_(&a) {}
+
+// Materializes several arrays together: outputs that share an iteration space come out of
+// one kernel. Returns nothing; each array is in memory afterwards.
+void eval_all(const std::vector<Array>& arrays);
+template <class... A>
+void eval(A&... arrays) {
+  eval_all(std::vector<Array>{arrays...});
+}
+
+}  // namespace cufuse

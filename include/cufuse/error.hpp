@@ -1,0 +1,60 @@
+// cufuse/error.hpp: the one exception family of cufuse.
+// Every failure a user can cause or meet throws a cufuse::Error (or a kind of it)
+// whose message names what was wrong: the shapes, dtypes, axes or values involved.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace cufuse {
+
+enum class ErrorKind {
+  Value,        // a bad value: shape mismatch, bad axis, bad argument
+  Type,         // a dtype an op cannot take, a bad cast
+  Index,        // an index or axis out of range
+  Overflow,     // a scalar that does not fit the dtype it must become
+  OutOfMemory,  // the device pool could not serve an allocation
+  NoDevice,     // no CUDA device or driver where one is needed
+  Compile,      // NVRTC rejected generated or user source
+  Cuda,         // a CUDA runtime / library call failed
+  NotSupported, // a valid request this build cannot serve
+  Internal,     // a bug in cufuse: please report
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+#define CUFUSE_DEFINE_ERROR(Name, Kind) \
+  class Name : public Error {           \
+   public:                              \
+    explicit Name(const std::string& what) : Error(ErrorKind::Kind, what) {} \
+  };
+CUFUSE_DEFINE_ERROR(ValueError, Value)
+CUFUSE_DEFINE_ERROR(TypeError, Type)
+CUFUSE_DEFINE_ERROR(IndexError, Index)
+CUFUSE_DEFINE_ERROR(OverflowError, Overflow)
+CUFUSE_DEFINE_ERROR(OutOfMemoryError, OutOfMemory)
+CUFUSE_DEFINE_ERROR(NoDeviceError, NoDevice)
+CUFUSE_DEFINE_ERROR(CudaError, Cuda)
+CUFUSE_DEFINE_ERROR(NotSupportedError, NotSupported)
+CUFUSE_DEFINE_ERROR(InternalError, Internal)
+#undef CUFUSE_DEFINE_ERROR
+
+// NVRTC failure: carries the compiler log and the path where the source was saved.
+class CompileError : public Error {
+ public:
+  CompileError(const std::string& what, std::string log, std::string source_path)
+      : Error(ErrorKind::Compile, what), log_(std::move(log)), source_path_(std::move(source_path)) {}
+  const std::string& log() const noexcept { return log_; }
+  const std::string& source_path() const noexcept { return source_path_; }
+
+ private:
+  std::string log_, source_path_;
+};
+
+}  // namespace cufuse

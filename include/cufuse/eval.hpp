@@ -1,0 +1,38 @@
+// cufuse/eval.hpp: knobs, counters and introspection of the evaluation pipeline.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cufuse/array.hpp"
+
+namespace cufuse {
+
+struct Config {
+  // A lazy graph is evaluated on its own once it holds this many pending nodes...
+  int32_t max_pending_nodes = 256;
+  // ...or keeps this many bytes of otherwise-dead memory alive.
+  uint64_t max_pinned_bytes = uint64_t(1) << 30;
+};
+Config config();
+void set_config(const Config& c);
+
+// Process-wide counters (monotonic; reset_stats zeroes them).
+struct Stats {
+  uint64_t evaluations = 0;       // materialization points reached
+  uint64_t plans_built = 0;       // plans made from scratch
+  uint64_t plan_cache_hits = 0;   // plans reused for a graph of the same structure
+  uint64_t kernels_launched = 0;  // kernels run (or run by the reference backend)
+  uint64_t kernels_compiled = 0;  // NVRTC compilations
+  uint64_t memory_cache_hits = 0; // compiled kernels found in memory
+  uint64_t disk_cache_hits = 0;   // compiled kernels found on disk
+  uint64_t auto_evaluations = 0;  // graphs evaluated because they grew past the budget
+};
+Stats stats();
+void reset_stats();
+
+// The plan for evaluating these arrays, as text (groups, the rule that cut each boundary,
+// each kernel's source), without running anything.
+std::string plan_dump(const std::vector<Array>& outputs, bool with_source = true);
+
+}  // namespace cufuse

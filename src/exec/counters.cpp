@@ -1,0 +1,35 @@
+// src/exec/counters.cpp: the counters behind cufuse::stats().
+#include "exec/counters.hpp"
+
+#include "cufuse/eval.hpp"
+
+namespace cufuse {
+namespace detail {
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+}  // namespace detail
+
+Stats stats() {
+  auto& c = detail::counters();
+  Stats s;
+  s.evaluations = c.evaluations.load();
+  s.plans_built = c.plans_built.load();
+  s.plan_cache_hits = c.plan_cache_hits.load();
+  s.kernels_launched = c.kernels_launched.load();
+  s.kernels_compiled = c.kernels_compiled.load();
+  s.memory_cache_hits = c.memory_cache_hits.load();
+  s.disk_cache_hits = c.disk_cache_hits.load();
+  s.auto_evaluations = c.auto_evaluations.load();
+  return s;
+}
+
+void reset_stats() {
+  auto& c = detail::counters();
+  for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.kernels_compiled,
+                  &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations})
+    a->store(0);
+}
+
+}  // namespace cufuse

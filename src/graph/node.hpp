@@ -1,0 +1,115 @@
+// src/graph/node.hpp: the node of the lazy expression DAG and the facts every stage reads.
+//
+// A node is made once and, apart from realization, never changes: op, dtype, shape and
+// inputs are fixed, and its structural hash is computed when it is made. Realization
+// (src/exec) turns an evaluated node into a Buffer leaf in place (under graph_mutex()),
+// dropping its inputs so the memory they pin goes away.
+//
+// Leaves: Buffer (device or host memory with a strided layout; no storage = a placeholder
+// for tracing and planning), Scalar (a kernel parameter), Generator (arange, linspace,
+// counter-based random: a value computed from the element's index, so they fuse).
+// Inner nodes: Elementwise (an op of codegen/op_table), View (a general index remap for
+// what strides cannot express), Reduce and Library (issue 3 and 4 extensions).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "cufuse/dtype.hpp"
+#include "cufuse/scalar.hpp"
+#include "cufuse/shape.hpp"
+
+namespace cufuse::detail {
+
+struct Storage;  // src/runtime/storage.hpp
+struct Node;
+using NodePtr = std::shared_ptr<Node>;
+using InputVec = SmallVec<NodePtr, 3>;
+
+enum class NodeKind : uint8_t { Buffer, Scalar, Generator, Elementwise, View, Reduce, Library };
+const char* kind_name(NodeKind k);
+
+// A strided map from a multi-index in `shape` to a linear position:
+//   pos = offset + sum(idx[d] * strides[d]).
+// For a Buffer leaf, pos is an element offset into its storage. For a Generator, pos is
+// the logical element number the generator's formula takes. For a View node, pos is a
+// row-major linear index into its input's logical shape.
+struct Layout {
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+
+  bool is_contiguous() const;  // row-major dense (size-1 dims ignored)
+};
+Layout contiguous_layout(const Shape& s);
+
+enum class GenKind : uint8_t { Arange, Linspace, RandomUniform, RandomNormal };
+const char* gen_name(GenKind g);
+
+struct GenParams {
+  // Arange: value(pos) = start + pos * step   (computed in the dtype, as NumPy's fill does)
+  // Linspace: value(pos) = (endpoint && pos == num-1 && num > 1) ? stop : start + pos * step (f64, then cast)
+  // Random: philox4x32-10(key = seed, counter = pos + counter) -> uniform [lo, hi) or normal(mean=lo, std=hi)
+  double start = 0, step = 0, stop = 0;
+  int64_t istart = 0, istep = 0;  // integer arange
+  int64_t num = 0;
+  bool endpoint = true;
+  uint64_t seed = 0, counter = 0;
+};
+
+struct Node {
+  std::atomic<NodeKind> kind;  // changes only at realization (-> Buffer), under graph_mutex()
+  DType dtype;
+  uint16_t op = 0;             // Elementwise: op id of codegen/op_table; Generator: GenKind
+  Layout layout;               // shape always; strides/offset for Buffer, Generator, View
+  InputVec inputs;
+  std::shared_ptr<Storage> storage;  // Buffer leaf; null for a placeholder
+  Scalar scalar;                     // Scalar leaf; also the weak-ness of a C++ scalar operand
+  GenParams gen;
+  std::shared_ptr<const void> attrs; // Reduce / Library attributes, typed by kind
+  uint64_t hash = 0;                 // structural: kind, op, dtype, shape, layout class, inputs
+  std::atomic<int32_t> pending{0};   // unrealized nodes below and including this one (saturating)
+  std::atomic<uint64_t> pinned{0};   // bytes of leaf storage the unrealized subgraph keeps alive
+  std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
+  int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
+
+  explicit Node(NodeKind k) : kind(k) {}
+  const Shape& shape() const { return layout.shape; }
+  int ndim() const { return layout.shape.ndim(); }
+  int64_t numel() const { return cufuse::numel(layout.shape); }
+  NodeKind k() const { return kind.load(std::memory_order_acquire); }
+  bool is_leaf() const {
+    auto kk = k();
+    return kk == NodeKind::Buffer || kk == NodeKind::Scalar || kk == NodeKind::Generator;
+  }
+  bool is_materialized() const { return k() == NodeKind::Buffer && storage != nullptr; }
+  bool is_placeholder() const { return k() == NodeKind::Buffer && storage == nullptr; }
+};
+
+// The one lock for node mutation (realization) and evaluation. Graph building takes it only
+// where it walks nodes that realization may change (pushing views through lazy nodes).
+std::recursive_mutex& graph_mutex();
+
+// ------------------------------------------------------------- builders
+NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage);
+NodePtr make_placeholder(DType t, const Shape& shape, int slot = -1);
+NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape = {});  // held as dtype t
+NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p);
+NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs);
+NodePtr make_view(NodePtr input, Layout layout);  // general remap, see Layout
+// Fills hash/pending/pinned from inputs; called by every builder.
+void finish_node(Node& n);
+
+// Bytes of the storage behind a Buffer leaf (0 for a placeholder).
+uint64_t storage_bytes(const Node& n);
+
+// hash helpers
+inline uint64_t hash_mix(uint64_t h, uint64_t v) {
+  v *= 0x9E3779B97F4A7C15ull;
+  v ^= v >> 29;
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace cufuse::detail

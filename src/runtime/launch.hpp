@@ -1,0 +1,24 @@
+// src/runtime/launch.hpp: loading CUBINs and launching kernels whose only parameter is
+// one struct passed by value (every generated kernel has that signature).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cufuse::detail {
+
+struct LaunchDims {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+// cudaLibraryLoadData + cudaLibraryGetKernel on `device`; returns the cudaKernel_t. The
+// library stays loaded for the life of the process (callers cache the handle).
+void* load_kernel(const std::vector<char>& cubin, const std::string& name, int device);
+// Raises the kernel's dynamic shared memory limit where a launch needs more than 48 KiB.
+void set_max_dynamic_shared(void* kernel, int device, unsigned bytes);
+// Launches kernel(params) on `stream`; params points at the kernel's parameter struct.
+void launch_kernel(void* kernel, const LaunchDims& dims, void* params, void* stream);
+
+}  // namespace cufuse::detail

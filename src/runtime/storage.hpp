@@ -1,0 +1,32 @@
+// src/runtime/storage.hpp: a block of array memory, on a device (from the stream-ordered
+// pool) or on the host (the reference backend). Freed back to the pool on the stream it
+// was last ordered on when the last node holding it goes away.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace cufuse::detail {
+
+struct Storage {
+  void* ptr = nullptr;
+  size_t nbytes = 0;
+  int device = -1;         // -1: host memory
+  void* stream = nullptr;  // cudaStream_t the block is ordered on (freed there)
+  std::function<void(Storage&)> release;  // non-empty for memory cufuse does not own (DLPack)
+
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+  bool on_host() const { return device < 0; }
+};
+
+// nbytes of device memory on the current device, ordered on the current stream, from the
+// pool. On out-of-memory: trims the pool and retries once, then throws OutOfMemoryError
+// saying how much was asked and how much is free. Throws NoDeviceError with no device.
+std::shared_ptr<Storage> allocate_device(size_t nbytes);
+// nbytes of 64-byte aligned host memory (reference backend).
+std::shared_ptr<Storage> allocate_host(size_t nbytes);
+
+}  // namespace cufuse::detail

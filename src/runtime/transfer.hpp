@@ -1,0 +1,13 @@
+// src/runtime/transfer.hpp: copies between host and device memory through pinned staging,
+// ordered on a stream; the host-side calls return when the copy is complete.
+#pragma once
+#include <cstddef>
+
+namespace cufuse::detail {
+
+void copy_to_host(void* dst, const void* device_src, size_t nbytes, void* stream);
+void copy_from_host(void* device_dst, const void* src, size_t nbytes, void* stream);
+// Asynchronous on `stream`.
+void copy_device(void* dst, const void* src, size_t nbytes, void* stream);
+
+}  // namespace cufuse::detail

@@ -1,0 +1,17 @@
+// tests/gpu/main.cpp: doctest's main for the GPU suite. With no usable device it says why
+// and exits 77, which CTest reports as skipped.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include "cufuse/stream.hpp"
+
+int main(int argc, char** argv) {
+  if (!cufuse::Device::available()) {
+    std::printf("SKIPPED: GPU tests need a CUDA device: %s\n", cufuse::Device::unavailable_reason().c_str());
+    return 77;
+  }
+  doctest::Context ctx(argc, argv);
+  return ctx.run();
+}
