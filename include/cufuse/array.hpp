@@ -170,7 +170,8 @@ class Array {
   // ---- internals (for cufuse's own code and tests)
   explicit Array(std::shared_ptr<detail::Node> node);
   Array(std::shared_ptr<detail::Node> node, std::shared_ptr<detail::LazyBase> base);
-  const std::shared_ptr<detail::Node>& node() const { return node_; }
+  // The node (a view of a lazy array whose base is now in memory is rebound to that memory).
+  const std::shared_ptr<detail::Node>& node() const;
   const std::shared_ptr<detail::LazyBase>& lazy_base() const { return base_; }
 
  private:
@@ -179,10 +180,10 @@ class Array {
   Array& inplace(uint16_t op, const Operand& o);
   void set_node(std::shared_ptr<detail::Node> n);
 
-  std::shared_ptr<detail::Node> node_;
+  mutable std::shared_ptr<detail::Node> node_;
   // When this array is a view of a lazy array, that array and how this one sees it:
   // a write into this view first materializes the base, so the write lands in its memory.
-  std::shared_ptr<detail::LazyBase> base_;
+  mutable std::shared_ptr<detail::LazyBase> base_;
 };
 
 inline Operand::Operand(const Array& a) : array_(&a) {}

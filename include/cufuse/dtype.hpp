@@ -118,7 +118,8 @@ inline constexpr bool has_dtype_v =
 template <class T>
 constexpr DType dtype_of() {
   static_assert(has_dtype_v<T>, "no cufuse dtype for this C++ type");
-  return decltype(+detail::dtype_map[boost::hana::type_c<typename detail::canonical<T>::type>])::value;
+  using C = std::remove_cv_t<std::remove_reference_t<decltype(detail::dtype_map[boost::hana::type_c<typename detail::canonical<T>::type>])>>;
+  return C::value;
 }
 
 }  // namespace cufuse

@@ -63,7 +63,8 @@ class Stream {
   friend class StreamScope;
 };
 
-// Makes a stream current for this thread for a scope (RAII).
+// Makes a stream current for this thread for a scope (RAII). Each device has its own
+// current stream; a stream of another device also makes that device current for the scope.
 class StreamScope {
  public:
   explicit StreamScope(const Stream& s);
@@ -73,6 +74,8 @@ class StreamScope {
 
  private:
   std::shared_ptr<Stream::Impl> prev_;
+  int device_ = 0;        // the device whose current stream this scope set
+  int prev_device_ = -1;  // the device to make current again at exit (-1: unchanged)
 };
 
 class Event {
@@ -87,7 +90,9 @@ class Event {
   struct Impl;
 
  private:
+  void* native_if_recorded() const;  // nullptr until record() has run
   std::shared_ptr<Impl> impl_;
+  friend class Stream;
 };
 
 // Waits for all work on the current device.

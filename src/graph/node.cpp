@@ -51,7 +51,29 @@ Layout contiguous_layout(const Shape& s) { return Layout{s, contiguous_strides(s
 
 uint64_t storage_bytes(const Node& n) { return n.storage ? n.storage->nbytes : 0; }
 
+void PinSet::add(const void* id, uint64_t b) {
+  if (!id || !b) return;
+  for (int i = 0; i < n; ++i)
+    if (ids[i] == id) return;
+  if (n < 4) {
+    ids[n] = id;
+    bytes[n++] = b;
+  } else {
+    extra += b;
+  }
+}
+void PinSet::merge(const PinSet& o) {
+  for (int i = 0; i < o.n; ++i) add(o.ids[i], o.bytes[i]);
+  extra += o.extra;
+}
+uint64_t PinSet::total() const {
+  uint64_t t = extra;
+  for (int i = 0; i < n; ++i) t += bytes[i];
+  return t;
+}
+
 void finish_node(Node& n) {
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   uint64_t h = hash_mix(static_cast<uint64_t>(n.k()), n.op);
   h = hash_mix(h, static_cast<uint64_t>(n.dtype));
   for (auto d : n.layout.shape) h = hash_mix(h, static_cast<uint64_t>(d));
@@ -59,15 +81,19 @@ void finish_node(Node& n) {
   if (has_layout)
     for (auto s : n.layout.strides) h = hash_mix(h, static_cast<uint64_t>(s));
   int64_t pending = n.is_leaf() ? 0 : 1;
-  uint64_t pinned = n.k() == NodeKind::Buffer ? storage_bytes(n) : 0;
+  n.pins = PinSet{};
+  if (n.k() == NodeKind::Buffer) {
+    n.pins.add(n.storage.get(), storage_bytes(n));
+    n.reads_placeholder = n.storage == nullptr;
+  }
   for (const auto& in : n.inputs) {
     h = hash_mix(h, in->hash);
-    pending += in->pending.load(std::memory_order_relaxed);
-    pinned += in->pinned.load(std::memory_order_relaxed);
+    pending += in->pending;
+    n.pins.merge(in->pins);
+    n.reads_placeholder |= in->reads_placeholder;
   }
   n.hash = h;
-  n.pending.store(static_cast<int32_t>(std::min<int64_t>(pending, 1 << 30)), std::memory_order_relaxed);
-  n.pinned.store(pinned, std::memory_order_relaxed);
+  n.pending = static_cast<int32_t>(std::min<int64_t>(pending, 1 << 30));
 }
 
 NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage) {

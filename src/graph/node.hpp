@@ -47,15 +47,37 @@ Layout contiguous_layout(const Shape& s);
 enum class GenKind : uint8_t { Arange, Linspace, RandomUniform, RandomNormal };
 const char* gen_name(GenKind g);
 
+// A generator's value at logical element number pos (pos = layout.offset + Σ idx·strides),
+// computed with the helpers of codegen/device_helpers.inc, in the dtype's compute type T
+// (float for float16/bfloat16, rounded to the dtype afterwards):
+//   Arange        T = integer or bool: cf_arange<T>(pos, T(istart), T(istep_second))
+//                 T = floating:        cf_arange<T>(pos, T(start),  T(step))
+//                 (start/istart is the first value and step/istep_second the SECOND value,
+//                 both already converted to the dtype, as NumPy's arange fill takes them)
+//   Linspace      v = cf_linspace(pos, start, step, stop, last) in double, where
+//                 last = (endpoint && num > 1) ? num - 1 : -1; integer dtypes take
+//                 floor(v) then convert (NumPy floors), float dtypes convert v.
+//   RandomUniform cf_random_uniform<T>(seed, pos + counter, T(start), T(stop))   [low, high)
+//   RandomNormal  cf_random_normal<T>(seed, pos + counter, T(start), T(stop))    mean, stddev
+// Random generators take floating dtypes only.
 struct GenParams {
-  // Arange: value(pos) = start + pos * step   (computed in the dtype, as NumPy's fill does)
-  // Linspace: value(pos) = (endpoint && pos == num-1 && num > 1) ? stop : start + pos * step (f64, then cast)
-  // Random: philox4x32-10(key = seed, counter = pos + counter) -> uniform [lo, hi) or normal(mean=lo, std=hi)
   double start = 0, step = 0, stop = 0;
-  int64_t istart = 0, istep = 0;  // integer arange
+  int64_t istart = 0, istep_second = 0;
   int64_t num = 0;
   bool endpoint = true;
   uint64_t seed = 0, counter = 0;
+};
+
+// The distinct leaf storages an unrealized subgraph holds (the first few exactly, the rest
+// summed), to bound the memory a growing lazy graph keeps alive.
+struct PinSet {
+  const void* ids[4] = {};
+  uint64_t bytes[4] = {};
+  uint8_t n = 0;
+  uint64_t extra = 0;
+  void add(const void* id, uint64_t b);
+  void merge(const PinSet& o);
+  uint64_t total() const;
 };
 
 struct Node {
@@ -69,8 +91,9 @@ struct Node {
   GenParams gen;
   std::shared_ptr<const void> attrs; // Reduce / Library attributes, typed by kind
   uint64_t hash = 0;                 // structural: kind, op, dtype, shape, layout class, inputs
-  std::atomic<int32_t> pending{0};   // unrealized nodes below and including this one (saturating)
-  std::atomic<uint64_t> pinned{0};   // bytes of leaf storage the unrealized subgraph keeps alive
+  int32_t pending = 0;               // unrealized nodes below and including this one (saturating)
+  PinSet pins;                       // leaf memory the unrealized subgraph keeps alive
+  bool reads_placeholder = false;    // some leaf below is a placeholder (cannot be evaluated)
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
   int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
 
@@ -98,7 +121,8 @@ NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape = {});  // 
 NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p);
 NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs);
 NodePtr make_view(NodePtr input, Layout layout);  // general remap, see Layout
-// Fills hash/pending/pinned from inputs; called by every builder.
+// Fills hash, pending, pins and reads_placeholder from the inputs; called by every builder
+// (under graph_mutex(), since inputs may be realized concurrently).
 void finish_node(Node& n);
 
 // Bytes of the storage behind a Buffer leaf (0 for a placeholder).

@@ -1,0 +1,31 @@
+// codegen/elementwise_kernel.hpp: one fused elementwise kernel for one iteration space.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "codegen/kernel.hpp"
+#include "graph/node.hpp"
+
+namespace cufuse::detail {
+
+struct EwOutput {
+  NodePtr node;    // the value written
+  Layout layout;   // where, in elements of the destination (contiguous for new memory)
+  int buffer;      // the executable's buffer index (PatchSrc::BufferPtr)
+  bool aligned16;  // destination pointer is 16-byte aligned
+};
+
+// leaf_index: the executable's index of a leaf node (Buffer, Scalar, Generator).
+// is_aligned16: whether a Buffer leaf's data pointer is 16-byte aligned.
+struct LeafBinding {
+  std::function<int(const Node*)> leaf_index;
+  std::function<bool(const Node*)> is_aligned16;
+};
+
+KernelSpec emit_elementwise_kernel(const Shape& iter_shape, const std::vector<EwOutput>& outputs,
+                                   const LeafBinding& bind);
+
+// The unroll factor of contiguous kernels (vectors per thread), CUFUSE_EW_UNROLL (1..8).
+int elementwise_unroll();
+
+}  // namespace cufuse::detail

@@ -1,0 +1,41 @@
+// src/exec/executable.hpp: a plan turned into launches: the kernels (compiled), their
+// parameter templates and patches, and the buffers they write. Built once per graph
+// structure and cached by the structural key (src/plan/signature.hpp).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.hpp"
+#include "codegen/kernel.hpp"
+#include "plan/plan.hpp"
+#include "plan/signature.hpp"
+
+namespace cufuse::detail {
+
+struct BufferSpec {
+  DType dtype;
+  int64_t numel;
+  int root;        // the root this buffer holds
+  bool is_target;  // written into a Target instead of new memory
+};
+
+struct Step {
+  int group = 0;
+  KernelSpec spec;
+  CompiledKernelPtr kernel;  // null when built without compiling
+};
+
+struct Executable {
+  Plan plan;
+  std::vector<BufferSpec> buffers;
+  std::vector<Step> steps;
+  std::string text;  // filled when logging or dumping
+};
+
+std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
+                                             const std::vector<const Target*>& targets, const GraphScan& scan,
+                                             bool compile, int arch);
+std::string describe_executable(const Executable& ex, bool with_source);
+
+}  // namespace cufuse::detail

@@ -1,0 +1,388 @@
+// src/exec/executor.cpp: one evaluation, start to end: scan the pending graph, find or
+// build its executable (plan -> codegen -> compile), bind the leaves, launch (or run the
+// reference evaluator on the reference backend), and realize the results.
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "codegen/compiler.hpp"
+#include "codegen/dump.hpp"
+#include "codegen/elementwise_kernel.hpp"
+#include "codegen/op_table.hpp"
+#include "cufuse/backend.hpp"
+#include "cufuse/eval.hpp"
+#include "exec/counters.hpp"
+#include "exec/executable.hpp"
+#include "exec/realize.hpp"
+#include "graph/registry.hpp"
+#include "plan/signature.hpp"
+#include "reference/evaluator.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/log.hpp"
+#include "runtime/storage.hpp"
+
+namespace cufuse {
+
+namespace {
+std::mutex& config_mutex() {
+  static std::mutex m;
+  return m;
+}
+Config& config_ref() {
+  static Config c;
+  return c;
+}
+}  // namespace
+Config config() {
+  std::lock_guard<std::mutex> lk(config_mutex());
+  return config_ref();
+}
+void set_config(const Config& c) {
+  std::lock_guard<std::mutex> lk(config_mutex());
+  config_ref() = c;
+}
+
+namespace detail {
+
+// ------------------------------------------------------------------ building
+std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
+                                             const std::vector<const Target*>& targets, const GraphScan& scan,
+                                             bool compile, int arch) {
+  auto ex = std::make_shared<Executable>();
+  ex->plan = make_plan(roots, targets);
+  for (size_t i = 0; i < roots.size(); ++i)
+    ex->buffers.push_back(BufferSpec{roots[i]->dtype, roots[i]->numel(), static_cast<int>(i),
+                                     i < targets.size() && targets[i] != nullptr});
+  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); }, [](const Node* n) { return is_aligned16(n); }};
+  for (size_t gi = 0; gi < ex->plan.groups.size(); ++gi) {
+    const Group& g = ex->plan.groups[gi];
+    std::vector<EwOutput> outs;
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const int r = g.output_root[k];
+      const Target* t = r < static_cast<int>(targets.size()) ? targets[r] : nullptr;
+      bool aligned = true;
+      if (t) {
+        auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) +
+                 static_cast<uintptr_t>(t->layout.offset * itemsize(roots[r]->dtype));
+        aligned = p % 16 == 0;
+      }
+      outs.push_back(EwOutput{g.outputs[k], t ? t->layout : contiguous_layout(g.outputs[k]->shape()), r, aligned});
+    }
+    Step st;
+    st.group = static_cast<int>(gi);
+    st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
+    if (compile) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
+    ex->steps.push_back(std::move(st));
+  }
+  counters().plans_built++;
+  if (log_enabled(LogChannel::Plan) || dump_dir()) {
+    ex->text = describe_executable(*ex, false);
+    log(LogChannel::Plan, "{}", ex->text);
+    if (dump_dir()) {
+      dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true));
+    }
+  }
+  return ex;
+}
+
+std::string describe_executable(const Executable& ex, bool with_source) {
+  std::string s = fmt::format("plan: {} root(s), {} kernel(s)\n", ex.plan.roots.size(), ex.steps.size());
+  for (const auto& st : ex.steps) {
+    const Group& g = ex.plan.groups[st.group];
+    std::string outs;
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      outs += fmt::format("{}{} {}", k ? ", " : "", name(g.outputs[k]->dtype), to_string(g.outputs[k]->shape()));
+    s += fmt::format("  kernel {} [rule: {}] iteration space {}: writes {}\n    {}\n", st.spec.name, rule_name(g.rule),
+                     to_string(g.iter_shape), outs, st.spec.summary);
+    if (st.kernel && st.kernel->registers >= 0)
+      s += fmt::format("    {} registers, {} B spill stores, {} B spill loads{}\n", st.kernel->registers,
+                       st.kernel->spill_stores, st.kernel->spill_loads,
+                       st.kernel->from_disk ? ", from the disk cache" : fmt::format(", compiled in {:.1f} ms", st.kernel->compile_ms));
+    if (with_source) s += "\n" + st.spec.source + "\n";
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ binding
+static void apply_patches(std::vector<unsigned char>& bytes, const KernelSpec& spec, const GraphScan& scan,
+                          const std::vector<void*>& buffers) {
+  bytes.assign(spec.params.begin(), spec.params.end());
+  for (const Patch& p : spec.patches) {
+    unsigned char* dst = bytes.data() + p.offset;
+    switch (p.src) {
+      case PatchSrc::BufferPtr: std::memcpy(dst, &buffers[p.index], sizeof(void*)); break;
+      case PatchSrc::LeafPtr: {
+        const Node* l = scan.leaves[p.index];
+        const char* ptr = static_cast<const char*>(l->storage->ptr) + l->layout.offset * itemsize(l->dtype);
+        std::memcpy(dst, &ptr, sizeof(void*));
+        break;
+      }
+      case PatchSrc::ScalarValue: {
+        const Scalar& s = scan.leaves[p.index]->scalar;
+        write_compute_value(dst, p.dtype, s.to_double(), s.to_int64(), s.to_uint64(), s.to_bool());
+        break;
+      }
+      case PatchSrc::GenA:
+      case PatchSrc::GenB:
+      case PatchSrc::GenC: {
+        const Node* l = scan.leaves[p.index];
+        const GenParams& g = l->gen;
+        const auto kind = static_cast<GenKind>(l->op);
+        if (kind == GenKind::Arange && !is_float(l->dtype)) {
+          int64_t v = p.src == PatchSrc::GenA ? g.istart : g.istep_second;
+          write_compute_value(dst, p.dtype, static_cast<double>(v), v, static_cast<uint64_t>(v), v != 0);
+        } else {
+          double v = p.src == PatchSrc::GenA ? g.start : (p.src == PatchSrc::GenB ? (kind == GenKind::Arange || kind == GenKind::Linspace ? g.step : g.stop) : g.stop);
+          write_compute_value(dst, p.dtype, v, static_cast<int64_t>(v), static_cast<uint64_t>(v), v != 0);
+        }
+        break;
+      }
+      case PatchSrc::GenSeed: std::memcpy(dst, &scan.leaves[p.index]->gen.seed, 8); break;
+      case PatchSrc::GenCounter: std::memcpy(dst, &scan.leaves[p.index]->gen.counter, 8); break;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ running
+static void realize_node(Node& n, std::shared_ptr<Storage> st) {
+  n.storage = std::move(st);
+  n.layout = contiguous_layout(n.shape());
+  n.inputs.clear();
+  n.attrs.reset();
+  n.kind.store(NodeKind::Buffer, std::memory_order_release);
+  n.pending = 0;
+  n.pins = PinSet{};
+  n.pins.add(n.storage.get(), n.storage ? n.storage->nbytes : 0);
+  n.reads_placeholder = false;
+}
+
+enum class Where { Device, Host };
+
+static Where where_to_run(const GraphScan& scan) {
+  bool host = false, dev = false;
+  for (const Node* l : scan.leaves) {
+    if (l->k() != NodeKind::Buffer || !l->storage) continue;
+    (l->storage->on_host() ? host : dev) = true;
+  }
+  if (host && dev)
+    throw ValueError("an expression mixes host arrays (reference backend) and device arrays");
+  if (host) return Where::Host;
+  if (dev) return Where::Device;
+  return current_backend() == Backend::Reference ? Where::Host : Where::Device;
+}
+
+static std::mutex& plan_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>& plan_cache() {
+  static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash> c;
+  return c;
+}
+
+static bool reference_compiles() {
+  static const bool v = [] {
+    const char* e = std::getenv("CUFUSE_REFERENCE_COMPILE");
+    return !(e && std::string(e) == "0");
+  }();
+  return v;
+}
+
+// Scatters a contiguous host result into a strided host target.
+static void scatter_host(const HostArray& v, const Target& t) {
+  const int sz = itemsize(v.dtype);
+  const Shape& s = t.layout.shape;
+  const int64_t n = numel(s);
+  char* base = static_cast<char*>(t.storage->ptr);
+  std::vector<int64_t> idx(s.size(), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = t.layout.offset;
+    for (size_t d = 0; d < s.size(); ++d) off += idx[d] * t.layout.strides[d];
+    std::memcpy(base + off * sz, v.bytes.data() + e * sz, static_cast<size_t>(sz));
+    for (int d = s.ndim() - 1; d >= 0; --d) {
+      if (++idx[d] < s[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets) {
+  counters().evaluations++;
+  thread_local GraphScan scan;
+  scan_graph(roots, targets, scan);
+  const Where where = where_to_run(scan);
+  for (const auto& r : roots)
+    if (r->reads_placeholder || r->is_placeholder())
+      throw ValueError(fmt::format("cannot evaluate an expression that reads a placeholder (result {} {}); "
+                                   "placeholders are for planning and dumping kernels only",
+                                   name(r->dtype), to_string(r->shape())));
+
+  if (where == Where::Host) {
+    auto ex = build_executable(roots, targets, scan, reference_compiles(), default_arch());
+    std::vector<std::shared_ptr<Storage>> stor(roots.size());
+    for (const auto& st : ex->steps) {
+      const Group& g = ex->plan.groups[st.group];
+      std::vector<HostArray> vals = reference_evaluate(g.outputs);
+      for (size_t k = 0; k < g.outputs.size(); ++k) {
+        const int r = g.output_root[k];
+        counters().kernels_launched += k == 0 ? 1 : 0;
+        if (targets.size() > static_cast<size_t>(r) && targets[r]) {
+          scatter_host(vals[k], *targets[r]);
+        } else {
+          stor[r] = allocate_host(vals[k].bytes.size());
+          if (!vals[k].bytes.empty()) std::memcpy(stor[r]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
+        }
+      }
+    }
+    for (size_t r = 0; r < roots.size(); ++r)
+      if (stor[r]) realize_node(*roots[r], std::move(stor[r]));
+    return;
+  }
+
+  require_device();
+  std::shared_ptr<Executable> ex;
+  {
+    std::lock_guard<std::mutex> lk(plan_cache_mutex());
+    auto it = plan_cache().find(scan.key);
+    if (it != plan_cache().end()) ex = it->second;
+  }
+  if (ex) {
+    counters().plan_cache_hits++;
+  } else {
+    ex = build_executable(roots, targets, scan, true, default_arch());
+    std::lock_guard<std::mutex> lk(plan_cache_mutex());
+    if (plan_cache().size() > 4096) plan_cache().clear();
+    plan_cache().emplace(scan.key, ex);
+  }
+
+  void* stream = current_stream();
+  const int dev = current_device();
+  std::vector<std::shared_ptr<Storage>> stor(ex->buffers.size());
+  thread_local std::vector<void*> ptrs;
+  ptrs.assign(ex->buffers.size(), nullptr);
+  for (size_t b = 0; b < ex->buffers.size(); ++b) {
+    const BufferSpec& bs = ex->buffers[b];
+    if (bs.is_target) {
+      const Target& t = *targets[bs.root];
+      ptrs[b] = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(bs.dtype);
+    } else {
+      stor[b] = allocate_device(static_cast<size_t>(bs.numel) * static_cast<size_t>(itemsize(bs.dtype)));
+      ptrs[b] = stor[b]->ptr;
+    }
+  }
+  thread_local std::vector<unsigned char> bytes;
+  for (const auto& st : ex->steps) {
+    if (st.spec.numel == 0) continue;
+    apply_patches(bytes, st.spec, scan, ptrs);
+    void* k = st.kernel->kernel_for(dev);
+    launch_kernel(k, st.spec.dims, bytes.data(), stream);
+    counters().kernels_launched++;
+    if (log_enabled(LogChannel::Launch))
+      log(LogChannel::Launch, "{} grid {} block {}", st.spec.name, st.spec.dims.grid[0], st.spec.dims.block[0]);
+  }
+  for (size_t b = 0; b < ex->buffers.size(); ++b)
+    if (stor[b]) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
+}
+
+// ------------------------------------------------------------------ entry points
+void realize(const std::vector<NodePtr>& in) {
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  std::vector<NodePtr> roots;
+  for (const auto& r : in) {
+    if (r->is_materialized()) continue;
+    bool dup = false;
+    for (const auto& x : roots) dup |= x.get() == r.get();
+    if (!dup) roots.push_back(r);
+  }
+  if (roots.empty()) return;
+  run(roots, {});
+}
+
+// Does `value` read the target's memory anywhere but element-for-element?
+static bool reads_misaligned(const Node* n, const Node* target, bool under_view) {
+  if (n->k() == NodeKind::Buffer) {
+    if (n->storage != target->storage) return false;
+    if (under_view) return true;
+    const Layout& a = n->layout;
+    const Layout& b = target->layout;
+    return !(a.shape == b.shape && a.strides == b.strides && a.offset == b.offset);
+  }
+  const bool view = under_view || n->k() == NodeKind::View || n->k() == NodeKind::Reduce || n->k() == NodeKind::Library;
+  for (const auto& in : n->inputs)
+    if (reads_misaligned(in.get(), target, view)) return true;
+  return false;
+}
+
+void write_into(const NodePtr& target, const NodePtr& value_in) {
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  NodePtr value = value_in;
+  // Pending work reading this memory sees the values it was written against.
+  auto readers = pending_roots_reading(target->storage.get());
+  if (!readers.empty()) realize(readers);
+  if (reads_misaligned(value.get(), target.get(), false)) {
+    // Through a temporary: value's reads of the target must all happen before any write.
+    InputVec ins;
+    ins.push_back(value);
+    auto tmp = make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
+    realize({tmp});
+    value = tmp;
+  }
+  Target t{target->storage, target->layout};
+  const Target* tp = &t;
+  run({value}, {tp});
+}
+
+void maybe_auto_eval(const NodePtr& node) {
+  if (node->reads_placeholder || node->is_leaf()) return;
+  const Config cfg = config();
+  bool go = node->pending > cfg.max_pending_nodes;
+  if (!go && node->pins.total() > cfg.max_pinned_bytes && node->pending % 16 == 0) {
+    // Count only memory nothing but this graph keeps alive (no Array holds its leaf).
+    uint64_t dead = 0;
+    std::vector<const Node*> stack{node.get()};
+    std::vector<const Node*> seen;
+    std::vector<const Storage*> counted;
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+      seen.push_back(n);
+      if (n->k() == NodeKind::Buffer) {
+        if (n->storage && n->array_refs.load() == 0 &&
+            std::find(counted.begin(), counted.end(), n->storage.get()) == counted.end()) {
+          counted.push_back(n->storage.get());
+          dead += n->storage->nbytes;
+        }
+        continue;
+      }
+      for (const auto& in : n->inputs) stack.push_back(in.get());
+    }
+    go = dead > cfg.max_pinned_bytes;
+  }
+  if (go) {
+    counters().auto_evaluations++;
+    realize({node});
+  }
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ introspection
+std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {
+  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
+  std::vector<detail::NodePtr> roots;
+  for (const auto& a : outputs) {
+    if (!a.defined()) throw ValueError("plan_dump: an Array handle is empty");
+    if (!a.node()->is_materialized()) roots.push_back(a.node());
+  }
+  if (roots.empty()) return "plan: nothing to compute (all results are in memory)\n";
+  detail::GraphScan scan;
+  scan_graph(roots, {}, scan);
+  auto ex = detail::build_executable(roots, {}, scan, false, detail::default_arch());
+  return detail::describe_executable(*ex, with_source);
+}
+
+}  // namespace cufuse

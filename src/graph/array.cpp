@@ -1,0 +1,507 @@
+// src/graph/array.cpp: cufuse::Array: handles, facts, views, materialization and writes.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "cufuse/array.hpp"
+#include "cufuse/ops.hpp"
+#include "exec/realize.hpp"
+#include "graph/elementwise.hpp"
+#include "graph/lazy_base.hpp"
+#include "graph/registry.hpp"
+#include "graph/views.hpp"
+#include "runtime/storage.hpp"
+#include "runtime/transfer.hpp"
+#include "runtime/device.hpp"
+
+namespace cufuse {
+
+using detail::Movement;
+using detail::Node;
+using detail::NodeKind;
+using detail::NodePtr;
+
+// ------------------------------------------------------------------ handles
+static void acquire(const NodePtr& n) {
+  if (!n) return;
+  if (n->array_refs.fetch_add(1) == 0 && !n->is_leaf()) detail::register_root(n);
+}
+static void release(const NodePtr& n) {
+  if (n) n->array_refs.fetch_sub(1);
+}
+
+Array::Array() = default;
+Array::~Array() { release(node_); }
+Array::Array(std::shared_ptr<Node> node) : node_(std::move(node)) { acquire(node_); }
+Array::Array(std::shared_ptr<Node> node, std::shared_ptr<detail::LazyBase> base)
+    : node_(std::move(node)), base_(std::move(base)) {
+  acquire(node_);
+}
+Array::Array(const Array& o) : node_(o.node_), base_(o.base_) { acquire(node_); }
+Array::Array(Array&& o) noexcept : node_(std::move(o.node_)), base_(std::move(o.base_)) {}
+Array& Array::operator=(const Array& o) & {
+  if (this != &o) {
+    acquire(o.node_);
+    release(node_);
+    node_ = o.node_;
+    base_ = o.base_;
+  }
+  return *this;
+}
+Array& Array::operator=(Array&& o) & noexcept {
+  if (this != &o) {
+    release(node_);
+    node_ = std::move(o.node_);
+    base_ = std::move(o.base_);
+  }
+  return *this;
+}
+Array& Array::operator=(const Array& o) && { return assign(o); }
+Array& Array::operator=(const Scalar& v) && { return assign(v); }
+
+void Array::set_node(std::shared_ptr<Node> n) {
+  acquire(n);
+  release(node_);
+  node_ = std::move(n);
+}
+
+void Array::require_defined(const char* what) const {
+  if (!node_) throw ValueError(fmt::format("{}: the Array handle is empty (default-constructed)", what));
+}
+
+// A view of a lazy array whose base has since been materialized becomes a strided leaf on
+// the base's memory, so it sees writes made through the base (NumPy's view semantics).
+static void rebind_if_base_ready(std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base) {
+  if (!base || !base->node->is_materialized()) return;
+  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
+  if (!base->node->is_materialized()) return;
+  auto leaf = detail::make_buffer(base->node->dtype, base->view, base->node->storage);
+  acquire(leaf);
+  release(node);
+  node = std::move(leaf);
+  base.reset();
+}
+
+const std::shared_ptr<Node>& Array::node() const {
+  if (base_) rebind_if_base_ready(node_, base_);
+  return node_;
+}
+
+// ------------------------------------------------------------------ facts
+DType Array::dtype() const {
+  require_defined("dtype");
+  return node_->dtype;
+}
+const Shape& Array::shape() const {
+  require_defined("shape");
+  return node_->shape();
+}
+int Array::ndim() const { return shape().ndim(); }
+int64_t Array::size() const { return numel(shape()); }
+
+static int normalize_axis(int axis, int ndim, const char* what) {
+  if (axis < -ndim || axis >= ndim)
+    throw IndexError(fmt::format("{}: axis {} is out of bounds for array of dimension {}", what, axis, ndim));
+  return axis < 0 ? axis + ndim : axis;
+}
+
+int64_t Array::shape(int axis) const { return shape()[normalize_axis(axis, ndim(), "shape")]; }
+
+bool Array::is_lazy() const {
+  require_defined("is_lazy");
+  return !node_->is_materialized();
+}
+
+static const detail::Storage* first_storage(const Node* n, int depth = 0) {
+  if (n->k() == NodeKind::Buffer) return n->storage.get();
+  if (depth > 64) return nullptr;
+  for (const auto& in : n->inputs)
+    if (auto s = first_storage(in.get(), depth + 1)) return s;
+  return nullptr;
+}
+
+int Array::device() const {
+  require_defined("device");
+  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
+  if (auto s = first_storage(node_.get())) return s->device;
+  return -1;
+}
+
+Strides Array::strides() const {
+  const_cast<Array*>(this)->eval();
+  return node_->layout.strides;
+}
+
+bool Array::is_contiguous() const {
+  const_cast<Array*>(this)->eval();
+  return node_->layout.is_contiguous();
+}
+
+std::string Array::str() const {
+  if (!node_) return "Array(<empty handle>)";
+  return fmt::format("Array({}, {}, {})", name(dtype()), to_string(shape()),
+                     node_->is_placeholder() ? "placeholder" : (is_lazy() ? "lazy" : "in memory"));
+}
+
+// ------------------------------------------------------------------ views
+namespace {
+Array apply_view(const Array& a, std::shared_ptr<Node> node, std::shared_ptr<detail::LazyBase> base, const Movement& m) {
+  NodePtr out = detail::apply_movement(node, m);
+  std::shared_ptr<detail::LazyBase> nb;
+  if (!node->is_materialized() && !node->is_placeholder()) {
+    detail::Layout l = base ? base->view : detail::contiguous_layout(node->shape());
+    if (detail::apply_to_layout(l, m))
+      nb = std::make_shared<detail::LazyBase>(detail::LazyBase{base ? base->node : node, std::move(l)});
+  }
+  return Array(std::move(out), std::move(nb));
+}
+}  // namespace
+
+#define CUFUSE_VIEW_PRELUDE(what)                                  \
+  require_defined(what);                                           \
+  auto node = node_;                                               \
+  auto base = base_;                                               \
+  rebind_if_base_ready(node, base);
+
+Array Array::reshape(const Shape& newshape) const {
+  CUFUSE_VIEW_PRELUDE("reshape");
+  Shape s = newshape;
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < s.ndim(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) throw ValueError("reshape: can only specify one unknown dimension");
+      infer = i;
+    } else if (s[i] < 0) {
+      throw ValueError(fmt::format("reshape: negative dimension in {}", to_string(newshape)));
+    } else {
+      known *= s[i];
+    }
+  }
+  const int64_t n = size();
+  if (infer >= 0) {
+    if (known == 0 || n % known != 0)
+      throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
+    s[infer] = n / known;
+  }
+  if (numel(s) != n)
+    throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
+  if (s == shape()) return Array(node, base);
+  return apply_view(*this, node, base, Movement{Movement::Reshape, s, {}, {}, {}, {}});
+}
+
+Array Array::ravel() const { return reshape({-1}); }
+Array Array::flatten() const { return ravel().copy(); }
+
+Array Array::transpose() const {
+  Axes ax(static_cast<size_t>(ndim()));
+  for (int i = 0; i < ndim(); ++i) ax[i] = ndim() - 1 - i;
+  return transpose(ax);
+}
+
+Array Array::transpose(const Axes& axes) const {
+  CUFUSE_VIEW_PRELUDE("transpose");
+  const int nd = ndim();
+  if (axes.ndim() != nd)
+    throw ValueError(fmt::format("transpose: axes don't match array: {} axes for an array of dimension {}",
+                                 axes.ndim(), nd));
+  Axes p(axes.size());
+  std::vector<bool> seen(static_cast<size_t>(nd), false);
+  bool identity = true;
+  for (int i = 0; i < nd; ++i) {
+    p[i] = normalize_axis(axes[i], nd, "transpose");
+    if (seen[p[i]]) throw ValueError("transpose: repeated axis in transpose");
+    seen[p[i]] = true;
+    identity &= p[i] == i;
+  }
+  if (identity) return Array(node, base);
+  return apply_view(*this, node, base, Movement{Movement::Permute, {}, p, {}, {}, {}});
+}
+
+Array Array::swapaxes(int a, int b) const {
+  const int nd = ndim();
+  a = normalize_axis(a, nd, "swapaxes");
+  b = normalize_axis(b, nd, "swapaxes");
+  Axes p(static_cast<size_t>(nd));
+  for (int i = 0; i < nd; ++i) p[i] = i;
+  std::swap(p[a], p[b]);
+  return transpose(p);
+}
+
+Array Array::moveaxis(int src, int dst) const {
+  const int nd = ndim();
+  src = normalize_axis(src, nd, "moveaxis");
+  dst = normalize_axis(dst, nd, "moveaxis");
+  std::vector<int> order;
+  for (int i = 0; i < nd; ++i)
+    if (i != src) order.push_back(i);
+  order.insert(order.begin() + dst, src);
+  return transpose(Axes(order.begin(), order.end()));
+}
+
+Array Array::broadcast_to(const Shape& target) const {
+  CUFUSE_VIEW_PRELUDE("broadcast_to");
+  (void)detail::broadcast_node(node, target);  // validates with NumPy's message
+  if (target == shape()) return Array(node, base);
+  return apply_view(*this, node, base, Movement{Movement::Broadcast, target, {}, {}, {}, {}});
+}
+
+Array Array::expand_dims(int axis) const {
+  const int nd = ndim() + 1;
+  axis = normalize_axis(axis, nd, "expand_dims");
+  Shape s = shape();
+  s.insert_at(static_cast<size_t>(axis), 1);
+  return reshape(s);
+}
+
+Array Array::squeeze() const {
+  Shape s;
+  for (auto d : shape())
+    if (d != 1) s.push_back(d);
+  return reshape(s);
+}
+
+Array Array::squeeze(const Axes& axes) const {
+  const int nd = ndim();
+  std::vector<bool> drop(static_cast<size_t>(nd), false);
+  for (int a : axes) {
+    int ax = normalize_axis(a, nd, "squeeze");
+    if (shape()[ax] != 1)
+      throw ValueError(fmt::format("cannot select an axis to squeeze out which has size not equal to one "
+                                   "(axis {} of shape {})", a, to_string(shape())));
+    drop[ax] = true;
+  }
+  Shape s;
+  for (int i = 0; i < nd; ++i)
+    if (!drop[i]) s.push_back(shape()[i]);
+  return reshape(s);
+}
+
+Array Array::index(std::initializer_list<Index> idx) const { return index(std::vector<Index>(idx)); }
+
+Array Array::index(const std::vector<Index>& idx) const {
+  CUFUSE_VIEW_PRELUDE("index");
+  const Shape& in = node->shape();
+  const int nd = in.ndim();
+  int consumed = 0, ellipses = 0;
+  for (const auto& i : idx) {
+    const auto& v = i.get();
+    if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
+    if (std::holds_alternative<EllipsisT>(v)) ++ellipses;
+  }
+  if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
+  if (consumed > nd)
+    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", nd,
+                                 consumed));
+  Movement sl{Movement::Slice, {}, {}, {}, {}, {}};
+  sl.start.resize(nd, 0);
+  sl.step.resize(nd, 1);
+  sl.len.resize(nd, 0);
+  for (int d = 0; d < nd; ++d) sl.len[d] = in[d];
+  bool any_slice = false;
+  Shape out;
+  int d = 0;
+  for (const auto& i : idx) {
+    const auto& v = i.get();
+    if (auto p = std::get_if<int64_t>(&v)) {
+      int64_t k = *p;
+      if (k < -in[d] || k >= in[d])
+        throw IndexError(fmt::format("index {} is out of bounds for axis {} with size {}", k, d, in[d]));
+      if (k < 0) k += in[d];
+      sl.start[d] = k;
+      sl.len[d] = 1;
+      any_slice = true;
+      ++d;
+    } else if (auto s = std::get_if<Slice>(&v)) {
+      if (s->step == 0) throw ValueError("slice step cannot be zero");
+      const int64_t n = in[d], step = s->step;
+      // Python's PySlice_AdjustIndices
+      int64_t start, stop;
+      if (!s->start) start = step < 0 ? n - 1 : 0;
+      else {
+        start = *s->start;
+        if (start < 0) start = std::max<int64_t>(start + n, step < 0 ? -1 : 0);
+        else if (start >= n) start = step < 0 ? n - 1 : n;
+      }
+      if (!s->stop) stop = step < 0 ? -1 : n;
+      else {
+        stop = *s->stop;
+        if (stop < 0) stop = std::max<int64_t>(stop + n, step < 0 ? -1 : 0);
+        else if (stop >= n) stop = step < 0 ? n - 1 : n;
+      }
+      int64_t len = 0;
+      if (step < 0) {
+        if (stop < start) len = (start - stop - 1) / (-step) + 1;
+      } else if (start < stop) {
+        len = (stop - start - 1) / step + 1;
+      }
+      sl.start[d] = start;
+      sl.step[d] = step;
+      sl.len[d] = len;
+      any_slice |= !(start == 0 && step == 1 && len == n);
+      out.push_back(len);
+      ++d;
+    } else if (std::holds_alternative<NewAxis>(v)) {
+      out.push_back(1);
+    } else {  // ellipsis: the dims no other index consumes
+      for (int k = 0; k < nd - consumed; ++k) out.push_back(in[d++]);
+    }
+  }
+  for (; d < nd; ++d) out.push_back(in[d]);
+  Array r(node, base);
+  if (any_slice) r = apply_view(*this, node, base, sl);
+  if (r.shape() != out) r = r.reshape(out);
+  return r;
+}
+
+Array Array::astype(DType t) const {
+  require_defined("astype");
+  return cufuse::astype(*this, t);
+}
+
+Array Array::copy() const { return astype(dtype()); }
+
+// ------------------------------------------------------------------ materialization
+Array& Array::eval() {
+  require_defined("eval");
+  rebind_if_base_ready(node_, base_);
+  if (!node_->is_materialized()) detail::realize({node_});
+  rebind_if_base_ready(node_, base_);
+  return *this;
+}
+const Array& Array::eval() const { return const_cast<Array*>(this)->eval(); }
+
+void eval_all(const std::vector<Array>& arrays) {
+  std::vector<NodePtr> roots;
+  for (const auto& a : arrays) {
+    if (!a.defined()) throw ValueError("eval: an Array handle is empty (default-constructed)");
+    if (!a.node()->is_materialized()) roots.push_back(a.node());
+  }
+  if (!roots.empty()) detail::realize(roots);
+}
+
+void Array::check_host_type(DType t) const {
+  if (t != dtype())
+    throw TypeError(fmt::format("to_host<{}>: the array's dtype is {}; convert with astype({}) first", name(t),
+                                name(dtype()), name(t)));
+}
+
+void Array::copy_to_host(void* dst, size_t nbytes_) const {
+  require_defined("to_host");
+  if (nbytes_ != static_cast<size_t>(nbytes()))
+    throw ValueError(fmt::format("to_host: destination has {} bytes, the array {} of {} needs {}", nbytes_,
+                                 to_string(shape()), name(dtype()), nbytes()));
+  if (nbytes_ == 0) return;
+  eval();
+  NodePtr leaf = node_;
+  if (!leaf->layout.is_contiguous()) {
+    // Gather a strided view into new contiguous memory first.
+    auto tmp = detail::make_buffer(
+        leaf->dtype, detail::contiguous_layout(leaf->shape()),
+        leaf->storage->on_host() ? detail::allocate_host(nbytes_) : detail::allocate_device(nbytes_));
+    detail::write_into(tmp, leaf);
+    leaf = tmp;
+  }
+  const auto& st = *leaf->storage;
+  const char* src = static_cast<const char*>(st.ptr) + leaf->layout.offset * itemsize();
+  if (st.on_host()) std::memcpy(dst, src, nbytes_);
+  else detail::copy_to_host(dst, src, nbytes_, detail::current_stream());
+}
+
+Scalar Array::item_scalar() const {
+  if (size() != 1)
+    throw ValueError(fmt::format("can only convert an array of size 1 to a scalar (shape {})", to_string(shape())));
+  alignas(8) unsigned char buf[8] = {};
+  copy_to_host(buf, static_cast<size_t>(itemsize()));
+  auto rd = [&](auto v) {
+    std::memcpy(&v, buf, sizeof(v));
+    return v;
+  };
+  switch (dtype()) {
+    case DType::Bool: return Scalar::typed(Scalar(rd(bool{})), DType::Bool);
+    case DType::Int8: return Scalar::typed(Scalar(rd(int8_t{})), DType::Int8);
+    case DType::Int16: return Scalar::typed(Scalar(rd(int16_t{})), DType::Int16);
+    case DType::Int32: return Scalar::typed(Scalar(rd(int32_t{})), DType::Int32);
+    case DType::Int64: return Scalar::typed(Scalar(rd(int64_t{})), DType::Int64);
+    case DType::UInt8: return Scalar::typed(Scalar(rd(uint8_t{})), DType::UInt8);
+    case DType::UInt16: return Scalar::typed(Scalar(rd(uint16_t{})), DType::UInt16);
+    case DType::UInt32: return Scalar::typed(Scalar(rd(uint32_t{})), DType::UInt32);
+    case DType::UInt64: return Scalar::typed(Scalar(rd(uint64_t{})), DType::UInt64);
+    case DType::Float16: return Scalar::typed(Scalar(static_cast<float>(half::from_bits(rd(uint16_t{})))), DType::Float16);
+    case DType::BFloat16:
+      return Scalar::typed(Scalar(static_cast<float>(bfloat16_t::from_bits(rd(uint16_t{})))), DType::BFloat16);
+    case DType::Float32: return Scalar::typed(Scalar(rd(float{})), DType::Float32);
+    case DType::Float64: return Scalar::typed(Scalar(rd(double{})), DType::Float64);
+  }
+  return Scalar();
+}
+
+// ------------------------------------------------------------------ writes
+// Makes this array's node a Buffer leaf on memory the write can land in: a lazy array is
+// materialized first, and a view of a lazy array materializes the array it views.
+static NodePtr writable_leaf(std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base) {
+  if (node->is_placeholder()) throw ValueError("cannot write into a placeholder array");
+  if (base && !base->node->is_materialized()) {
+    if (base->node->is_placeholder()) throw ValueError("cannot write into a view of a placeholder array");
+    detail::realize({base->node});
+  }
+  rebind_if_base_ready(node, base);
+  if (!node->is_materialized()) detail::realize({node});
+  const auto& l = node->layout;
+  for (int i = 0; i < l.shape.ndim(); ++i)
+    if (l.strides[i] == 0 && l.shape[i] > 1)
+      throw ValueError(fmt::format("assignment destination is read-only: a broadcast view of shape {}",
+                                   to_string(l.shape)));
+  return node;
+}
+
+static Array& assign_node(Array& self, std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base,
+                          NodePtr value) {
+  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
+  NodePtr target = writable_leaf(node, base);
+  value = detail::broadcast_node(value, target->shape());
+  value = detail::cast_node(value, target->dtype);
+  if (numel(target->shape()) == 0) return self;
+  detail::write_into(target, value);
+  return self;
+}
+
+Array& Array::assign(const Array& value) {
+  require_defined("assign");
+  if (!value.defined()) throw ValueError("assign: the value is an empty Array handle");
+  return assign_node(*this, node_, base_, value.node());
+}
+
+Array& Array::assign(const Scalar& value) {
+  require_defined("assign");
+  Scalar v = value;
+  if (!v.weak() && v.dtype() != dtype()) v = Scalar::typed(v, dtype());
+  return assign_node(*this, node_, base_, detail::make_scalar(v, dtype(), shape()));
+}
+
+Array& Array::inplace(uint16_t op, const Operand& o) {
+  require_defined("in-place operator");
+  rebind_if_base_ready(node_, base_);
+  Operand args[2] = {Operand(*this), o};
+  NodePtr value = detail::elementwise_node(static_cast<detail::Op>(op), args, 2);
+  if (value->shape() != shape())
+    throw ValueError(fmt::format("non-broadcastable output operand with shape {} doesn't match the broadcast "
+                                 "shape {}", to_string(shape()), to_string(value->shape())));
+  if (!detail::can_cast_same_kind(value->dtype, dtype()))
+    throw TypeError(fmt::format("Cannot cast ufunc '{}' output from {} to {} with casting rule 'same_kind'",
+                                detail::op_row(op).name, name(value->dtype), name(dtype())));
+  return assign_node(*this, node_, base_, value);
+}
+
+Array& Array::operator+=(const Operand& o) { return inplace(uint16_t(detail::Op::Add), o); }
+Array& Array::operator-=(const Operand& o) { return inplace(uint16_t(detail::Op::Subtract), o); }
+Array& Array::operator*=(const Operand& o) { return inplace(uint16_t(detail::Op::Multiply), o); }
+Array& Array::operator/=(const Operand& o) { return inplace(uint16_t(detail::Op::TrueDivide), o); }
+Array& Array::operator%=(const Operand& o) { return inplace(uint16_t(detail::Op::Remainder), o); }
+Array& Array::operator&=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseAnd), o); }
+Array& Array::operator|=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseOr), o); }
+Array& Array::operator^=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseXor), o); }
+Array& Array::operator<<=(const Operand& o) { return inplace(uint16_t(detail::Op::LeftShift), o); }
+Array& Array::operator>>=(const Operand& o) { return inplace(uint16_t(detail::Op::RightShift), o); }
+
+}  // namespace cufuse

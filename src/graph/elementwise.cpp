@@ -1,0 +1,187 @@
+// src/graph/elementwise.cpp: elementwise nodes from operands, and the public op functions.
+#include "graph/elementwise.hpp"
+
+#include <fmt/format.h>
+
+#include "cufuse/ops.hpp"
+#include "exec/realize.hpp"
+#include "graph/views.hpp"
+
+namespace cufuse {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  const int nd = std::max(a.ndim(), b.ndim());
+  Shape out(static_cast<size_t>(nd), 1);
+  for (int i = 0; i < nd; ++i) {
+    int64_t da = i < nd - a.ndim() ? 1 : a[i - (nd - a.ndim())];
+    int64_t db = i < nd - b.ndim() ? 1 : b[i - (nd - b.ndim())];
+    if (da != db && da != 1 && db != 1)
+      throw ValueError(fmt::format("operands could not be broadcast together with shapes {} {}",
+                                   to_string(a), to_string(b)));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+namespace detail {
+
+NodePtr broadcast_node(const NodePtr& n, const Shape& shape) {
+  if (n->shape() == shape) return n;
+  const Shape& s = n->shape();
+  bool ok = s.ndim() <= shape.ndim();
+  for (int i = 0; ok && i < s.ndim(); ++i) {
+    int64_t t = shape[shape.ndim() - s.ndim() + i];
+    ok = s[i] == t || s[i] == 1;
+  }
+  if (!ok)
+    throw ValueError(fmt::format("operands could not be broadcast together with remapped shapes: "
+                                 "{} and requested shape {}", to_string(s), to_string(shape)));
+  Movement m{Movement::Broadcast, shape, {}, {}, {}, {}};
+  return apply_movement(n, m);
+}
+
+bool can_cast_same_kind(DType from, DType to) {
+  if (can_cast_safe(from, to)) return true;
+  auto rank = [](DType t) {
+    switch (kind(t)) {
+      case DKind::Bool: return 0;
+      case DKind::UInt: return 1;
+      case DKind::Int: return 2;
+      default: return 3;
+    }
+  };
+  return rank(from) <= rank(to);
+}
+
+static NodePtr finish(NodePtr n) {
+  maybe_auto_eval(n);
+  return n;
+}
+
+NodePtr cast_node(const NodePtr& n, DType t, bool always) {
+  if (n->dtype == t && !always) return n;
+  if (n->k() == NodeKind::Scalar) return make_scalar(n->scalar, t, n->shape());
+  InputVec ins;
+  ins.push_back(n);
+  return finish(make_elementwise(static_cast<uint16_t>(Op::Cast), t, n->shape(), std::move(ins)));
+}
+
+NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
+  const OpRow& row = op_row(op);
+  if (n != row.arity)
+    throw ValueError(fmt::format("{} takes {} argument(s), got {}", row.name, row.arity, n));
+  // Which arguments take part in dtype promotion (where's condition does not).
+  auto promotes = [&](int i) { return !(row.rule == TypeRule::Where && i == 0) && row.rule != TypeRule::Logical; };
+
+  NodePtr nodes[3];
+  bool have_strong = false;
+  DType strong = DType::Bool;
+  Shape shape;
+  for (int i = 0; i < n; ++i) {
+    if (args[i].is_array()) {
+      const Array& a = args[i].array();
+      if (!a.defined()) throw ValueError(fmt::format("{}: argument {} is an empty Array handle", row.name, i));
+      nodes[i] = a.node();
+      if (promotes(i)) {
+        strong = have_strong ? promote_types(strong, a.dtype()) : a.dtype();
+        have_strong = true;
+      }
+      shape = broadcast_shapes(shape, a.shape());
+    }
+  }
+  // Weak scalars take the dtype NumPy 2 gives a Python scalar next to the strong operands.
+  DType dts[3];
+  for (int i = 0; i < n; ++i) {
+    if (args[i].is_array()) {
+      dts[i] = nodes[i]->dtype;
+      continue;
+    }
+    const Scalar& s = args[i].scalar();
+    DType t = s.dtype();  // a strong scalar's dtype, or the default for a weak one
+    if (s.weak() && promotes(i) && have_strong) {
+      switch (s.kind()) {
+        case Scalar::Kind::Bool: t = strong; break;
+        case Scalar::Kind::Int:
+        case Scalar::Kind::UInt:
+          if (is_bool(strong)) {
+            t = s.dtype();
+          } else if (is_float(strong)) {
+            t = strong;
+          } else if (s.fits(strong)) {
+            t = strong;
+          } else if (row.rule == TypeRule::Compare) {
+            t = s.dtype();  // NumPy 2 compares out-of-range Python ints by value
+          } else {
+            throw OverflowError(fmt::format("Python integer {} out of bounds for {} (in {})", s.str(),
+                                            name(strong), row.name));
+          }
+          break;
+        case Scalar::Kind::Float: t = is_float(strong) ? strong : DType::Float64; break;
+      }
+    }
+    dts[i] = t;
+  }
+  OpTyping typing = type_op(op, dts, n, cast_to);
+  InputVec ins;
+  for (int i = 0; i < n; ++i) {
+    if (args[i].is_array()) ins.push_back(broadcast_node(nodes[i], shape));
+    else ins.push_back(make_scalar(args[i].scalar(), dts[i], shape));
+  }
+  return finish(make_elementwise(static_cast<uint16_t>(op), typing.result, shape, std::move(ins)));
+}
+
+Array elementwise(Op op, std::initializer_list<Operand> args, DType cast_to) {
+  return Array(elementwise_node(op, args.begin(), static_cast<int>(args.size()), cast_to));
+}
+
+}  // namespace detail
+
+using detail::Op;
+
+Array apply(std::string_view numpy_name, const std::vector<Operand>& args) {
+  auto op = detail::find_op(numpy_name);
+  if (!op || *op == Op::Cast) throw ValueError(fmt::format("no elementwise op named '{}'", numpy_name));
+  return Array(detail::elementwise_node(*op, args.data(), static_cast<int>(args.size())));
+}
+
+#define CUFUSE_DEF1(fn, id) \
+  Array fn(const Operand& a) { return detail::elementwise(Op::id, {a}); }
+#define CUFUSE_DEF2(fn, id) \
+  Array fn(const Operand& a, const Operand& b) { return detail::elementwise(Op::id, {a, b}); }
+CUFUSE_DEF2(add, Add) CUFUSE_DEF2(subtract, Subtract) CUFUSE_DEF2(multiply, Multiply)
+CUFUSE_DEF2(divide, TrueDivide) CUFUSE_DEF2(true_divide, TrueDivide) CUFUSE_DEF2(floor_divide, FloorDivide)
+CUFUSE_DEF2(remainder, Remainder) CUFUSE_DEF2(mod, Remainder) CUFUSE_DEF2(power, Power)
+CUFUSE_DEF2(maximum, Maximum) CUFUSE_DEF2(minimum, Minimum) CUFUSE_DEF2(fmax, Fmax) CUFUSE_DEF2(fmin, Fmin)
+CUFUSE_DEF2(arctan2, Arctan2) CUFUSE_DEF2(hypot, Hypot) CUFUSE_DEF2(copysign, Copysign)
+CUFUSE_DEF2(less, Less) CUFUSE_DEF2(less_equal, LessEqual) CUFUSE_DEF2(greater, Greater)
+CUFUSE_DEF2(greater_equal, GreaterEqual) CUFUSE_DEF2(equal, Equal) CUFUSE_DEF2(not_equal, NotEqual)
+CUFUSE_DEF2(logical_and, LogicalAnd) CUFUSE_DEF2(logical_or, LogicalOr) CUFUSE_DEF2(logical_xor, LogicalXor)
+CUFUSE_DEF2(bitwise_and, BitwiseAnd) CUFUSE_DEF2(bitwise_or, BitwiseOr) CUFUSE_DEF2(bitwise_xor, BitwiseXor)
+CUFUSE_DEF2(left_shift, LeftShift) CUFUSE_DEF2(right_shift, RightShift)
+CUFUSE_DEF1(negative, Negative) CUFUSE_DEF1(positive, Positive) CUFUSE_DEF1(abs, Absolute)
+CUFUSE_DEF1(absolute, Absolute) CUFUSE_DEF1(sign, Sign) CUFUSE_DEF1(square, Square)
+CUFUSE_DEF1(reciprocal, Reciprocal) CUFUSE_DEF1(floor, Floor) CUFUSE_DEF1(ceil, Ceil) CUFUSE_DEF1(trunc, Trunc)
+CUFUSE_DEF1(rint, Rint) CUFUSE_DEF1(logical_not, LogicalNot) CUFUSE_DEF1(invert, Invert)
+CUFUSE_DEF1(bitwise_not, Invert) CUFUSE_DEF1(isnan, IsNan) CUFUSE_DEF1(isinf, IsInf) CUFUSE_DEF1(isfinite, IsFinite)
+CUFUSE_DEF1(sqrt, Sqrt) CUFUSE_DEF1(cbrt, Cbrt) CUFUSE_DEF1(exp, Exp) CUFUSE_DEF1(exp2, Exp2)
+CUFUSE_DEF1(expm1, Expm1) CUFUSE_DEF1(log, Log) CUFUSE_DEF1(log2, Log2) CUFUSE_DEF1(log10, Log10)
+CUFUSE_DEF1(log1p, Log1p) CUFUSE_DEF1(sin, Sin) CUFUSE_DEF1(cos, Cos) CUFUSE_DEF1(tan, Tan)
+CUFUSE_DEF1(arcsin, Arcsin) CUFUSE_DEF1(arccos, Arccos) CUFUSE_DEF1(arctan, Arctan) CUFUSE_DEF1(sinh, Sinh)
+CUFUSE_DEF1(cosh, Cosh) CUFUSE_DEF1(tanh, Tanh) CUFUSE_DEF1(arcsinh, Arcsinh) CUFUSE_DEF1(arccosh, Arccosh)
+CUFUSE_DEF1(arctanh, Arctanh)
+#undef CUFUSE_DEF1
+#undef CUFUSE_DEF2
+
+Array where(const Operand& c, const Operand& x, const Operand& y) { return detail::elementwise(Op::Where, {c, x, y}); }
+
+Array clip(const Operand& x, const Operand& lo, const Operand& hi) {
+  Array m = maximum(x, lo);
+  return minimum(m, hi);
+}
+
+Array astype(const Array& a, DType t) {
+  Operand o(a);
+  return Array(detail::elementwise_node(Op::Cast, &o, 1, t));
+}
+
+}  // namespace cufuse

@@ -1,0 +1,152 @@
+// src/graph/views.cpp: movement ops on layouts and nodes (see views.hpp).
+#include "graph/views.hpp"
+
+#include <unordered_map>
+
+#include "cufuse/error.hpp"
+
+namespace cufuse::detail {
+
+Shape movement_shape(const Shape& in, const Movement& m) {
+  switch (m.kind) {
+    case Movement::Reshape:
+    case Movement::Broadcast: return m.shape;
+    case Movement::Permute: {
+      Shape s(in.size());
+      for (size_t i = 0; i < in.size(); ++i) s[i] = in[m.perm[i]];
+      return s;
+    }
+    case Movement::Slice: return Shape(m.len.begin(), m.len.end());
+  }
+  return in;
+}
+
+// NumPy's _attempt_nocopy_reshape: new strides for a reshape that keeps the elements where
+// they are, if there are any.
+static bool reshape_layout(Layout& l, const Shape& newshape) {
+  const int64_t n = numel(l.shape);
+  if (n == 0 || n == 1) {
+    l.strides = contiguous_strides(newshape);
+    l.shape = newshape;
+    return true;
+  }
+  Shape od;
+  Strides os;
+  for (int i = 0; i < l.shape.ndim(); ++i)
+    if (l.shape[i] != 1) {
+      od.push_back(l.shape[i]);
+      os.push_back(l.strides[i]);
+    }
+  const int oldnd = od.ndim(), newnd = newshape.ndim();
+  Strides ns(newshape.size(), 0);
+  int oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < newnd && oi < oldnd) {
+    int64_t np = newshape[ni], op = od[oi];
+    while (np != op) {
+      if (np < op) np *= newshape[nj++];
+      else op *= od[oj++];
+    }
+    for (int ok = oi; ok < oj - 1; ++ok)
+      if (os[ok] != od[ok + 1] * os[ok + 1]) return false;
+    ns[nj - 1] = os[oj - 1];
+    for (int nk = nj - 1; nk > ni; --nk) ns[nk - 1] = ns[nk] * newshape[nk];
+    ni = nj++;
+    oi = oj++;
+  }
+  int64_t last = ni >= 1 ? ns[ni - 1] : 1;
+  for (int nk = ni; nk < newnd; ++nk) ns[nk] = last;
+  l.shape = newshape;
+  l.strides = ns;
+  return true;
+}
+
+bool apply_to_layout(Layout& l, const Movement& m) {
+  switch (m.kind) {
+    case Movement::Reshape: return reshape_layout(l, m.shape);
+    case Movement::Permute: {
+      Shape s(l.shape.size());
+      Strides st(l.shape.size());
+      for (size_t i = 0; i < s.size(); ++i) {
+        s[i] = l.shape[m.perm[i]];
+        st[i] = l.strides[m.perm[i]];
+      }
+      l.shape = s;
+      l.strides = st;
+      return true;
+    }
+    case Movement::Broadcast: {
+      const int nd = m.shape.ndim(), od = l.shape.ndim();
+      Strides st(m.shape.size(), 0);
+      for (int i = 0; i < od; ++i) {
+        int j = nd - od + i;
+        st[j] = (l.shape[i] == m.shape[j]) ? l.strides[i] : 0;
+      }
+      l.shape = m.shape;
+      l.strides = st;
+      return true;
+    }
+    case Movement::Slice: {
+      for (int d = 0; d < l.shape.ndim(); ++d) {
+        if (m.len[d] > 0) l.offset += m.start[d] * l.strides[d];
+        l.strides[d] *= m.step[d];
+        l.shape[d] = m.len[d];
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+struct Pusher {
+  const Movement& m;
+  std::unordered_map<const Node*, NodePtr> memo;
+
+  NodePtr layout_node(const NodePtr& n) {
+    Layout l = n->layout;
+    if (!apply_to_layout(l, m)) return make_view(n, contiguous_layout(m.shape));
+    switch (n->k()) {
+      case NodeKind::Buffer: {
+        auto b = make_buffer(n->dtype, std::move(l), n->storage);
+        b->placeholder_slot = n->placeholder_slot;
+        return b;
+      }
+      case NodeKind::Generator: return make_generator(static_cast<GenKind>(n->op), n->dtype, std::move(l), n->gen);
+      default: return make_view(n->inputs[0], std::move(l));  // View
+    }
+  }
+
+  NodePtr rec(const NodePtr& n) {
+    auto it = memo.find(n.get());
+    if (it != memo.end()) return it->second;
+    NodePtr out;
+    switch (n->k()) {
+      case NodeKind::Buffer:
+      case NodeKind::Generator:
+      case NodeKind::View: out = layout_node(n); break;
+      case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, movement_shape(n->shape(), m)); break;
+      case NodeKind::Elementwise: {
+        InputVec ins;
+        for (const auto& in : n->inputs) ins.push_back(rec(in));
+        out = make_elementwise(n->op, n->dtype, movement_shape(n->shape(), m), std::move(ins));
+        break;
+      }
+      default: {  // Reduce, Library: their result is memory of their own, seen through a View
+        auto v = make_view(n, contiguous_layout(n->shape()));
+        out = layout_node(v);
+        break;
+      }
+    }
+    memo.emplace(n.get(), out);
+    return out;
+  }
+};
+}  // namespace
+
+NodePtr apply_movement(const NodePtr& n, const Movement& m) {
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  Pusher p{m, {}};
+  return p.rec(n);
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,133 @@
+// src/plan/signature.cpp: the structural key of a pending graph (see signature.hpp).
+#include "plan/signature.hpp"
+
+#include <unordered_map>
+
+#include "runtime/storage.hpp"
+
+namespace cufuse::detail {
+
+bool is_aligned16(const Node* n) {
+  if (!n->storage) return true;  // placeholder: plan for the common case
+  auto p = reinterpret_cast<uintptr_t>(n->storage->ptr) + static_cast<uintptr_t>(n->layout.offset * itemsize(n->dtype));
+  return p % 16 == 0;
+}
+
+int GraphScan::leaf_index(const Node* n) const {
+  for (const auto& [node, id] : ids)
+    if (node == n) return id;
+  return -1;
+}
+
+namespace {
+enum : int64_t { kBuf = 1, kScal, kGen, kEw, kView, kRed, kLib, kRoots, kTarget };
+
+struct Walker {
+  GraphScan& s;
+  std::unordered_map<const Node*, int> big;  // used once the graph is large
+  int next_id = 0;
+
+  int find(const Node* n) {
+    if (!big.empty()) {
+      auto it = big.find(n);
+      return it == big.end() ? -1 : it->second;
+    }
+    for (const auto& [node, id] : node_ids)
+      if (node == n) return id;
+    return -1;
+  }
+  void remember(const Node* n, int id) {
+    if (!big.empty()) {
+      big.emplace(n, id);
+      return;
+    }
+    node_ids.emplace_back(n, id);
+    if (node_ids.size() > 48) big.insert(node_ids.begin(), node_ids.end());
+  }
+  std::vector<std::pair<const Node*, int>> node_ids;
+
+  void put_shape(const Shape& sh) {
+    s.key.push_back(sh.ndim());
+    for (auto d : sh) s.key.push_back(d);
+  }
+  void put_layout(const Layout& l) {
+    for (auto st : l.strides) s.key.push_back(st);
+    s.key.push_back(l.offset);
+  }
+
+  int visit(Node* n) {
+    int id = find(n);
+    if (id >= 0) return id;
+    const NodeKind k = n->k();
+    switch (k) {
+      case NodeKind::Buffer:
+        s.key.push_back(kBuf);
+        s.key.push_back(static_cast<int64_t>(n->dtype));
+        put_shape(n->shape());
+        for (auto st : n->layout.strides) s.key.push_back(st);
+        s.key.push_back(is_aligned16(n) ? 1 : 0);
+        break;
+      case NodeKind::Scalar:
+        s.key.push_back(kScal);
+        s.key.push_back(static_cast<int64_t>(n->dtype));
+        put_shape(n->shape());
+        break;
+      case NodeKind::Generator:
+        s.key.push_back(kGen);
+        s.key.push_back(static_cast<int64_t>(n->dtype) * 16 + n->op);
+        put_shape(n->shape());
+        put_layout(n->layout);
+        s.key.push_back(n->gen.num * 2 + (n->gen.endpoint ? 1 : 0));
+        break;
+      default: {
+        int in_ids[8];
+        int nin = 0;
+        for (const auto& in : n->inputs) {
+          int iid = visit(in.get());
+          if (nin < 8) in_ids[nin] = iid;
+          ++nin;
+        }
+        s.key.push_back(k == NodeKind::Elementwise ? kEw : k == NodeKind::View ? kView : k == NodeKind::Reduce ? kRed : kLib);
+        s.key.push_back(static_cast<int64_t>(n->dtype) * 65536 + n->op);
+        put_shape(n->shape());
+        if (k == NodeKind::View) put_layout(n->layout);
+        s.key.push_back(nin);
+        for (int i = 0; i < nin && i < 8; ++i) s.key.push_back(in_ids[i]);
+        if (nin > 8)
+          for (int i = 8; i < nin; ++i) s.key.push_back(find(n->inputs[i].get()));
+        if (n->attrs) s.key.push_back(static_cast<int64_t>(n->hash));  // Reduce/Library attributes
+        break;
+      }
+    }
+    id = next_id++;
+    remember(n, id);
+    if (n->is_leaf()) {
+      s.ids.emplace_back(n, static_cast<int>(s.leaves.size()));
+      s.leaves.push_back(n);
+    }
+    return id;
+  }
+};
+}  // namespace
+
+void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out) {
+  out.clear();
+  Walker w{out, {}, 0, {}};
+  std::vector<int> root_ids;
+  root_ids.reserve(roots.size());
+  for (const auto& r : roots) root_ids.push_back(w.visit(r.get()));
+  out.key.push_back(kRoots);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    out.key.push_back(root_ids[i]);
+    const Target* t = i < targets.size() ? targets[i] : nullptr;
+    if (t) {
+      out.key.push_back(kTarget);
+      for (auto st : t->layout.strides) out.key.push_back(st);
+      auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) +
+               static_cast<uintptr_t>(t->layout.offset * itemsize(roots[i]->dtype));
+      out.key.push_back(p % 16 == 0 ? 1 : 0);
+    }
+  }
+}
+
+}  // namespace cufuse::detail
