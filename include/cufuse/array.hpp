@@ -136,9 +136,15 @@ class Array {
   template <class T>
   std::vector<T> to_host() const {
     check_host_type(dtype_of<T>());
-    std::vector<T> v(static_cast<size_t>(size()));
-    copy_to_host(v.data(), v.size() * sizeof(T));
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> raw(static_cast<size_t>(size()));
+      copy_to_host(raw.data(), raw.size());
+      return std::vector<bool>(raw.begin(), raw.end());
+    } else {
+      std::vector<T> v(static_cast<size_t>(size()));
+      copy_to_host(v.data(), v.size() * sizeof(T));
+      return v;
+    }
   }
   void copy_to_host(void* dst, size_t nbytes) const;  // row-major, this array's dtype
   template <class T>

@@ -76,6 +76,7 @@ static void rebind_if_base_ready(std::shared_ptr<Node>& node, std::shared_ptr<de
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   if (!base->node->is_materialized()) return;
   auto leaf = detail::make_buffer(base->node->dtype, base->view, base->node->storage);
+  leaf->read_only = base->read_only;
   acquire(leaf);
   release(node);
   node = std::move(leaf);
@@ -151,7 +152,8 @@ Array apply_view(const Array& a, std::shared_ptr<Node> node, std::shared_ptr<det
   if (!node->is_materialized() && !node->is_placeholder()) {
     detail::Layout l = base ? base->view : detail::contiguous_layout(node->shape());
     if (detail::apply_to_layout(l, m))
-      nb = std::make_shared<detail::LazyBase>(detail::LazyBase{base ? base->node : node, std::move(l)});
+      nb = std::make_shared<detail::LazyBase>(detail::LazyBase{
+          base ? base->node : node, std::move(l), (base && base->read_only) || m.kind == Movement::Broadcast});
   }
   return Array(std::move(out), std::move(nb));
 }
@@ -447,6 +449,9 @@ static NodePtr writable_leaf(std::shared_ptr<Node>& node, std::shared_ptr<detail
   }
   rebind_if_base_ready(node, base);
   if (!node->is_materialized()) detail::realize({node});
+  if (node->read_only)
+    throw ValueError(fmt::format("assignment destination is read-only: a broadcast view of shape {}",
+                                 to_string(node->shape())));
   const auto& l = node->layout;
   for (int i = 0; i < l.shape.ndim(); ++i)
     if (l.strides[i] == 0 && l.shape[i] > 1)

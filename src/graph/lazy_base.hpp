@@ -9,6 +9,7 @@ namespace cufuse::detail {
 struct LazyBase {
   NodePtr node;
   Layout view;
+  bool read_only = false;  // seen through broadcast_to
 };
 
 }  // namespace cufuse::detail

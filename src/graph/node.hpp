@@ -96,6 +96,7 @@ struct Node {
   bool reads_placeholder = false;    // some leaf below is a placeholder (cannot be evaluated)
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
   int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
+  bool read_only = false;            // a Buffer leaf seen through broadcast_to (NumPy: read-only)
 
   explicit Node(NodeKind k) : kind(k) {}
   const Shape& shape() const { return layout.shape; }

@@ -109,6 +109,7 @@ struct Pusher {
       case NodeKind::Buffer: {
         auto b = make_buffer(n->dtype, std::move(l), n->storage);
         b->placeholder_slot = n->placeholder_slot;
+        b->read_only = n->read_only || m.kind == Movement::Broadcast;
         return b;
       }
       case NodeKind::Generator: return make_generator(static_cast<GenKind>(n->op), n->dtype, std::move(l), n->gen);

@@ -1,17 +1,20 @@
 // src/runtime/device.hpp: what the rest of cufuse asks of the CUDA runtime about devices,
 // the thread's current device and stream, and the one error-checking macro.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "cufuse/error.hpp"
 
 namespace cufuse::detail {
 
-// Throws NoDeviceError ("no CUDA device: <why>; planning, code generation and compilation
+// Throws NoDeviceError ("no CUDA device: <why>. Planning, code generation and compilation
 // work without one") unless a device is usable.
 void require_device();
 int current_device();     // this thread's current device id
 void* current_stream();   // this thread's current cudaStream_t (nullptr: legacy default)
+// What keeps current_stream() alive (empty for the legacy default stream): for Storage.
+std::shared_ptr<void> current_stream_owner();
 
 struct DeviceProps {
   std::string name;

@@ -14,6 +14,10 @@ struct Storage {
   int device = -1;         // -1: host memory
   void* stream = nullptr;  // cudaStream_t the block is ordered on (freed there)
   std::function<void(Storage&)> release;  // non-empty for memory cufuse does not own (DLPack)
+  // Keeps the cufuse Stream behind `stream` alive until the block is freed on it (a user
+  // Stream may go away before the arrays made on it). Whoever changes `stream` sets this
+  // too: current_stream_owner() goes with current_stream().
+  std::shared_ptr<void> stream_owner;
 
   Storage() = default;
   Storage(const Storage&) = delete;

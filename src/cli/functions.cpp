@@ -1,0 +1,253 @@
+// src/cli/functions.cpp: THE function table of cufuse-dump-kernels: every function a program
+// can call, by its NumPy name, with its parameters and a few lines mapping it to cufuse.
+// Every op of the op table (codegen/op_table.hpp) is a row without being listed here; the
+// rows below add NumPy's aliases, casts, views and creation functions. To expose a new
+// library function (sum, einsum, matmul ...), add one row and its implementation here;
+// registry.cpp binds the arguments, and `@` finds the row named "matmul".
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/registry.hpp"
+#include "codegen/op_table.hpp"
+#include "cufuse/creation.hpp"
+#include "cufuse/error.hpp"
+#include "cufuse/ops.hpp"
+
+namespace cufuse::cli {
+
+namespace {
+
+// ------------------------------------------------------------------ helpers
+// x.reshape(2, 3), x.reshape((2, 3)) and reshape(x, (2, 3)) all mean shape (2, 3).
+Value unwrap_varargs(const Value& v) {
+  if (v.is_sequence() && v.items.size() == 1 && (v.items[0].is_sequence() || v.items[0].is_none())) return v.items[0];
+  return v;
+}
+
+void require_order_c(const Args& a) {
+  if (a.string("order") != "C") a.fail("order", "only order='C' is supported");
+}
+
+const char* const* operand_names(int arity, detail::TypeRule rule) {
+  static const char* const one[] = {"x"};
+  static const char* const two[] = {"x1", "x2"};
+  static const char* const where[] = {"condition", "x", "y"};
+  if (rule == detail::TypeRule::Where) return where;
+  return arity == 1 ? one : two;
+}
+
+// ------------------------------------------------------------------ elementwise
+Value fn_elementwise(const Args& a) {
+  const char* op = a.row().op ? a.row().op : a.row().name;
+  const auto id = detail::find_op(op);
+  const detail::OpRow& row = detail::op_row(*id);
+  const char* const* names = operand_names(row.arity, row.rule);
+  std::vector<Operand> ops;
+  for (int i = 0; i < row.arity; ++i) ops.push_back(a.operand(names[i]));
+  return Value::of(cufuse::apply(op, ops));
+}
+
+Value fn_astype(const Args& a) { return Value::of(cufuse::astype(a.array("x"), *a.dtype("dtype"))); }
+
+Value fn_clip(const Args& a) {
+  const bool lo = a.given("a_min"), hi = a.given("a_max");
+  if (!lo && !hi) a.fail("a_min", "one of a_min or a_max must be given");
+  if (lo && hi) return Value::of(cufuse::clip(a.operand("a"), a.operand("a_min"), a.operand("a_max")));
+  if (lo) return Value::of(cufuse::maximum(a.operand("a"), a.operand("a_min")));
+  return Value::of(cufuse::minimum(a.operand("a"), a.operand("a_max")));
+}
+
+Value fn_copy(const Args& a) { return Value::of(a.array("a").copy()); }
+
+// ------------------------------------------------------------------ views
+Value fn_reshape(const Args& a) {
+  require_order_c(a);
+  Value s = unwrap_varargs(a.get("shape"));
+  if (s.is_sequence() && s.items.empty() && a.get("shape").items.empty())
+    a.fail("shape", "missing the new shape");
+  Shape shape;
+  if (s.is_int()) {
+    shape.push_back(s.number.to_int64());
+  } else {
+    for (const auto& it : s.items) {
+      if (!it.is_int()) a.fail("shape", fmt::format("the shape must hold ints, not {}", it.type_name()));
+      shape.push_back(it.number.to_int64());
+    }
+  }
+  return Value::of(a.array("a").reshape(shape));
+}
+
+Axes to_axes(const Args& a, const char* param, const Value& v) {
+  Axes ax;
+  if (v.is_int()) {
+    ax.push_back(static_cast<int>(v.number.to_int64()));
+    return ax;
+  }
+  if (!v.is_sequence()) a.fail(param, fmt::format("axes must be an int or a tuple of ints, not {}", v.type_name()));
+  for (const auto& it : v.items) {
+    if (!it.is_int()) a.fail(param, fmt::format("axes must be ints, not {}", it.type_name()));
+    ax.push_back(static_cast<int>(it.number.to_int64()));
+  }
+  return ax;
+}
+
+Value fn_transpose(const Args& a) {
+  Value v = unwrap_varargs(a.get("axes"));
+  if (v.is_none() || (v.is_sequence() && v.items.empty())) return Value::of(a.array("a").transpose());
+  return Value::of(a.array("a").transpose(to_axes(a, "axes", v)));
+}
+
+Value fn_permute_dims(const Args& a) {
+  if (!a.given("axes")) return Value::of(a.array("a").transpose());
+  return Value::of(a.array("a").transpose(a.axes("axes")));
+}
+
+Value fn_swapaxes(const Args& a) {
+  return Value::of(a.array("a").swapaxes(static_cast<int>(a.integer("axis1")), static_cast<int>(a.integer("axis2"))));
+}
+
+Value fn_moveaxis(const Args& a) {
+  return Value::of(
+      a.array("a").moveaxis(static_cast<int>(a.integer("source")), static_cast<int>(a.integer("destination"))));
+}
+
+Value fn_expand_dims(const Args& a) {
+  Array x = a.array("a");
+  Axes ax = a.axes("axis");
+  const int out_nd = x.ndim() + ax.ndim();
+  std::vector<int> norm;
+  for (int v : ax) {
+    if (v < -out_nd || v >= out_nd)
+      a.fail("axis", fmt::format("axis {} is out of bounds for array of dimension {}", v, out_nd));
+    int n = v < 0 ? v + out_nd : v;
+    if (std::find(norm.begin(), norm.end(), n) != norm.end()) a.fail("axis", "repeated axis");
+    norm.push_back(n);
+  }
+  std::sort(norm.begin(), norm.end());
+  for (int n : norm) x = x.expand_dims(n);
+  return Value::of(x);
+}
+
+Value fn_squeeze(const Args& a) {
+  if (!a.given("axis")) return Value::of(a.array("a").squeeze());
+  return Value::of(a.array("a").squeeze(a.axes("axis")));
+}
+
+Value fn_broadcast_to(const Args& a) { return Value::of(a.array("array").broadcast_to(a.shape("shape"))); }
+
+Value fn_broadcast_arrays(const Args& a) {
+  const Value& all = a.get("arrays");
+  std::vector<Array> xs;
+  for (const auto& v : all.items) {
+    if (!v.is_array()) a.fail("arrays", fmt::format("expected arrays, got {}", v.type_name()));
+    xs.push_back(v.array);
+  }
+  Shape s;
+  for (const auto& x : xs) s = cufuse::broadcast_shapes(s, x.shape());
+  std::vector<Value> out;
+  for (const auto& x : xs) out.push_back(Value::of(x.broadcast_to(s)));
+  return Value::tuple(std::move(out));
+}
+
+Value fn_ravel(const Args& a) {
+  require_order_c(a);
+  return Value::of(a.array("a").ravel());
+}
+
+Value fn_flatten(const Args& a) {
+  require_order_c(a);
+  return Value::of(a.array("a").flatten());
+}
+
+// ------------------------------------------------------------------ creation
+Value fn_arange(const Args& a) {
+  Scalar start = a.number("start");
+  Scalar stop = a.given("stop") ? a.number("stop") : start;
+  if (!a.given("stop")) start = Scalar(int64_t{0});
+  Scalar step = a.given("step") ? a.number("step") : Scalar(int64_t{1});
+  return Value::of(cufuse::arange(start, stop, step, a.dtype("dtype")));
+}
+
+Value fn_linspace(const Args& a) {
+  return Value::of(cufuse::linspace(a.real("start"), a.real("stop"), a.integer("num"), a.boolean("endpoint"),
+                                    a.dtype("dtype").value_or(DType::Float64)));
+}
+
+Value fn_zeros(const Args& a) { return Value::of(cufuse::zeros(a.shape("shape"), a.dtype("dtype").value_or(DType::Float64))); }
+Value fn_ones(const Args& a) { return Value::of(cufuse::ones(a.shape("shape"), a.dtype("dtype").value_or(DType::Float64))); }
+Value fn_full(const Args& a) { return Value::of(cufuse::full(a.shape("shape"), a.number("fill_value"), a.dtype("dtype"))); }
+Value fn_zeros_like(const Args& a) { return Value::of(cufuse::zeros_like(a.array("a"), a.dtype("dtype"))); }
+Value fn_ones_like(const Args& a) { return Value::of(cufuse::ones_like(a.array("a"), a.dtype("dtype"))); }
+Value fn_full_like(const Args& a) {
+  return Value::of(cufuse::full_like(a.array("a"), a.number("fill_value"), a.dtype("dtype")));
+}
+
+// ------------------------------------------------------------------ the table
+// name, parameters, implementation, also a method, doc[, op-table name]
+const FunctionRow kRows[] = {
+    // casts and copies
+    {"astype", "x, dtype", fn_astype, true, "cast: astype(x, 'f16'), x.astype(float16)"},
+    {"copy", "a", fn_copy, true, "a copy (one elementwise kernel)"},
+    {"clip", "a, a_min=None, a_max=None", fn_clip, true, "minimum(maximum(a, a_min), a_max), NaN propagating"},
+    // NumPy's other names for ops of the op table
+    {"abs", "x", fn_elementwise, false, "alias of absolute", "absolute"},
+    {"divide", "x1, x2", fn_elementwise, false, "alias of true_divide", "true_divide"},
+    {"mod", "x1, x2", fn_elementwise, false, "alias of remainder", "remainder"},
+    {"pow", "x1, x2", fn_elementwise, false, "alias of power", "power"},
+    {"bitwise_not", "x", fn_elementwise, false, "alias of invert", "invert"},
+    {"bitwise_invert", "x", fn_elementwise, false, "alias of invert", "invert"},
+    {"bitwise_left_shift", "x1, x2", fn_elementwise, false, "alias of left_shift", "left_shift"},
+    {"bitwise_right_shift", "x1, x2", fn_elementwise, false, "alias of right_shift", "right_shift"},
+    {"asin", "x", fn_elementwise, false, "alias of arcsin", "arcsin"},
+    {"acos", "x", fn_elementwise, false, "alias of arccos", "arccos"},
+    {"atan", "x", fn_elementwise, false, "alias of arctan", "arctan"},
+    {"atan2", "x1, x2", fn_elementwise, false, "alias of arctan2", "arctan2"},
+    {"asinh", "x", fn_elementwise, false, "alias of arcsinh", "arcsinh"},
+    {"acosh", "x", fn_elementwise, false, "alias of arccosh", "arccosh"},
+    {"atanh", "x", fn_elementwise, false, "alias of arctanh", "arctanh"},
+    // views (lazy: they move into the kernels' index arithmetic)
+    {"reshape", "a, *shape, order='C'", fn_reshape, true, "reshape(x, (2, -1)), x.reshape(2, -1)"},
+    {"transpose", "a, *axes", fn_transpose, true, "reverse or permute the axes"},
+    {"permute_dims", "a, axes=None", fn_permute_dims, false, "transpose with explicit axes"},
+    {"swapaxes", "a, axis1, axis2", fn_swapaxes, true, "exchange two axes"},
+    {"moveaxis", "a, source, destination", fn_moveaxis, false, "move one axis"},
+    {"expand_dims", "a, axis", fn_expand_dims, true, "insert size-1 axes"},
+    {"squeeze", "a, axis=None", fn_squeeze, true, "drop size-1 axes"},
+    {"broadcast_to", "array, shape", fn_broadcast_to, true, "a broadcast view"},
+    {"broadcast_arrays", "*arrays", fn_broadcast_arrays, false, "broadcast arrays against each other (a tuple)"},
+    {"ravel", "a, order='C'", fn_ravel, true, "a 1-d view (a copy where NumPy copies)"},
+    {"flatten", "a, order='C'", fn_flatten, true, "a 1-d copy"},
+    // creation (lazy generators and filled arrays: they fuse into their consumers)
+    {"arange", "start, stop=None, step=None, dtype=None", fn_arange, false, "arange(n), arange(a, b, step)"},
+    {"linspace", "start, stop, num=50, endpoint=True, dtype=None", fn_linspace, false, "evenly spaced numbers"},
+    {"zeros", "shape, dtype=None", fn_zeros, false, "filled with 0 (float64 by default)"},
+    {"ones", "shape, dtype=None", fn_ones, false, "filled with 1 (float64 by default)"},
+    {"full", "shape, fill_value, dtype=None", fn_full, false, "filled with a value"},
+    {"zeros_like", "a, dtype=None", fn_zeros_like, false, "zeros of a's shape and dtype"},
+    {"ones_like", "a, dtype=None", fn_ones_like, false, "ones of a's shape and dtype"},
+    {"full_like", "a, fill_value, dtype=None", fn_full_like, false, "a value in a's shape and dtype"},
+};
+
+std::vector<FunctionRow> build_table() {
+  std::vector<FunctionRow> rows(std::begin(kRows), std::end(kRows));
+  // Every op of the op table by its NumPy name (astype is the row above).
+  for (int i = 0; i < detail::kNumOps; ++i) {
+    const detail::OpRow& op = detail::op_row(static_cast<detail::Op>(i));
+    if (op.id == detail::Op::Cast) continue;
+    if (std::any_of(rows.begin(), rows.end(), [&](const FunctionRow& r) { return std::string_view(r.name) == op.name; }))
+      continue;
+    const char* params = op.rule == detail::TypeRule::Where ? "condition, x, y" : (op.arity == 1 ? "x" : "x1, x2");
+    rows.push_back(FunctionRow{op.name, params, fn_elementwise, false, "elementwise (op table)", op.name});
+  }
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<FunctionRow>& function_table() {
+  static const std::vector<FunctionRow> rows = build_table();
+  return rows;
+}
+
+}  // namespace cufuse::cli

@@ -1,0 +1,182 @@
+// src/cli/main.cpp: cufuse-dump-kernels — what cufuse makes of one NumPy-spelled program:
+// the plan (groups and the rule that cut each), every kernel's CUDA source, and NVRTC's
+// verdict (time, registers, spills) for an arch. Runs without a GPU.
+//
+//   cufuse-dump-kernels --arg x=f32[4096,4096] --arg y=f32[4096] 'sqrt(x*x + y)'
+//   cufuse-dump-kernels --arg x=f16[1024,1024] --out a,b 'a = x * 2; b = exp(x)'   # one kernel, two outputs
+//   cufuse-dump-kernels --json ...    --dot plan.dot ...    --arch 80    --no-source
+//
+// Exit status: 0 on success, 1 when a kernel failed to compile (reported and skipped),
+// 2 for a bad program or command line (the error points at the line and column).
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/evaluator.hpp"
+#include "cli/registry.hpp"
+#include "cli/report.hpp"
+#include "cli/syntax.hpp"
+#include "codegen/compiler.hpp"
+#include "cufuse/error.hpp"
+#include "cufuse/eval.hpp"
+
+namespace cli = cufuse::cli;
+
+namespace {
+
+constexpr int kExitCompileFailed = 1;
+constexpr int kExitBadProgram = 2;
+
+// "80", "sm_80", "compute_80", "8.0" -> 80.
+int parse_arch(std::string s) {
+  for (const char* p : {"sm_", "compute_", "sm", "compute"})
+    if (s.rfind(p, 0) == 0) {
+      s = s.substr(std::string(p).size());
+      break;
+    }
+  if (auto dot = s.find('.'); dot != std::string::npos) s.erase(dot, 1);
+  if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
+    throw CLI::ValidationError("--arch", "expected a compute capability such as 80, 90, sm_90 or 8.6");
+  const int v = std::stoi(s);
+  if (v < 50) throw CLI::ValidationError("--arch", fmt::format("sm_{} is older than NVRTC supports", v));
+  return v;
+}
+
+std::vector<std::string> split_names(const std::vector<std::string>& outs) {
+  std::vector<std::string> names;
+  for (const auto& o : outs) {
+    std::stringstream ss(o);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      const auto b = part.find_first_not_of(' '), e = part.find_last_not_of(' ');
+      if (b != std::string::npos) names.push_back(part.substr(b, e - b + 1));
+    }
+  }
+  return names;
+}
+
+void list_functions() {
+  for (const auto& row : cli::function_table())
+    std::cout << fmt::format("{:<52} {}{}\n", cli::signature(row), row.doc, row.method ? " [also a method]" : "");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cufuse-dump-kernels: show the fusion plan, CUDA source and NVRTC result of a NumPy-spelled program.\n"
+               "Functions go by their NumPy names (np. prefix optional); --list-functions lists them."};
+  std::string program;
+  std::vector<std::string> arg_specs, outs;
+  std::string arch_text, dot_file;
+  bool no_source = false, json = false, no_compile = false, no_cache = false, list = false;
+  app.add_option("program", program,
+                 "the program: expressions and NAME = expression statements separated by ';' or new lines "
+                 "('-' reads it from stdin)");
+  app.add_option("--arg", arg_specs, "NAME=DTYPE[SHAPE]: a placeholder input, e.g. x=f32[4096,4096] (s=f64[] is 0-d)")
+      ->take_all();
+  app.add_option("--out", outs, "results to compute, by name: a,b (default: the last statement's value)");
+  app.add_option("--arch", arch_text, "compile for this arch: 80, sm_90 ... (default: the current device's, else sm_90)");
+  app.add_flag("--no-source", no_source, "omit the kernels' CUDA source");
+  app.add_flag("--json", json, "print the plan as JSON (kernels, library_calls, results)");
+  app.add_option("--dot", dot_file, "write the plan as a Graphviz graph (one cluster per kernel) to FILE");
+  app.add_flag("--no-compile", no_compile, "plan and generate only; skip NVRTC");
+  app.add_flag("--no-cache", no_cache, "ignore the disk kernel cache, so compile times are real (CUFUSE_CACHE=0)");
+  app.add_flag("--list-functions", list, "list the functions a program can call, and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitBadProgram;
+  }
+  if (list) {
+    list_functions();
+    return 0;
+  }
+  if (program.empty()) {
+    std::cerr << "cufuse-dump-kernels: error: no program given (try 'sqrt(x*x + y)' with --arg x=f32[64,64] --arg "
+                 "y=f32[64]; --help for more)\n";
+    return kExitBadProgram;
+  }
+  if (program == "-") program.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (no_cache) ::setenv("CUFUSE_CACHE", "0", 1);
+
+  int arch = 0;
+  try {
+    arch = arch_text.empty() ? cufuse::detail::default_arch() : parse_arch(arch_text);
+  } catch (const CLI::Error& e) {
+    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
+    return kExitBadProgram;
+  }
+  // Planning never evaluates: keep the graph-size budget from evaluating anything on its own.
+  cufuse::Config cfg = cufuse::config();
+  cfg.max_pending_nodes = std::numeric_limits<int32_t>::max();
+  cfg.max_pinned_bytes = std::numeric_limits<uint64_t>::max();
+  cufuse::set_config(cfg);
+
+  cli::Evaluator ev;
+  for (const auto& spec : arg_specs) {
+    try {
+      ev.declare(cli::parse_arg_spec(spec));
+    } catch (const cli::ProgramError& e) {
+      std::cerr << cli::format_error(spec, e, "--arg");
+      return kExitBadProgram;
+    } catch (const cli::UsageError& e) {
+      std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
+      return kExitBadProgram;
+    }
+  }
+
+  std::vector<cufuse::cli::NamedArray> results;
+  try {
+    cli::Program p = cli::parse_program(program);
+    ev.run(p);
+    results = ev.results(split_names(outs));
+  } catch (const cli::ProgramError& e) {
+    std::cerr << cli::format_error(program, e);
+    return kExitBadProgram;
+  } catch (const cli::UsageError& e) {
+    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
+    return kExitBadProgram;
+  } catch (const cufuse::Error& e) {
+    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
+    return kExitBadProgram;
+  }
+
+  cli::Report report;
+  try {
+    cli::ReportOptions opt;
+    opt.arch = arch;
+    opt.compile = !no_compile;
+    opt.placeholder_names = ev.placeholder_names();
+    report = cli::build_report(results, opt);
+  } catch (const cufuse::Error& e) {
+    std::cerr << "cufuse-dump-kernels: error while planning: " << e.what() << "\n";
+    return kExitBadProgram;
+  }
+
+  if (!dot_file.empty()) {
+    std::ofstream f(dot_file, std::ios::binary | std::ios::trunc);
+    f << cli::render_dot(report);
+    if (!f.good()) {
+      std::cerr << "cufuse-dump-kernels: error: cannot write " << dot_file << "\n";
+      return kExitBadProgram;
+    }
+  }
+  std::cout << (json ? cli::render_json(report, !no_source) : cli::render_text(report, !no_source));
+  std::cout.flush();
+  const int failed = report.failed_compiles();
+  if (failed) {
+    std::cerr << fmt::format("cufuse-dump-kernels: {} kernel{} failed to compile for sm_{}\n", failed,
+                             failed == 1 ? "" : "s", arch);
+    return kExitCompileFailed;
+  }
+  return 0;
+}

@@ -1,0 +1,272 @@
+// src/cli/render.cpp: the Report (report.hpp) as text for people, JSON for tools (written by
+// hand, RFC 8259 escaping, no JSON library), and a Graphviz graph with one cluster per kernel.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cli/report.hpp"
+
+namespace cufuse::cli {
+
+namespace {
+
+std::string dims(const Shape& s) { return to_string(s); }
+std::string strides_text(const Strides& s) {
+  if (s.size() == 1) return fmt::format("({},)", s[0]);
+  return fmt::format("({})", fmt::join(s.begin(), s.end(), ", "));
+}
+bool plain_strides(const LeafRead& l) { return l.strides.empty() || l.strides == contiguous_strides(l.shape); }
+
+std::string written_text(const WrittenValue& w) {
+  std::string names = w.results.empty() ? "(intermediate)" : fmt::format("{}", fmt::join(w.results, " = "));
+  return fmt::format("{}: {} {}", names, name(w.dtype), dims(w.shape));
+}
+
+std::string leaf_text(const LeafRead& l) {
+  if (l.kind == "scalar") return fmt::format("scalar {} ({}, a kernel parameter)", l.label, name(l.dtype));
+  std::string s = fmt::format("{}: {} {}", l.label, name(l.dtype), dims(l.shape));
+  if (l.kind != "placeholder" && l.kind != "buffer") s = fmt::format("{} [generator]", s);
+  if (!plain_strides(l)) s += fmt::format(", strides {}", strides_text(l.strides));
+  if (l.offset) s += fmt::format(", offset {}", l.offset);
+  return s;
+}
+
+std::string indent(const std::string& text, const char* pad) {
+  std::string out;
+  size_t b = 0;
+  while (b < text.size()) {
+    size_t e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    out += e > b ? pad + text.substr(b, e - b) : "";
+    out += '\n';
+    b = e + 1;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ JSON
+std::string j(std::string_view s) { return json_string(s); }
+std::string j_shape(const Shape& s) { return fmt::format("[{}]", fmt::join(s.begin(), s.end(), ", ")); }
+std::string j_strides(const Strides& s) { return fmt::format("[{}]", fmt::join(s.begin(), s.end(), ", ")); }
+std::string j_names(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + j(v[i]);
+  return s + "]";
+}
+std::string j_number(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "null"; }
+std::string j_written(const std::vector<WrittenValue>& ws) {
+  std::string s = "[";
+  for (size_t i = 0; i < ws.size(); ++i)
+    s += fmt::format("{}{{\"results\": {}, \"dtype\": {}, \"shape\": {}}}", i ? ", " : "", j_names(ws[i].results),
+                     j(name(ws[i].dtype)), j_shape(ws[i].shape));
+  return s + "]";
+}
+
+// ------------------------------------------------------------------ DOT
+std::string dot_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      case '\b': out += "\\b"; continue;
+      case '\f': out += "\\f"; continue;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", c);
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    // Multi-byte UTF-8: copy a well-formed sequence, replace anything else with U+FFFD.
+    int len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len > 0 && i + static_cast<size_t>(len) <= s.size() && c >= 0xC2 && c <= 0xF4;
+    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0xC0) == 0x80;
+    if (ok && len == 3) {
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
+    }
+    if (ok && len == 4) {
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, static_cast<size_t>(len)));
+      i += static_cast<size_t>(len) - 1;
+    } else {
+      out += "\\ufffd";
+    }
+  }
+  return out + "\"";
+}
+
+std::string render_text(const Report& r, bool with_source) {
+  std::string s;
+  s += fmt::format("cufuse-dump-kernels: sm_{}, {} kernel{}, {} library call{}\n", r.arch, r.kernels.size(),
+                   r.kernels.size() == 1 ? "" : "s", r.library_calls.size(), r.library_calls.size() == 1 ? "" : "s");
+  s += "\nresults:\n";
+  for (const auto& res : r.results) {
+    std::string where = res.in_memory ? "already in memory" : (res.kernel >= 0 ? fmt::format("kernel {}", res.kernel) : "library call");
+    s += fmt::format("  {}: {} {}  <- {}\n", res.name, name(res.dtype), dims(res.shape), where);
+  }
+  if (r.kernels.empty() && r.library_calls.empty()) {
+    s += "\nplan: nothing to compute (every result is in memory)\n";
+    return s;
+  }
+  s += fmt::format("\nplan: {} group{} in execution order\n", r.kernels.size() + r.library_calls.size(),
+                   r.kernels.size() + r.library_calls.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto& k = r.kernels[i];
+    s += fmt::format("\nkernel {}: {}  (group {}, {})\n", i, k.name, k.group, k.kind);
+    s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
+    s += fmt::format("  iterates:  {}\n", dims(k.iteration_shape));
+    for (size_t o = 0; o < k.outputs.size(); ++o)
+      s += fmt::format("  {}{}\n", o == 0 ? "writes:    " : "           ", written_text(k.outputs[o]));
+    for (size_t o = 0; o < k.inputs.size(); ++o)
+      s += fmt::format("  {}{}\n", o == 0 ? "reads:     " : "           ", leaf_text(k.inputs[o]));
+    if (!k.summary.empty()) s += fmt::format("  code:      {}\n", k.summary);
+    if (!r.compiled) {
+      s += "  nvrtc:     not compiled (--no-compile)\n";
+    } else if (!k.error.empty()) {
+      s += fmt::format("  nvrtc:     FAILED for sm_{}\n", r.arch);
+      s += indent(k.error, "    ");
+      if (!k.error_log.empty() && k.error.find(k.error_log) == std::string::npos) s += indent(k.error_log, "    ");
+    } else {
+      std::string regs = k.registers >= 0 ? fmt::format("{} registers", k.registers) : "registers unknown";
+      s += fmt::format("  nvrtc:     sm_{}: {}, {} B spill stores, {} B spill loads, {} B stack, {}\n", r.arch, regs,
+                       k.spill_stores, k.spill_loads, k.stack_bytes,
+                       k.from_disk ? "from the disk cache" : fmt::format("compiled in {:.1f} ms", k.compile_ms));
+    }
+    if (with_source) {
+      s += fmt::format("\n  ---- source of {} ----\n", k.name);
+      s += indent(k.source, "  ");
+      s += fmt::format("  ---- end of {} ----\n", k.name);
+    }
+  }
+  for (size_t i = 0; i < r.library_calls.size(); ++i) {
+    const auto& l = r.library_calls[i];
+    s += fmt::format("\nlibrary call {}: {}  (group {})\n", i, l.name, l.group);
+    s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
+    for (size_t o = 0; o < l.outputs.size(); ++o)
+      s += fmt::format("  {}{}\n", o == 0 ? "writes:    " : "           ", written_text(l.outputs[o]));
+    if (!l.detail.empty()) s += fmt::format("  detail:    {}\n", l.detail);
+  }
+  return s;
+}
+
+std::string render_json(const Report& r, bool with_source) {
+  std::string s = "{\n";
+  s += fmt::format("  \"tool\": \"cufuse-dump-kernels\",\n  \"arch\": {},\n  \"compiled\": {},\n", r.arch,
+                   r.compiled ? "true" : "false");
+  s += "  \"results\": [";
+  for (size_t i = 0; i < r.results.size(); ++i) {
+    const auto& res = r.results[i];
+    s += fmt::format("{}\n    {{\"name\": {}, \"dtype\": {}, \"shape\": {}, \"in_memory\": {}, \"kernel\": {}}}",
+                     i ? "," : "", j(res.name), j(name(res.dtype)), j_shape(res.shape), res.in_memory ? "true" : "false",
+                     res.kernel >= 0 ? std::to_string(res.kernel) : "null");
+  }
+  s += r.results.empty() ? "],\n" : "\n  ],\n";
+  s += "  \"kernels\": [";
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto& k = r.kernels[i];
+    s += i ? ",\n    {\n" : "\n    {\n";
+    s += fmt::format("      \"name\": {},\n      \"group\": {},\n      \"kind\": {},\n", j(k.name), k.group, j(k.kind));
+    s += fmt::format("      \"rule\": {},\n      \"rule_doc\": {},\n", j(k.rule), j(k.rule_doc));
+    s += fmt::format("      \"iteration_shape\": {},\n", j_shape(k.iteration_shape));
+    s += fmt::format("      \"outputs\": {},\n", j_written(k.outputs));
+    s += "      \"inputs\": [";
+    for (size_t o = 0; o < k.inputs.size(); ++o) {
+      const auto& l = k.inputs[o];
+      s += fmt::format("{}{{\"kind\": {}, \"label\": {}, \"dtype\": {}, \"shape\": {}, \"strides\": {}, \"offset\": {}}}",
+                       o ? ", " : "", j(l.kind), j(l.label), j(name(l.dtype)), j_shape(l.shape), j_strides(l.strides),
+                       l.offset);
+    }
+    s += "],\n";
+    s += fmt::format("      \"summary\": {},\n", j(k.summary));
+    s += fmt::format("      \"source\": {},\n", with_source ? j(k.source) : "null");
+    const bool ok = r.compiled && k.error.empty();
+    s += fmt::format("      \"compiled\": {},\n", ok ? "true" : "false");
+    s += fmt::format("      \"registers\": {},\n", ok && k.registers >= 0 ? std::to_string(k.registers) : "null");
+    s += fmt::format("      \"spill_stores\": {},\n      \"spill_loads\": {},\n",
+                     ok ? std::to_string(k.spill_stores) : "null", ok ? std::to_string(k.spill_loads) : "null");
+    s += fmt::format("      \"stack_bytes\": {},\n      \"shared_bytes\": {},\n",
+                     ok ? std::to_string(k.stack_bytes) : "null", ok ? std::to_string(k.shared_bytes) : "null");
+    s += fmt::format("      \"compile_ms\": {},\n      \"from_disk\": {},\n", ok ? j_number(k.compile_ms) : "null",
+                     k.from_disk ? "true" : "false");
+    s += fmt::format("      \"error\": {},\n", k.error.empty() ? "null" : j(k.error));
+    s += fmt::format("      \"error_log\": {}\n", k.error_log.empty() ? "null" : j(k.error_log));
+    s += "    }";
+  }
+  s += r.kernels.empty() ? "],\n" : "\n  ],\n";
+  s += "  \"library_calls\": [";
+  for (size_t i = 0; i < r.library_calls.size(); ++i) {
+    const auto& l = r.library_calls[i];
+    s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"rule\": {}, \"rule_doc\": {}, \"outputs\": {}, \"detail\": {}}}",
+                     i ? "," : "", j(l.name), l.group, j(l.rule), j(l.rule_doc), j_written(l.outputs), j(l.detail));
+  }
+  s += r.library_calls.empty() ? "]\n" : "\n  ]\n";
+  s += "}\n";
+  return s;
+}
+
+std::string render_dot(const Report& r) {
+  std::string s = "digraph cufuse_plan {\n";
+  s += "  rankdir=TB;\n  compound=true;\n";
+  s += "  node [shape=box, style=\"rounded\", fontname=\"monospace\", fontsize=10];\n";
+  s += "  edge [color=\"#555555\"];\n";
+  // Leaves, outside every cluster.
+  for (const auto& n : r.graph) {
+    if (n.kernel >= 0) continue;
+    const char* fill = n.kind == "placeholder" || n.kind == "buffer" ? "#dde8ff" : (n.kind == "scalar" ? "#f2f2f2" : "#e6f5e6");
+    s += fmt::format("  n{} [label={}, shape={}, style=filled, fillcolor=\"{}\"];\n", n.id, dot_string(n.label),
+                     n.kind == "scalar" ? "plaintext" : "ellipse", fill);
+  }
+  for (size_t ki = 0; ki < r.kernels.size(); ++ki) {
+    const auto& k = r.kernels[ki];
+    s += fmt::format("  subgraph cluster_kernel{} {{\n", ki);
+    s += fmt::format("    label={};\n", dot_string(fmt::format("kernel {}: {}\nrule: {}  iterates {}", ki, k.name, k.rule,
+                                                               to_string(k.iteration_shape))));
+    s += "    style=\"rounded,filled\";\n    fillcolor=\"#fff8e6\";\n    color=\"#c08000\";\n";
+    for (const auto& n : r.graph) {
+      if (n.kernel != static_cast<int>(ki)) continue;
+      std::string label = n.label;
+      if (!n.results.empty()) label += fmt::format("\n=> {}", fmt::join(n.results, ", "));
+      s += fmt::format("    n{} [label={}{}];\n", n.id, dot_string(label), n.results.empty() ? "" : ", penwidth=2");
+    }
+    s += "  }\n";
+  }
+  for (const auto& n : r.graph)
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      s += fmt::format("  n{} -> n{}{};\n", n.inputs[i], n.id,
+                       n.inputs.size() > 1 ? fmt::format(" [taillabel=\"\", headlabel=\"{}\", fontsize=8]", i) : "");
+  s += "}\n";
+  return s;
+}
+
+}  // namespace cufuse::cli

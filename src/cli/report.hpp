@@ -1,0 +1,118 @@
+// src/cli/report.hpp: the structured report of what cufuse would run for some arrays: the
+// plan's groups with the rule that cut each one, each kernel's source, inputs, outputs and
+// NVRTC result, the library calls (none until library nodes exist), and the plan's DAG per
+// kernel. build_report makes it through the executor's own machinery (scan_graph,
+// build_executable); render_text / render_json / render_dot print it. Nothing here is
+// specific to the command line, so it can move to src/exec if the library wants it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cli/value.hpp"
+#include "cufuse/dtype.hpp"
+#include "cufuse/shape.hpp"
+
+namespace cufuse::cli {
+
+struct ReportOptions {
+  int arch = 90;
+  bool compile = true;                          // run NVRTC on each kernel
+  std::vector<std::string> placeholder_names;   // by Node::placeholder_slot, to name leaves
+};
+
+// A value a kernel writes: which results it is, and its dtype and shape.
+struct WrittenValue {
+  std::vector<std::string> results;  // the program's names for it (several --out names may share it)
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+// A leaf a kernel reads: a placeholder or buffer (through strides), a scalar parameter, a generator.
+struct LeafRead {
+  std::string kind;   // "placeholder", "buffer", "scalar", "arange", "linspace", "uniform", "normal"
+  std::string label;  // "x", "x (transposed view)", "2.5"
+  DType dtype = DType::Float32;
+  Shape shape;
+  Strides strides;    // buffers and generators: element strides as the kernel reads them
+  int64_t offset = 0;
+};
+
+struct KernelReport {
+  int group = 0;
+  std::string name;
+  std::string kind = "elementwise";
+  std::string rule, rule_doc;   // the planner's rule that made this group (plan/plan.hpp)
+  Shape iteration_shape;
+  std::vector<WrittenValue> outputs;
+  std::vector<LeafRead> inputs;
+  std::string summary;          // codegen's one-line description (contiguity, vector width ...)
+  std::string source;
+  // NVRTC
+  bool compiled = false;
+  std::string error;            // the CompileError message when it failed
+  std::string error_log;        // NVRTC's log when it failed
+  int registers = -1;           // -1: unknown
+  int spill_stores = 0, spill_loads = 0, stack_bytes = 0, shared_bytes = 0;
+  double compile_ms = 0;
+  bool from_disk = false;
+};
+
+// A cuBLAS / cuSOLVER / contraction call of the plan (none until library nodes exist).
+struct LibraryCallReport {
+  int group = 0;
+  std::string name;
+  std::string rule, rule_doc;
+  std::vector<WrittenValue> outputs;
+  std::string detail;
+};
+
+// The plan's DAG for --dot: the nodes each kernel computes (one cluster per kernel; a node
+// recomputed by two kernels appears in both) and the leaves they read (outside clusters).
+struct GraphNode {
+  int id = 0;
+  int kernel = -1;          // index into Report::kernels, -1 for a leaf
+  std::string label;        // "multiply\nfloat32 (4096, 4096)"
+  std::string kind;         // node kind: "elementwise", "view", "placeholder", "scalar", ...
+  std::vector<int> inputs;  // ids of the nodes it reads, in order
+  std::vector<std::string> results;  // program results this node is
+};
+
+struct ResultReport {
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  bool in_memory = false;  // already materialized: nothing to compute
+  int kernel = -1;         // the kernel writing it
+};
+
+struct Report {
+  int arch = 90;
+  bool compiled = true;  // NVRTC was asked
+  std::vector<ResultReport> results;
+  std::vector<KernelReport> kernels;
+  std::vector<LibraryCallReport> library_calls;
+  std::vector<GraphNode> graph;
+
+  int failed_compiles() const {
+    int n = 0;
+    for (const auto& k : kernels) n += k.error.empty() ? 0 : 1;
+    return n;
+  }
+};
+
+// Plans (and with opt.compile, compiles) the arrays' pending work. Compile failures are
+// recorded per kernel, not thrown; cufuse errors in planning are thrown.
+Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt);
+
+std::string render_text(const Report& r, bool with_source);
+// {"arch": .., "results": [..], "kernels": [..], "library_calls": [..]}; with_source false
+// gives "source": null.
+std::string render_json(const Report& r, bool with_source);
+// A Graphviz digraph: one cluster per kernel.
+std::string render_dot(const Report& r);
+
+// JSON string literal for s (quotes included), escaping per RFC 8259; invalid UTF-8 bytes
+// become U+FFFD.
+std::string json_string(std::string_view s);
+
+}  // namespace cufuse::cli

@@ -1,0 +1,18 @@
+// src/reference/kern.hpp: codegen/device_helpers.inc compiled for the host, for the parts of
+// the reference evaluator that are not op-table rows (casts into compute types, generators).
+// The same text the kernels and codegen/op_table.cpp compile, in a namespace of its own
+// with <cmath>'s overloads brought in, so sqrt(float) is the float function as in CUDA.
+#pragma once
+#include <cmath>
+
+namespace cufuse::detail::ref_kern {
+using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
+using std::atan2; using std::atanh; using std::cbrt; using std::ceil; using std::copysign;
+using std::cos; using std::cosh; using std::exp; using std::exp2; using std::expm1;
+using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::log;
+using std::log10; using std::log1p; using std::log2; using std::pow; using std::rint;
+using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
+#define CF_FN inline
+#include "codegen/device_helpers.inc"
+#undef CF_FN
+}  // namespace cufuse::detail::ref_kern

@@ -1,0 +1,78 @@
+// tests/test_core_fusion.cpp: kernel counts and kernel shapes the elementwise planner must
+// produce (no GPU needed: placeholders and the reference backend).
+#include "test_core_helpers.hpp"
+
+TEST_CASE("W1's expression is one contiguous, vectorized kernel") {
+  auto x = cf::placeholder(cf::f32, {1 << 27});
+  auto y = (x * 2.5f + 1) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
+  auto ex = plan_of({y});
+  REQUIRE(ex->steps.size() == 1);
+  CHECK(ex->steps[0].spec.summary.find("16-byte vectors") != std::string::npos);
+  CHECK(ex->steps[0].spec.summary.find("32-bit") != std::string::npos);
+  // x is read once per element: one vector load of the only input.
+  CHECK(count_of(ex->steps[0].spec.source, "reinterpret_cast<const cf_vec<float, V>*>") == 1);
+  // scalars are parameters, not baked into the source: x*3 shares the kernel of x*2.5
+  auto y2 = (x * 3.0f + 7) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
+  CHECK(plan_of({y2})->steps[0].spec.source == ex->steps[0].spec.source);
+}
+
+TEST_CASE("a node with several consumers is computed once per kernel") {
+  auto x = cf::placeholder(cf::f32, {1000, 3}).T();  // strided: one body in the kernel
+  auto t = cf::sin(x);
+  auto y = t * t + t;
+  auto ex = plan_of({y});
+  REQUIRE(ex->steps.size() == 1);
+  CHECK(ex->steps[0].spec.summary.find("strided") != std::string::npos);
+  CHECK(count_of(ex->steps[0].spec.source, "sin(a)") == 1);
+}
+
+TEST_CASE("results that share an iteration space share a kernel; others get their own") {
+  auto a = cf::placeholder(cf::f32, {64, 64});
+  auto b = cf::placeholder(cf::f32, {64});
+  auto u = a * 2 + b;
+  auto v = cf::exp(a) - b;
+  auto w = b * 3;
+  auto one = plan_of({u, v});
+  CHECK(one->steps.size() == 1);
+  CHECK(one->plan.groups[0].outputs.size() == 2);
+  CHECK(cf::detail::rule_name(one->plan.groups[0].rule) == std::string("output"));
+  auto two = plan_of({u, v, w});
+  CHECK(two->steps.size() == 2);
+  CHECK(cf::detail::rule_name(two->plan.groups[0].rule) == std::string("iteration-space"));
+}
+
+TEST_CASE("kernel shape follows the layout") {
+  auto big = cf::placeholder(cf::f32, {(int64_t(1) << 31) + 64});
+  CHECK(plan_of({big + 1})->steps[0].spec.summary.find("64-bit") != std::string::npos);
+  auto m = cf::placeholder(cf::f32, {128, 256});
+  // a broadcast row vector keeps rank 2; a full slice collapses to rank 1
+  CHECK(plan_of({m + cf::placeholder(cf::f32, {256})})->steps[0].spec.summary.find("strided rank 2") !=
+        std::string::npos);
+  CHECK(plan_of({m[{cf::_, cf::slice(0, 256)}] + 1})->steps[0].spec.summary.find("contiguous") != std::string::npos);
+  CHECK(plan_of({m[{cf::slice(cf::none, cf::none, 2)}] * 2})->steps[0].spec.summary.find("strided") != std::string::npos);
+  // a reshape strides cannot express reads through an index remap, still one kernel
+  auto r = m.T().reshape({-1}) + 1;
+  auto ex = plan_of({r});
+  CHECK(ex->steps.size() == 1);
+  CHECK(ex->steps[0].spec.source.find("_sh[") != std::string::npos);
+}
+
+TEST_CASE("evaluation counts kernels (reference backend)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::arange(1000).astype(cf::f32);
+  auto y = cf::arange(1000).astype(cf::f32) * 0.5f;
+  cf::reset_stats();
+  auto z = (x - y) * (x - y);
+  auto w = cf::sqrt(z) + 1;
+  cf::eval(z, w);
+  CHECK(cf::stats().kernels_launched == 1);
+  auto zh = z.to_host<float>();
+  CHECK(zh[10] == doctest::Approx(25.0f));
+  CHECK(cf::stats().kernels_launched == 1);  // already in memory: no more work
+}
+
+TEST_CASE("evaluating a placeholder is an error, planning it is not") {
+  auto x = cf::placeholder(cf::f32, {8});
+  CHECK_NOTHROW(cf::plan_dump({x + 1}));
+  CHECK_THROWS_AS((x + 1).eval(), cf::ValueError);
+}

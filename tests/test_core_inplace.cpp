@@ -1,0 +1,72 @@
+// tests/test_core_inplace.cpp: writes into memory (+=, slice assignment, assign) keep the
+// promise that a lazy expression sees the values its inputs had when it was written.
+#include "test_core_helpers.hpp"
+
+using cf::_;
+using cf::none;
+using cf::slice;
+
+TEST_CASE("a pending expression is settled before its input is written") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2, 3});
+  auto y = x * 2;  // lazy, reads x
+  x += 10;
+  CHECK(host<float>(y) == std::vector<float>{2, 4, 6});
+  CHECK(host<float>(x) == std::vector<float>{11, 12, 13});
+  // through a view of x too
+  auto z = x[{slice(none, none, -1)}] + 0;
+  x[{0}] = 0.0f;
+  CHECK(host<float>(z) == std::vector<float>{13, 12, 11});
+  // and an alias of the handle sees the write (Python's names)
+  auto alias = x;
+  x *= 2;
+  CHECK(host<float>(alias) == std::vector<float>{0, 24, 26});
+}
+
+TEST_CASE("overlapping reads go through a temporary, as NumPy does") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<int32_t>{1, 2, 3, 4});
+  x[{slice(1, none)}] += x[{slice(none, -1)}];
+  CHECK(host<int32_t>(x) == std::vector<int32_t>{1, 3, 5, 7});
+  auto m = cf::arange(9).reshape({3, 3}).astype(cf::f64).eval();
+  m += m.T();
+  CHECK(host<double>(m) == std::vector<double>{0, 4, 8, 4, 8, 12, 8, 12, 16});
+}
+
+TEST_CASE("assign from a held expression: the expression keeps its own values") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2});
+  auto v = x + 1;
+  x.assign(v * 10);
+  CHECK(host<float>(x) == std::vector<float>{20, 30});
+  CHECK(host<float>(v) == std::vector<float>{2, 3});
+  x.assign(v);
+  CHECK(host<float>(x) == std::vector<float>{2, 3});
+}
+
+TEST_CASE("in-place casting rules: same_kind for operators, unsafe for assignment") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto i = cf::from_host(std::vector<int32_t>{1, 2});
+  CHECK_THROWS_WITH_AS(i += 1.5, doctest::Contains("same_kind"), cf::TypeError);
+  i[{_}] = 2.7;
+  CHECK(host<int32_t>(i) == std::vector<int32_t>{2, 2});
+  i.assign(cf::from_host(std::vector<double>{-1.9, 7.2}));
+  CHECK(host<int32_t>(i) == std::vector<int32_t>{-1, 7});
+  auto f = cf::from_host(std::vector<float>{1, 2});
+  f += cf::from_host(std::vector<double>{0.5, 0.25});  // float64 -> float32 is same_kind
+  CHECK(host<float>(f) == std::vector<float>{1.5f, 2.25f});
+  CHECK_THROWS_WITH_AS(f += cf::zeros({3}), doctest::Contains("broadcast"), cf::ValueError);
+  CHECK_THROWS_AS(f += cf::zeros({2, 2}), cf::ValueError);
+  auto p = cf::placeholder(cf::f32, {2});
+  CHECK_THROWS_AS(p += 1, cf::ValueError);
+}
+
+TEST_CASE("writing into a lazy array materializes it first") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(4).astype(cf::f32) * 2;  // lazy
+  auto keep = a;                                 // the same array under another name
+  auto later = a + 1;                            // an expression on the old values
+  a[{slice(0, 2)}] = 9.0f;
+  CHECK(host<float>(keep) == std::vector<float>{9, 9, 4, 6});
+  CHECK(host<float>(later) == std::vector<float>{1, 3, 5, 7});
+}

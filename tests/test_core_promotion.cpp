@@ -1,0 +1,68 @@
+// tests/test_core_promotion.cpp: NumPy 2 promotion as users meet it through the Array API:
+// weak C++ scalars, mixed dtypes, broadcasting errors, type errors.
+#include "test_core_helpers.hpp"
+
+TEST_CASE("C++ scalars are weak like Python scalars") {
+  auto h = cf::placeholder(cf::f16, {4});
+  auto u8 = cf::placeholder(cf::u8, {4});
+  auto i8 = cf::placeholder(cf::i8, {4});
+  auto b = cf::placeholder(cf::bool_, {4});
+  auto f32 = cf::placeholder(cf::f32, {4});
+  CHECK((h * 2.5).dtype() == cf::f16);
+  CHECK((u8 + 1).dtype() == cf::u8);
+  CHECK((i8 + 1.5).dtype() == cf::f64);
+  CHECK((b + 1).dtype() == cf::i64);
+  CHECK((b + 1.0).dtype() == cf::f64);
+  CHECK((b & true).dtype() == cf::bool_);
+  CHECK((f32 * 2).dtype() == cf::f32);
+  CHECK((2 * f32).dtype() == cf::f32);
+  CHECK((f32 / 2).dtype() == cf::f32);
+  CHECK((i8 / 2).dtype() == cf::f64);
+  CHECK(cf::sqrt(i8).dtype() == cf::f16);
+  CHECK((u8 < -1).dtype() == cf::bool_);
+  CHECK_THROWS_WITH_AS(u8 + 300, doctest::Contains("out of bounds for uint8"), cf::OverflowError);
+  CHECK_THROWS_AS(u8 + (-1), cf::OverflowError);
+  CHECK(cf::where(b, f32, 0).dtype() == cf::f32);
+  CHECK(cf::where(b, 1, 2.0).dtype() == cf::f64);
+  CHECK(cf::Scalar::typed(3, cf::i8).weak() == false);
+  CHECK((u8 + cf::Scalar::typed(3, cf::i8)).dtype() == cf::i16);  // a strong scalar promotes like an array
+}
+
+TEST_CASE("strong dtypes promote by NumPy's table") {
+  auto mk = [](cf::DType t) { return cf::placeholder(t, {2}); };
+  CHECK((mk(cf::i32) + mk(cf::f32)).dtype() == cf::f64);
+  CHECK((mk(cf::u8) + mk(cf::i8)).dtype() == cf::i16);
+  CHECK((mk(cf::u64) + mk(cf::i64)).dtype() == cf::f64);
+  CHECK((mk(cf::f16) + mk(cf::bf16)).dtype() == cf::f32);
+  CHECK((mk(cf::bf16) + mk(cf::i8)).dtype() == cf::bf16);
+  CHECK((mk(cf::f16) + mk(cf::i16)).dtype() == cf::f32);
+  CHECK((mk(cf::bool_) + mk(cf::bool_)).dtype() == cf::bool_);
+  CHECK(cf::floor_divide(mk(cf::bool_), mk(cf::bool_)).dtype() == cf::i8);
+}
+
+TEST_CASE("bad dtypes and shapes are errors naming them") {
+  auto f = cf::placeholder(cf::f32, {3, 4});
+  auto g = cf::placeholder(cf::f32, {5});
+  CHECK_THROWS_WITH_AS(f + g, doctest::Contains("(3, 4) (5,)"), cf::ValueError);
+  CHECK_THROWS_WITH_AS(f & f, doctest::Contains("bitwise_and"), cf::TypeError);
+  auto b = cf::placeholder(cf::bool_, {2});
+  CHECK_THROWS_WITH_AS(b - b, doctest::Contains("subtract"), cf::TypeError);
+  CHECK_THROWS_AS(-b, cf::TypeError);
+  CHECK_THROWS_AS(~f, cf::TypeError);
+  CHECK_THROWS_AS(cf::apply("no_such_op", {f}), cf::ValueError);
+  CHECK_THROWS_AS(cf::apply("add", {f}), cf::ValueError);
+  CHECK_THROWS_AS(cf::parse_dtype("float128"), cf::TypeError);
+  CHECK_THROWS_AS(cf::random::normal({3}, cf::i32, 1), cf::TypeError);
+}
+
+TEST_CASE("values through the reference backend follow the promotions") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto u = cf::from_host(std::vector<uint8_t>{250, 3});
+  CHECK(host<uint8_t>(u + 10) == std::vector<uint8_t>{4, 13});          // wraps in uint8
+  CHECK(host<bool>(u < -1) == std::vector<bool>{false, false});
+  auto h = cf::from_host(std::vector<cf::half>{cf::half(1.0f), cf::half(2049.0f)});
+  CHECK(static_cast<float>(host<cf::half>(h + 1)[1]) == 2048.0f);       // rounds in float16
+  CHECK(host<double>(cf::from_host(std::vector<int32_t>{7, -7}) / 2) == std::vector<double>{3.5, -3.5});
+  CHECK(host<int32_t>(cf::floor_divide(cf::from_host(std::vector<int32_t>{7, -7}), 2)) == std::vector<int32_t>{3, -4});
+  CHECK(host<int32_t>(cf::from_host(std::vector<int32_t>{7, -7}) % 3) == std::vector<int32_t>{1, 2});
+}
