@@ -36,10 +36,29 @@ int default_arch();
 
 // Compiles `source` (which defines extern "C" kernel `name`) for sm_<arch>. Throws
 // CompileError with the log and the path where the failing source was saved.
+// Counters: kernels_compiled (successful NVRTC compiles), disk_cache_hits, and
+// memory_cache_hits (which includes threads that waited for another thread's compile).
 CompiledKernelPtr compile_kernel(const std::string& source, const std::string& name, int arch,
                                  const std::vector<std::string>& extra_options = {});
 
 // Drops the in-memory cache (tests; the disk cache is untouched).
 void clear_memory_cache();
+
+// What ptxas -v said about one entry function.
+struct PtxasInfo {
+  int registers = -1;  // -1 when the log does not say
+  int spill_stores = 0, spill_loads = 0;
+  int stack_bytes = 0, shared_bytes = 0;
+};
+// Parses NVRTC's log for entry function `name` (the first entry function if `name` has no
+// section of its own).
+PtxasInfo parse_ptxas_info(const std::string& log, const std::string& name);
+
+// Every option NVRTC gets for `arch`, before the caller's extra options.
+std::vector<std::string> base_compile_options(int arch);
+// The full key of one compile: arch, every option, name and source. The memory cache
+// compares it field by field; the disk cache stores it (salted with the versions).
+std::string compile_key(const std::string& source, const std::string& name, int arch,
+                        const std::vector<std::string>& extra_options = {});
 
 }  // namespace cufuse::detail

@@ -149,4 +149,10 @@ void copy_device(void* dst, const void* src, size_t nbytes, void* stream) {
       cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
 }
 
+void memset_device(void* dst, int value, size_t nbytes, void* stream) {
+  if (nbytes == 0) return;
+  require_device();
+  CUFUSE_CUDA_CHECK(cudaMemsetAsync(dst, value, nbytes, static_cast<cudaStream_t>(stream)));
+}
+
 }  // namespace cufuse::detail

@@ -13,5 +13,7 @@ void copy_to_host(void* dst, const void* device_src, size_t nbytes, void* stream
 void copy_from_host(void* device_dst, const void* src, size_t nbytes, void* stream);
 // Asynchronous on `stream`.
 void copy_device(void* dst, const void* src, size_t nbytes, void* stream);
+// Asynchronous on `stream`: nbytes of dst set to the byte value.
+void memset_device(void* dst, int value, size_t nbytes, void* stream);
 
 }  // namespace cufuse::detail
