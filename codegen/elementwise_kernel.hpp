@@ -3,6 +3,7 @@
 #include <functional>
 #include <vector>
 
+#include "codegen/expr_emitter.hpp"
 #include "codegen/kernel.hpp"
 #include "graph/node.hpp"
 
@@ -15,12 +16,6 @@ struct EwOutput {
   bool aligned16;  // destination pointer is 16-byte aligned
 };
 
-// leaf_index: the executable's index of a leaf node (Buffer, Scalar, Generator).
-// is_aligned16: whether a Buffer leaf's data pointer is 16-byte aligned.
-struct LeafBinding {
-  std::function<int(const Node*)> leaf_index;
-  std::function<bool(const Node*)> is_aligned16;
-};
 
 KernelSpec emit_elementwise_kernel(const Shape& iter_shape, const std::vector<EwOutput>& outputs,
                                    const LeafBinding& bind);

@@ -21,6 +21,7 @@ enum class PatchSrc : uint8_t {
   GenSeed,
   GenCounter,
   BufferPtr,   // index: buffer of the executable (a result or a write target)
+  Workspace,   // index: byte offset into the step's workspace
 };
 
 struct Patch {
@@ -57,6 +58,8 @@ struct KernelSpec {
   std::vector<Patch> patches;
   std::string summary;  // "contiguous, vector 4 x unroll 4, 32-bit index" for plan dumps
   int64_t numel = 0;    // elements in the iteration space (0: nothing to launch)
+  size_t workspace_bytes = 0;       // scratch memory the launch needs (partials, counters)
+  size_t workspace_zero_bytes = 0;  // leading bytes of it that must be zero at launch
 };
 
 // Writes v (given as double / int64 / uint64 per the dtype's kind) at dst in the compute

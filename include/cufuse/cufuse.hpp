@@ -12,3 +12,4 @@
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
 #include "cufuse/stream.hpp"
+#include "cufuse/reduce.hpp"

@@ -16,7 +16,7 @@ namespace cufuse::detail {
 struct BufferSpec {
   DType dtype;
   int64_t numel;
-  int root;        // the root this buffer holds
+  int root;        // the root this buffer holds, or -1 for an intermediate result
   bool is_target;  // written into a Target instead of new memory
 };
 

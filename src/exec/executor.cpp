@@ -10,6 +10,7 @@
 #include "codegen/compiler.hpp"
 #include "codegen/dump.hpp"
 #include "codegen/elementwise_kernel.hpp"
+#include "codegen/reduction_kernel.hpp"
 #include "codegen/op_table.hpp"
 #include "cufuse/backend.hpp"
 #include "cufuse/eval.hpp"
@@ -23,6 +24,7 @@
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
+#include "runtime/transfer.hpp"
 
 namespace cufuse {
 
@@ -53,27 +55,69 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              bool compile, int arch) {
   auto ex = std::make_shared<Executable>();
   ex->plan = make_plan(roots, targets);
-  for (size_t i = 0; i < roots.size(); ++i)
-    ex->buffers.push_back(BufferSpec{roots[i]->dtype, roots[i]->numel(), static_cast<int>(i),
-                                     i < targets.size() && targets[i] != nullptr});
-  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); }, [](const Node* n) { return is_aligned16(n); }};
-  for (size_t gi = 0; gi < ex->plan.groups.size(); ++gi) {
-    const Group& g = ex->plan.groups[gi];
-    std::vector<EwOutput> outs;
-    for (size_t k = 0; k < g.outputs.size(); ++k) {
-      const int r = g.output_root[k];
-      const Target* t = r < static_cast<int>(targets.size()) ? targets[r] : nullptr;
-      bool aligned = true;
-      if (t) {
-        auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) +
-                 static_cast<uintptr_t>(t->layout.offset * itemsize(roots[r]->dtype));
-        aligned = p % 16 == 0;
-      }
-      outs.push_back(EwOutput{g.outputs[k], t ? t->layout : contiguous_layout(g.outputs[k]->shape()), r, aligned});
+  const Plan& plan = ex->plan;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const bool is_root = b < roots.size();
+    ex->buffers.push_back(BufferSpec{plan.buffers[b]->dtype, plan.buffers[b]->numel(), is_root ? static_cast<int>(b) : -1,
+                                     is_root && b < targets.size() && targets[b] != nullptr});
+  }
+  // Buffers written by groups that already ran, as the binding for later groups.
+  std::vector<const Node*> written;
+  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); },
+                   [](const Node* n) { return is_aligned16(n); },
+                   [&](const Node* n) {
+                     for (const Node* w : written)
+                       if (w == n) return plan.buffer_of(n);
+                     return -1;
+                   }};
+  auto dest = [&](int buffer, const NodePtr& node, bool& aligned) {
+    const Target* t = buffer < static_cast<int>(targets.size()) ? targets[buffer] : nullptr;
+    aligned = true;
+    if (t) {
+      auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) + static_cast<uintptr_t>(t->layout.offset * itemsize(node->dtype));
+      aligned = p % 16 == 0;
+      return t->layout;
     }
+    return contiguous_layout(node->shape());
+  };
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
+    const Group& g = plan.groups[gi];
     Step st;
     st.group = static_cast<int>(gi);
-    st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
+    switch (g.kind) {
+      case GroupKind::Elementwise: {
+        std::vector<EwOutput> outs;
+        for (size_t k = 0; k < g.outputs.size(); ++k) {
+          bool aligned;
+          Layout l = dest(g.output_buffer[k], g.outputs[k], aligned);
+          outs.push_back(EwOutput{g.outputs[k], l, g.output_buffer[k], aligned});
+        }
+        st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
+        break;
+      }
+      case GroupKind::Reduction: {
+        ReductionSpec rs;
+        rs.S = g.iter_shape;
+        rs.axes = g.axes;
+        for (const auto& r : g.reductions) rs.reductions.push_back(r.get());
+        rs.phase = g.phase;
+        rs.multipass = g.multipass;
+        for (size_t k = 0; k < g.outputs.size(); ++k) {
+          bool aligned;
+          Layout l = dest(g.output_buffer[k], g.outputs[k], aligned);
+          rs.outputs.push_back(RedOutput{g.outputs[k], g.out_kinds[k], l, g.output_buffer[k], aligned});
+        }
+        st.spec = emit_reduction_kernel(rs, bind);
+        break;
+      }
+      case GroupKind::Scan: {
+        bool aligned;
+        Layout l = dest(g.output_buffer[0], g.outputs[0], aligned);
+        st.spec = emit_scan_kernel(g.outputs[0], l, g.output_buffer[0], aligned, bind);
+        break;
+      }
+    }
+    for (const auto& o : g.outputs) written.push_back(o.get());
     if (compile) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }
@@ -81,9 +125,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
   if (log_enabled(LogChannel::Plan) || dump_dir()) {
     ex->text = describe_executable(*ex, false);
     log(LogChannel::Plan, "{}", ex->text);
-    if (dump_dir()) {
-      dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true));
-    }
+    if (dump_dir()) dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true));
   }
   return ex;
 }
@@ -95,8 +137,12 @@ std::string describe_executable(const Executable& ex, bool with_source) {
     std::string outs;
     for (size_t k = 0; k < g.outputs.size(); ++k)
       outs += fmt::format("{}{} {}", k ? ", " : "", name(g.outputs[k]->dtype), to_string(g.outputs[k]->shape()));
-    s += fmt::format("  kernel {} [rule: {}] iteration space {}: writes {}\n    {}\n", st.spec.name, rule_name(g.rule),
-                     to_string(g.iter_shape), outs, st.spec.summary);
+    std::string fused;
+    for (Rule r : g.fused) fused += fmt::format(", {}", rule_name(r));
+    s += fmt::format("  {} kernel {} [rule: {}{}] iteration space {}{}: writes {}\n    {}\n", group_kind_name(g.kind),
+                     st.spec.name, rule_name(g.rule), fused, to_string(g.iter_shape),
+                     g.kind == GroupKind::Elementwise ? std::string() : fmt::format(" over axes {}", to_string(Shape(g.axes.begin(), g.axes.end()))),
+                     outs, st.spec.summary);
     if (st.kernel && st.kernel->registers >= 0)
       s += fmt::format("    {} registers, {} B spill stores, {} B spill loads{}\n", st.kernel->registers,
                        st.kernel->spill_stores, st.kernel->spill_loads,
@@ -108,12 +154,17 @@ std::string describe_executable(const Executable& ex, bool with_source) {
 
 // ------------------------------------------------------------------ binding
 static void apply_patches(std::vector<unsigned char>& bytes, const KernelSpec& spec, const GraphScan& scan,
-                          const std::vector<void*>& buffers) {
+                          const std::vector<void*>& buffers, void* workspace) {
   bytes.assign(spec.params.begin(), spec.params.end());
   for (const Patch& p : spec.patches) {
     unsigned char* dst = bytes.data() + p.offset;
     switch (p.src) {
       case PatchSrc::BufferPtr: std::memcpy(dst, &buffers[p.index], sizeof(void*)); break;
+      case PatchSrc::Workspace: {
+        char* w = static_cast<char*>(workspace) + p.index;
+        std::memcpy(dst, &w, sizeof(void*));
+        break;
+      }
       case PatchSrc::LeafPtr: {
         const Node* l = scan.leaves[p.index];
         const char* ptr = static_cast<const char*>(l->storage->ptr) + l->layout.offset * itemsize(l->dtype);
@@ -222,23 +273,25 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
 
   if (where == Where::Host) {
     auto ex = build_executable(roots, targets, scan, reference_compiles(), default_arch());
-    std::vector<std::shared_ptr<Storage>> stor(roots.size());
+    // Results of earlier groups that later groups read: realized on the host as we go
+    // (they are intermediate nodes of this graph; realizing them is value-preserving).
+    std::vector<std::shared_ptr<Storage>> stor(ex->buffers.size());
     for (const auto& st : ex->steps) {
       const Group& g = ex->plan.groups[st.group];
       std::vector<HostArray> vals = reference_evaluate(g.outputs);
+      counters().kernels_launched++;
       for (size_t k = 0; k < g.outputs.size(); ++k) {
-        const int r = g.output_root[k];
-        counters().kernels_launched += k == 0 ? 1 : 0;
-        if (targets.size() > static_cast<size_t>(r) && targets[r]) {
-          scatter_host(vals[k], *targets[r]);
+        const int b = g.output_buffer[k];
+        if (ex->buffers[b].is_target) {
+          scatter_host(vals[k], *targets[b]);
         } else {
-          stor[r] = allocate_host(vals[k].bytes.size());
-          if (!vals[k].bytes.empty()) std::memcpy(stor[r]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
+          stor[b] = allocate_host(vals[k].bytes.size());
+          if (!vals[k].bytes.empty()) std::memcpy(stor[b]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
         }
       }
     }
-    for (size_t r = 0; r < roots.size(); ++r)
-      if (stor[r]) realize_node(*roots[r], std::move(stor[r]));
+    for (size_t b = 0; b < ex->buffers.size(); ++b)
+      if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
     return;
   }
 
@@ -266,7 +319,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   for (size_t b = 0; b < ex->buffers.size(); ++b) {
     const BufferSpec& bs = ex->buffers[b];
     if (bs.is_target) {
-      const Target& t = *targets[bs.root];
+      const Target& t = *targets[b];
       ptrs[b] = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(bs.dtype);
     } else {
       stor[b] = allocate_device(static_cast<size_t>(bs.numel) * static_cast<size_t>(itemsize(bs.dtype)));
@@ -276,7 +329,12 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   thread_local std::vector<unsigned char> bytes;
   for (const auto& st : ex->steps) {
     if (st.spec.numel == 0) continue;
-    apply_patches(bytes, st.spec, scan, ptrs);
+    std::shared_ptr<Storage> ws;
+    if (st.spec.workspace_bytes) {
+      ws = allocate_device(st.spec.workspace_bytes);
+      if (st.spec.workspace_zero_bytes) memset_device(ws->ptr, 0, st.spec.workspace_zero_bytes, stream);
+    }
+    apply_patches(bytes, st.spec, scan, ptrs, ws ? ws->ptr : nullptr);
     void* k = st.kernel->kernel_for(dev);
     launch_kernel(k, st.spec.dims, bytes.data(), stream);
     counters().kernels_launched++;
@@ -284,7 +342,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
       log(LogChannel::Launch, "{} grid {} block {}", st.spec.name, st.spec.dims.grid[0], st.spec.dims.block[0]);
   }
   for (size_t b = 0; b < ex->buffers.size(); ++b)
-    if (stor[b]) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
+    if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
 }
 
 // ------------------------------------------------------------------ entry points

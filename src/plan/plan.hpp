@@ -9,10 +9,17 @@
 
 namespace cufuse::detail {
 
-// The planner's rules. Each boundary a plan dump shows names the rule that placed it.
+// The planner's rules. A plan dump names the rule behind each group and each fusion.
 enum class Rule : uint8_t {
-  Output,          // "output": a requested result is written to memory by the kernel computing it
-  IterationSpace,  // "iteration-space": results over different shapes come from different kernels
+  Output,          // "output": elementwise/view/scalar/generator work fuses into the kernel writing a result
+  IterationSpace,  // "iteration-space": results over one shape share a kernel; other shapes get their own
+  Prologue,        // "prologue": elementwise producers of a reduction fuse into it
+  Epilogue,        // "epilogue": elementwise consumers over a reduction's output fuse after it
+  Siblings,        // "siblings": reductions over the same iteration space and axes share one kernel
+  Rows,            // "rows": a reduction broadcast back over its rows and reduced/mapped again: one row kernel
+  MultiPass,       // "multi-pass": rows too long for one block: each reduction its own kernel
+  Materialize,     // "materialize": a reduction result read other than by broadcast or epilogue is written to memory
+  Scan,            // "scan": a cumulative sum/product is its own kernel, with its prologue fused
 };
 const char* rule_name(Rule r);
 const char* rule_doc(Rule r);
@@ -23,24 +30,47 @@ struct Target {
   Layout layout;
 };
 
-enum class GroupKind : uint8_t { Elementwise };
+enum class GroupKind : uint8_t { Elementwise, Reduction, Scan };
+const char* group_kind_name(GroupKind k);
+
+// What a reduction group writes per output.
+enum class OutKind : uint8_t {
+  Value,     // a Reduce node's result
+  Epilogue,  // an elementwise node over a reduction's output shape
+  Row,       // an elementwise node over the group's input shape (after the last phase)
+  Plain,     // an elementwise group's output
+};
 
 struct Group {
   GroupKind kind = GroupKind::Elementwise;
-  Shape iter_shape;
-  std::vector<NodePtr> outputs;   // what this group writes
-  std::vector<int> output_root;   // per output: index in Plan::roots
-  Rule rule = Rule::Output;
+  Shape iter_shape;               // elementwise: the outputs' shape; reduction/scan: the input shape
+  Axes axes;                      // reduction/scan: the reduced (scanned) axes of iter_shape
+  std::vector<NodePtr> outputs;   // what this group writes to memory
+  std::vector<OutKind> out_kinds;
+  std::vector<int> output_root;   // per output: index in Plan::roots, or -1 (an intermediate)
+  std::vector<int> output_buffer; // per output: the executable's buffer
+  std::vector<NodePtr> reductions;  // reduction groups: Reduce nodes computed here, by phase
+  std::vector<int> phase;           // per reduction
+  Rule rule = Rule::Output;         // why this group exists
+  std::vector<Rule> fused;          // rules that fused work into it
+  bool multipass = false;           // rows too long: re-read per phase (no register cache)
 };
 
 struct Plan {
   std::vector<NodePtr> roots;
   std::vector<const Target*> targets;  // per root: nullptr (new memory) or where to write
   std::vector<Group> groups;           // in execution order
+  std::vector<NodePtr> buffers;        // node held by each buffer (roots first, then intermediates)
+  // The buffer that holds a node materialized by an earlier group, or -1.
+  int buffer_of(const Node* n) const;
 };
 
 // Cuts the pending subgraph under `roots` into groups. roots are distinct, unmaterialized
 // (or, with a target, anything) nodes.
 Plan make_plan(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets);
+
+// Is `v` (a View node over a Reduce node r) r's result broadcast back over r's input
+// shape, each row's value over the row it reduced?
+bool is_broadcast_back(const Node* v, const Node* r);
 
 }  // namespace cufuse::detail

@@ -1,14 +1,25 @@
-// src/plan/planner.cpp: the fusion planner.
-//
-// Rules (by name; see rule_doc):
-//   output          — every elementwise, view, broadcast, scalar and generator node pending
-//                     under a result is computed inside the kernel that writes that result;
-//                     a node read by several consumers is computed once per kernel.
-//   iteration-space — results that share a shape share one kernel (multi-output); results of
-//                     different shapes get one kernel each.
+// src/plan/planner.cpp: the fusion planner. It cuts the pending graph into groups:
+//   reduction groups — one per (input shape, reduced axes) "domain": the reductions of that
+//       domain (rule siblings), their elementwise producers (prologue), elementwise
+//       consumers over the reduced shape (epilogue), and, when a reduction is broadcast
+//       back over the rows it reduced and reduced or mapped again, the later reductions
+//       (phases) and the row-shaped results (rule rows) — while a row fits on chip; past
+//       that each reduction is its own kernel (multi-pass).
+//   scan groups — one per cumsum/cumprod, prologue fused.
+//   elementwise groups — one per result shape (rule iteration-space); everything
+//       elementwise, view, scalar and generator under a result is computed inside
+//       (rule output), a node with several consumers once per kernel.
+// A reduction result that anything else reads (another domain, a reshape, a library call)
+// is written to memory (rule materialize) and read back as a buffer by later groups.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "graph/reduce_attrs.hpp"
 #include "plan/plan.hpp"
 
 namespace cufuse::detail {
@@ -17,53 +28,375 @@ const char* rule_name(Rule r) {
   switch (r) {
     case Rule::Output: return "output";
     case Rule::IterationSpace: return "iteration-space";
+    case Rule::Prologue: return "prologue";
+    case Rule::Epilogue: return "epilogue";
+    case Rule::Siblings: return "siblings";
+    case Rule::Rows: return "rows";
+    case Rule::MultiPass: return "multi-pass";
+    case Rule::Materialize: return "materialize";
+    case Rule::Scan: return "scan";
   }
   return "?";
 }
 
 const char* rule_doc(Rule r) {
   switch (r) {
-    case Rule::Output:
-      return "elementwise, view, scalar and generator work under a result fuses into the kernel writing it";
-    case Rule::IterationSpace:
-      return "results over different shapes are computed by different kernels";
+    case Rule::Output: return "elementwise, view, scalar and generator work under a result fuses into the kernel writing it";
+    case Rule::IterationSpace: return "results over one shape share a kernel; results over other shapes get their own";
+    case Rule::Prologue: return "the elementwise producers of a reduction are computed inside it";
+    case Rule::Epilogue: return "elementwise consumers over a reduction's output are computed after it, in its kernel";
+    case Rule::Siblings: return "reductions over the same input shape and axes share one kernel";
+    case Rule::Rows: return "a reduction broadcast back over its rows and reduced or mapped again is one row kernel";
+    case Rule::MultiPass: return "rows too long for one block: each reduction runs as its own kernel";
+    case Rule::Materialize: return "a reduction result read other than by broadcast-back or epilogue is written to memory";
+    case Rule::Scan: return "a cumulative sum/product is its own kernel with its elementwise producers fused";
   }
   return "";
 }
 
-static void check_no_placeholder(const NodePtr& n) {
-  if (n->reads_placeholder || n->is_placeholder())
-    throw ValueError(fmt::format("cannot evaluate an expression that reads a placeholder (result {} {}); "
-                                 "placeholders are for planning and dumping kernels only",
-                                 name(n->dtype), to_string(n->shape())));
+const char* group_kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::Elementwise: return "elementwise";
+    case GroupKind::Reduction: return "reduction";
+    case GroupKind::Scan: return "scan";
+  }
+  return "?";
 }
+
+int Plan::buffer_of(const Node* n) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].get() == n) return static_cast<int>(i);
+  return -1;
+}
+
+static bool is_plain_reduce(const Node* n) {
+  return n->k() == NodeKind::Reduce && !is_scan(reduce_attrs(*n).op);
+}
+
+bool is_broadcast_back(const Node* v, const Node* r) {
+  if (v->k() != NodeKind::View || v->inputs.empty() || v->inputs[0].get() != r || !is_plain_reduce(r)) return false;
+  const Shape& S = r->inputs[0]->shape();
+  if (v->shape() != S || v->layout.offset != 0) return false;
+  const Axes& axes = reduce_attrs(*r).axes;
+  int64_t expect = 1;
+  for (int d = S.ndim() - 1; d >= 0; --d) {
+    const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (S[d] == 1) continue;
+    if (reduced) {
+      if (v->layout.strides[d] != 0) return false;
+    } else {
+      if (v->layout.strides[d] != expect) return false;
+      expect *= S[d];
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Longest row (reduced elements) a row kernel with phases keeps on chip.
+constexpr int64_t kMaxRowOnChip = 32768;
+
+int64_t row_length(const Shape& S, const Axes& axes) {
+  int64_t n = 1;
+  for (int a : axes) n *= S[a];
+  return n;
+}
+
+struct Domain {
+  Shape S;
+  Axes axes;
+  bool operator==(const Domain& o) const { return S == o.S && axes == o.axes; }
+};
+
+struct Access {
+  const Node* red;  // a Reduce (or Scan) node reached
+  bool broadcast_back;
+  bool direct;  // reached as an elementwise input (same shape), not through a View
+};
+
+// The reductions (and other non-elementwise nodes) an elementwise subgraph reads, and how.
+void boundary(const Node* root, std::vector<Access>& out) {
+  std::vector<const Node*> stack{root};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    switch (x->k()) {
+      case NodeKind::Buffer:
+      case NodeKind::Scalar:
+      case NodeKind::Generator: break;
+      case NodeKind::Elementwise:
+        for (const auto& in : x->inputs) stack.push_back(in.get());
+        break;
+      case NodeKind::View: {
+        const Node* in = x->inputs[0].get();
+        if (in->k() == NodeKind::Reduce || in->k() == NodeKind::Library)
+          out.push_back(Access{in, is_broadcast_back(x, in), false});
+        else
+          stack.push_back(in);
+        break;
+      }
+      case NodeKind::Reduce:
+      case NodeKind::Library:
+        if (x != root) out.push_back(Access{x, false, true});
+        else
+          for (const auto& in : x->inputs) stack.push_back(in.get());
+        break;
+    }
+  }
+}
+
+struct Planner {
+  const std::vector<NodePtr>& roots;
+  Plan p;
+  std::unordered_map<const Node*, int> group_of;  // Reduce/Scan node -> group
+  std::unordered_map<const Node*, int> phase_of;
+  std::vector<Domain> domain;                     // per group (reduction groups)
+  std::vector<NodePtr> topo;
+  std::unordered_set<const Node*> materialize;
+
+  explicit Planner(const std::vector<NodePtr>& r) : roots(r) {}
+
+  static bool rows_allowed(const Domain& d) { return row_length(d.S, d.axes) <= kMaxRowOnChip; }
+
+  void collect() {
+    std::unordered_set<const Node*> seen;
+    std::vector<std::pair<NodePtr, size_t>> stack;
+    for (const auto& r : roots) stack.emplace_back(r, 0);
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (i == 0 && seen.count(n.get())) {
+        stack.pop_back();
+        continue;
+      }
+      if (n->is_leaf() || i >= n->inputs.size()) {
+        if (seen.insert(n.get()).second) topo.push_back(n);
+        stack.pop_back();
+        continue;
+      }
+      NodePtr next = n->inputs[i++];
+      if (!seen.count(next.get())) stack.emplace_back(next, 0);
+    }
+  }
+
+  void place_reduction(const NodePtr& n) {
+    const ReduceAttrs& at = reduce_attrs(*n);
+    const Domain d{n->inputs[0]->shape(), at.axes};
+    std::vector<Access> acc;
+    boundary(n.get(), acc);
+    int phase = 0, via_group = -1;
+    bool multipass = false;
+    std::vector<const Node*> needs;
+    for (const auto& a : acc) {
+      auto it = group_of.find(a.red);
+      const bool same_domain = it != group_of.end() && p.groups[it->second].kind == GroupKind::Reduction &&
+                               domain[it->second] == d;
+      if (a.broadcast_back && same_domain && rows_allowed(d) && (via_group < 0 || via_group == it->second)) {
+        via_group = it->second;
+        phase = std::max(phase, phase_of[a.red] + 1);
+      } else {
+        if (a.broadcast_back && same_domain && !rows_allowed(d)) multipass = true;
+        needs.push_back(a.red);
+      }
+    }
+    int g = -1;
+    auto deps_before = [&](int grp) {
+      for (const Node* x : needs) {
+        auto it = group_of.find(x);
+        if (it == group_of.end() || it->second >= grp) return false;
+      }
+      return true;
+    };
+    if (via_group >= 0) {
+      if (deps_before(via_group)) g = via_group;
+      else {  // cannot join the rows it reads: read them from memory instead
+        for (const auto& a : acc)
+          if (a.broadcast_back) needs.push_back(a.red);
+        phase = 0;
+      }
+    }
+    if (g < 0) {
+      for (size_t k = 0; k < p.groups.size(); ++k)
+        if (p.groups[k].kind == GroupKind::Reduction && domain[k] == d && deps_before(static_cast<int>(k))) {
+          g = static_cast<int>(k);
+          phase = 0;
+          break;
+        }
+    }
+    if (g < 0) {
+      Group grp;
+      grp.kind = GroupKind::Reduction;
+      grp.iter_shape = d.S;
+      grp.axes = d.axes;
+      grp.rule = multipass ? Rule::MultiPass : Rule::Prologue;
+      grp.multipass = multipass;
+      p.groups.push_back(std::move(grp));
+      domain.resize(p.groups.size());
+      g = static_cast<int>(p.groups.size() - 1);
+      domain[g] = d;
+    } else if (phase == 0) {
+      add_rule(p.groups[g], Rule::Siblings);
+    } else {
+      add_rule(p.groups[g], Rule::Rows);
+    }
+    for (const Node* x : needs) materialize.insert(x);
+    p.groups[g].reductions.push_back(n);
+    p.groups[g].phase.push_back(phase);
+    group_of[n.get()] = g;
+    phase_of[n.get()] = phase;
+  }
+
+  void place_scan(const NodePtr& n) {
+    std::vector<Access> acc;
+    boundary(n.get(), acc);
+    for (const auto& a : acc) materialize.insert(a.red);
+    Group grp;
+    grp.kind = GroupKind::Scan;
+    grp.iter_shape = n->inputs[0]->shape();
+    grp.axes = reduce_attrs(*n).axes;
+    grp.rule = Rule::Scan;
+    grp.reductions.push_back(n);
+    grp.phase.push_back(0);
+    p.groups.push_back(std::move(grp));
+    domain.resize(p.groups.size());
+    group_of[n.get()] = static_cast<int>(p.groups.size() - 1);
+  }
+
+  static void add_rule(Group& g, Rule r) {
+    if (std::find(g.fused.begin(), g.fused.end(), r) == g.fused.end()) g.fused.push_back(r);
+  }
+
+  void add_output(int g, const NodePtr& n, OutKind k, int root) {
+    Group& grp = p.groups[g];
+    for (size_t i = 0; i < grp.outputs.size(); ++i)
+      if (grp.outputs[i].get() == n.get()) return;
+    grp.outputs.push_back(n);
+    grp.out_kinds.push_back(k);
+    grp.output_root.push_back(root);
+    int b = root;
+    if (b < 0) {
+      b = static_cast<int>(p.buffers.size());
+      p.buffers.push_back(n);
+    }
+    grp.output_buffer.push_back(b);
+  }
+
+  // The kept shape of a reduction domain, without size-1 dims.
+  static Shape squeezed_kept(const Domain& d) {
+    Shape s;
+    for (int i = 0; i < d.S.ndim(); ++i)
+      if (std::find(d.axes.begin(), d.axes.end(), i) == d.axes.end() && d.S[i] != 1) s.push_back(d.S[i]);
+    return s;
+  }
+  static Shape squeezed(const Shape& x) {
+    Shape s;
+    for (auto v : x)
+      if (v != 1) s.push_back(v);
+    return s;
+  }
+
+  void place_root(int i) {
+    const NodePtr& x = roots[i];
+    if (x->k() == NodeKind::Reduce) {
+      const int g = group_of.at(x.get());
+      add_output(g, x, OutKind::Value, i);
+      return;
+    }
+    std::vector<Access> acc;
+    if (!x->is_leaf()) boundary(x.get(), acc);
+    if (!acc.empty() && x->k() == NodeKind::Elementwise) {
+      int g = -1;
+      bool all_bb = true, all_direct = true, one_group = true;
+      for (const auto& a : acc) {
+        auto it = group_of.find(a.red);
+        if (it == group_of.end() || p.groups[it->second].kind != GroupKind::Reduction) {
+          one_group = false;
+          break;
+        }
+        if (g >= 0 && g != it->second) one_group = false;
+        g = it->second;
+        all_bb &= a.broadcast_back;
+        all_direct &= a.direct;
+      }
+      if (one_group && g >= 0) {
+        const Domain& d = domain[g];
+        if (all_bb && x->shape() == d.S && !rows_allowed(d)) p.groups[g].multipass = true;
+        if (all_bb && x->shape() == d.S && rows_allowed(d)) {
+          add_rule(p.groups[g], Rule::Rows);
+          add_output(g, x, OutKind::Row, i);
+          return;
+        }
+        if (all_direct && squeezed(x->shape()) == squeezed_kept(d)) {
+          add_rule(p.groups[g], Rule::Epilogue);
+          add_output(g, x, OutKind::Epilogue, i);
+          return;
+        }
+      }
+    }
+    for (const auto& a : acc) materialize.insert(a.red);
+    plain.push_back(i);
+  }
+  std::vector<int> plain;
+
+  void run(const std::vector<const Target*>& targets) {
+    p.roots = roots;
+    p.targets = targets;
+    p.buffers = roots;
+    collect();
+    for (const auto& n : topo) {
+      if (n->k() == NodeKind::Reduce) {
+        if (is_scan(reduce_attrs(*n).op)) place_scan(n);
+        else place_reduction(n);
+      } else if (n->k() == NodeKind::Library) {
+        throw NotSupportedError("library nodes are planned by the library layer");
+      }
+    }
+    for (int i = 0; i < static_cast<int>(roots.size()); ++i) place_root(i);
+    // Results read from memory by other groups.
+    for (const auto& n : topo) {
+      if (!materialize.count(n.get())) continue;
+      auto it = group_of.find(n.get());
+      if (it == group_of.end()) continue;
+      add_output(it->second, n, OutKind::Value, -1);
+      add_rule(p.groups[it->second], Rule::Materialize);
+    }
+    // Plain elementwise groups, one per shape.
+    std::vector<int> ew_groups;
+    for (int i : plain) {
+      const NodePtr& x = roots[i];
+      int g = -1;
+      for (int k : ew_groups)
+        if (p.groups[k].iter_shape == x->shape()) g = k;
+      if (g < 0) {
+        Group grp;
+        grp.kind = GroupKind::Elementwise;
+        grp.iter_shape = x->shape();
+        grp.rule = Rule::Output;
+        p.groups.push_back(std::move(grp));
+        g = static_cast<int>(p.groups.size() - 1);
+        ew_groups.push_back(g);
+      }
+      add_output(g, x, OutKind::Plain, i);
+    }
+    if (ew_groups.size() > 1)
+      for (int k : ew_groups) p.groups[k].rule = Rule::IterationSpace;
+    // Groups that write nothing (their reductions only fed groups that moved away) go.
+    std::vector<Group> kept;
+    for (auto& g : p.groups)
+      if (!g.outputs.empty()) kept.push_back(std::move(g));
+    p.groups = std::move(kept);
+  }
+
+};
+
+}  // namespace
 
 Plan make_plan(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets) {
-  Plan p;
-  p.roots = roots;
-  p.targets = targets;
-  for (size_t i = 0; i < roots.size(); ++i) {
-    const auto& r = roots[i];
-    Group* g = nullptr;
-    for (auto& existing : p.groups)
-      if (existing.iter_shape == r->shape()) g = &existing;
-    if (!g) {
-      p.groups.push_back(Group{});
-      g = &p.groups.back();
-      g->iter_shape = r->shape();
-      g->rule = p.groups.size() > 1 ? Rule::IterationSpace : Rule::Output;
-    }
-    g->outputs.push_back(r);
-    g->output_root.push_back(static_cast<int>(i));
-  }
-  if (p.groups.size() > 1)
-    for (auto& g : p.groups) g.rule = Rule::IterationSpace;
-  return p;
-}
-
-// Planning on graphs that read placeholders is allowed (dump tools); executing is not.
-void check_executable(const Plan& p) {
-  for (const auto& r : p.roots) check_no_placeholder(r);
+  Planner pl(roots);
+  pl.run(targets);
+  return std::move(pl.p);
 }
 
 }  // namespace cufuse::detail

@@ -78,11 +78,7 @@ HostArray evaluate_one(const Node& n, const HostArray* const* inputs) {
     case NodeKind::Generator: return ref::eval_generator(n);
     case NodeKind::Elementwise: return ref::eval_elementwise(n, inputs);
     case NodeKind::View: return ref::eval_view(n, *inputs[0]);
-    case NodeKind::Reduce:
-      throw NotSupportedError(fmt::format(
-          "reference evaluator: Reduce nodes are not supported yet (a {} reduction to shape {}); "
-          "the reference evaluates buffers, scalars, generators, elementwise ops and views",
-          name(n.dtype), to_string(n.shape())));
+    case NodeKind::Reduce: return ref::eval_reduce(n, *inputs[0]);
     case NodeKind::Library:
       throw NotSupportedError(fmt::format(
           "reference evaluator: Library nodes (matmul, einsum contractions, solvers) are not supported "

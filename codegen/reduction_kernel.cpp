@@ -1,0 +1,791 @@
+// codegen/reduction_kernel.cpp: emits the kernel of a reduction group.
+//
+// The input shape S splits into kept dims (rows, M of them after collapsing) and reduced
+// dims (N elements per row). A group of G threads reduces one row: G = the whole block
+// (long contiguous rows), a warp (medium rows), or one thread (short rows, or rows whose
+// elements are strided while consecutive rows are contiguous: then consecutive threads
+// read consecutive addresses). Each thread accumulates its share in a fixed order, the
+// group combines by a fixed shuffle/shared-memory tree, so results are the same bits on
+// every run. Phases: a later reduction reads earlier ones' row values from registers; with
+// the row on chip (K cached loads per thread) nothing is read twice from memory.
+// Few long rows (a full reduction) split each row over gridDim.y blocks: each writes a
+// partial, the last block to finish (an atomic ticket) combines them in order.
+#include "codegen/reduction_kernel.hpp"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "codegen/preamble.hpp"
+#include "cufuse/error.hpp"
+#include "graph/reduce_attrs.hpp"
+
+namespace cufuse::detail {
+
+namespace {
+
+bool contains(const Axes& axes, int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); }
+
+struct Red {
+  const Node* node;
+  ReduceOp op;
+  DType in;        // input dtype (== accumulator dtype)
+  std::string T;   // accumulator register type
+  int phase;
+};
+
+// A warp shuffle of a value of register type T (small types travel as int).
+std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by) {
+  if (T == "bool") return fmt::format("({}(0xffffffffu, (int){}, {}) != 0)", fn, v, by);
+  if (T == "signed char" || T == "unsigned char" || T == "short" || T == "unsigned short")
+    return fmt::format("({})({}(0xffffffffu, (int){}, {}))", T, fn, v, by);
+  return fmt::format("{}(0xffffffffu, {}, {})", fn, v, by);
+}
+
+std::string identity(const Red& r) {
+  switch (r.op) {
+    case ReduceOp::CumSum:
+    case ReduceOp::Sum: return fmt::format("({})0", r.T);
+    case ReduceOp::CumProd:
+    case ReduceOp::Prod: return fmt::format("({})1", r.T);
+    case ReduceOp::Max: case ReduceOp::ArgMax: return fmt::format("cf_lowest<{}>()", r.T);
+    case ReduceOp::Min: case ReduceOp::ArgMin: return fmt::format("cf_highest<{}>()", r.T);
+    case ReduceOp::NanMax: return fmt::format("cf_nan_or<{}>(cf_lowest<{}>())", r.T, r.T);
+    case ReduceOp::NanMin: return fmt::format("cf_nan_or<{}>(cf_highest<{}>())", r.T, r.T);
+    case ReduceOp::Any: return "false";
+    case ReduceOp::All: return "true";
+    default: throw InternalError("scan in a reduction kernel");
+  }
+}
+
+// acc (and acc index `ai`) combined with value v (at index vi).
+std::string combine(const Red& r, const std::string& acc, const std::string& ai, const std::string& v,
+                    const std::string& vi) {
+  switch (r.op) {
+    case ReduceOp::CumSum:
+    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, {});", acc, acc, v);
+    case ReduceOp::CumProd:
+    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, {});", acc, acc, v);
+    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, {});", acc, acc, v);
+    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, {});", acc, acc, v);
+    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, {});", acc, acc, v);
+    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, {});", acc, acc, v);
+    case ReduceOp::Any: return fmt::format("{} = {} || {};", acc, acc, v);
+    case ReduceOp::All: return fmt::format("{} = {} && {};", acc, acc, v);
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      return fmt::format("if (cf_arg_better({}, (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}", v, vi,
+                         acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
+    default: throw InternalError("scan in a reduction kernel");
+  }
+}
+
+struct Acc {
+  enum Kind { Mem, Gen, View } kind;
+  const Node* node;
+  Strides ks;  // kept strides (over kept dims, then collapsed)
+  Strides rs;  // reduced strides (row context only)
+  int64_t off = 0;
+  bool row_ctx = true;
+  bool vec = false;  // read as V-wide vectors along the row
+};
+
+struct RedEmitter {
+  const ReductionSpec& sp;
+  const LeafBinding& bind;
+  std::vector<Red> reds;
+  std::unordered_map<const Node*, int> red_of;
+  // accessors: per context
+  std::vector<Acc> accs;
+  std::unordered_map<const Node*, int> row_acc, out_acc;
+  std::vector<const Node*> scalars;
+  std::unordered_map<const Node*, int> scalar_of;
+  std::vector<int> kept_dims, red_dims;
+  Shape kshape, rshape;                 // collapsed
+  std::vector<Strides> out_ks, out_rs;  // per output: destination strides
+  int64_t M = 1, N = 1;
+  int G = 1, B = 256, V = 1, K = 0, S = 1;
+  bool cache = false, rowmode = false, i64 = false, split = false;
+  int phases = 1;
+
+  RedEmitter(const ReductionSpec& s, const LeafBinding& b) : sp(s), bind(b) {}
+
+  // Maps strides over a shape whose non-1 dims are the kept dims' non-1 dims onto kept dims.
+  Strides map_to_kept(const Shape& xs, const Strides& xst) const {
+    Strides out(kept_dims.size(), 0);
+    size_t k = 0;
+    for (int d = 0; d < xs.ndim(); ++d) {
+      if (xs[d] == 1) continue;
+      while (k < kept_dims.size() && sp.S[kept_dims[k]] == 1) ++k;
+      if (k >= kept_dims.size() || sp.S[kept_dims[k]] != xs[d])
+        throw InternalError("reduction epilogue shape does not match the kept dims");
+      out[k++] = xst[d];
+    }
+    return out;
+  }
+
+  void split_strides(const Strides& st, Strides& ks, Strides& rs) const {
+    for (int d : kept_dims) ks.push_back(st[d]);
+    for (int d : red_dims) rs.push_back(st[d]);
+  }
+
+  // Row context: nodes over S evaluated at (row, r).
+  void collect_row(const Node* n) {
+    if (row_acc.count(n) || scalar_of.count(n)) return;
+    if (n->k() == NodeKind::View && !n->inputs.empty() && red_of.count(n->inputs[0].get())) {
+      row_acc[n] = -2;  // broadcast-back value of an in-group reduction
+      return;
+    }
+    if (reads_memory(n, bind) || n->k() == NodeKind::Generator || n->k() == NodeKind::View) {
+      Acc a{reads_memory(n, bind) ? Acc::Mem : (n->k() == NodeKind::Generator ? Acc::Gen : Acc::View), n, {}, {}, 0, true};
+      const Layout l = reads_memory(n, bind) ? memory_layout(n, bind) : n->layout;
+      split_strides(l.strides, a.ks, a.rs);
+      a.off = a.kind == Acc::Mem ? 0 : l.offset;
+      row_acc[n] = static_cast<int>(accs.size());
+      accs.push_back(a);
+      return;
+    }
+    if (n->k() == NodeKind::Scalar) {
+      scalar_of[n] = static_cast<int>(scalars.size());
+      scalars.push_back(n);
+      return;
+    }
+    if (n->k() == NodeKind::Elementwise) {
+      row_acc[n] = -1;
+      for (const auto& in : n->inputs) collect_row(in.get());
+      return;
+    }
+    throw InternalError(fmt::format("reduction prologue met an unmaterialized {} node", kind_name(n->k())));
+  }
+
+  // Output context: nodes over a reduced shape evaluated at a row.
+  void collect_out(const Node* n) {
+    if (out_acc.count(n) || scalar_of.count(n)) return;
+    if (red_of.count(n)) {
+      out_acc[n] = -2;
+      return;
+    }
+    if (reads_memory(n, bind) || n->k() == NodeKind::Generator || n->k() == NodeKind::View) {
+      Acc a{reads_memory(n, bind) ? Acc::Mem : (n->k() == NodeKind::Generator ? Acc::Gen : Acc::View), n, {}, {}, 0, false};
+      const Layout l = reads_memory(n, bind) ? memory_layout(n, bind) : n->layout;
+      a.ks = map_to_kept(n->shape(), l.strides);
+      a.off = a.kind == Acc::Mem ? 0 : l.offset;
+      out_acc[n] = static_cast<int>(accs.size());
+      accs.push_back(a);
+      return;
+    }
+    if (n->k() == NodeKind::Scalar) {
+      scalar_of[n] = static_cast<int>(scalars.size());
+      scalars.push_back(n);
+      return;
+    }
+    if (n->k() == NodeKind::Elementwise) {
+      out_acc[n] = -1;
+      for (const auto& in : n->inputs) collect_out(in.get());
+      return;
+    }
+    throw InternalError(fmt::format("reduction epilogue met an unmaterialized {} node", kind_name(n->k())));
+  }
+
+  void analyse() {
+    for (int d = 0; d < sp.S.ndim(); ++d) (contains(sp.axes, d) ? red_dims : kept_dims).push_back(d);
+    for (size_t i = 0; i < sp.reductions.size(); ++i) {
+      const Node* r = sp.reductions[i];
+      const DType in = r->inputs[0]->dtype;
+      reds.push_back(Red{r, reduce_attrs(*r).op, in, reg_type(in), sp.phase[i]});
+      red_of[r] = static_cast<int>(i);
+      phases = std::max(phases, sp.phase[i] + 1);
+    }
+    for (const auto& red : reds) collect_row(red.node->inputs[0].get());
+    for (const auto& o : sp.outputs) {
+      if (o.kind == OutKind::Row) {
+        if (!red_of.count(o.node.get())) collect_row(o.node.get());
+        rowmode = true;
+      } else if (o.kind == OutKind::Epilogue) {
+        collect_out(o.node.get());
+      }
+    }
+    rowmode |= phases > 1;
+    // destination strides
+    for (const auto& o : sp.outputs) {
+      Strides ks, rs;
+      if (o.kind == OutKind::Row) split_strides(o.layout.strides, ks, rs);
+      else ks = map_to_kept(o.node->shape(), o.layout.strides);
+      out_ks.push_back(ks);
+      out_rs.push_back(rs);
+    }
+    // collapse kept dims over every accessor and output
+    auto collapse = [&](const std::vector<int>& dims, bool kept) {
+      Shape cs;
+      std::vector<Strides*> all;
+      for (auto& a : accs)
+        if (kept || a.row_ctx) all.push_back(kept ? &a.ks : &a.rs);
+      for (size_t i = 0; i < sp.outputs.size(); ++i)
+        if (kept || sp.outputs[i].kind == OutKind::Row) all.push_back(kept ? &out_ks[i] : &out_rs[i]);
+      std::vector<Strides> cst(all.size());
+      for (size_t k = 0; k < dims.size(); ++k) {
+        const int64_t size = sp.S[dims[k]];
+        if (size == 1) continue;
+        bool merge = !cs.empty();
+        for (size_t a = 0; merge && a < all.size(); ++a) merge = cst[a].back() == (*all[a])[k] * size;
+        if (merge) {
+          cs.back() *= size;
+          for (size_t a = 0; a < all.size(); ++a) cst[a].back() = (*all[a])[k];
+        } else {
+          cs.push_back(size);
+          for (size_t a = 0; a < all.size(); ++a) cst[a].push_back((*all[a])[k]);
+        }
+      }
+      for (size_t a = 0; a < all.size(); ++a) *all[a] = cst[a];
+      return cs;
+    };
+    kshape = collapse(kept_dims, true);
+    rshape = collapse(red_dims, false);
+    M = numel(kshape);
+    N = numel(rshape);
+    if (scan_mode) G = B = 256;
+    else choose_shape();
+    choose_index();
+  }
+  bool scan_mode = false;
+
+  void choose_shape() {
+    const int rr = rshape.ndim(), rk = kshape.ndim();
+    bool inner = rr <= 1, kept_contig = rk >= 1;
+    int maxsz = 1;
+    for (const auto& a : accs) {
+      if (!a.row_ctx || a.kind != Acc::Mem) continue;
+      if (rr == 1 && a.rs[0] != 0 && a.rs[0] != 1) inner = false;
+      if (rk >= 1 && a.ks[rk - 1] != 0 && a.ks[rk - 1] != 1) kept_contig = false;
+      maxsz = std::max(maxsz, itemsize(a.node->dtype));
+    }
+    for (size_t i = 0; i < sp.outputs.size(); ++i)
+      if (sp.outputs[i].kind == OutKind::Row) {
+        if (rr == 1 && out_rs[i][0] != 1) inner = false;
+        maxsz = std::max(maxsz, itemsize(sp.outputs[i].node->dtype));
+      }
+    if (inner && N > 1) {
+      if (N >= 4096 || (rowmode && N > 1024)) G = 256;
+      else if (N >= 32) G = 32;
+      else G = 1;
+    } else if (kept_contig) {
+      G = 1;
+    } else {
+      G = N >= 32 ? 32 : 1;
+    }
+    B = G == 256 ? 256 : 256;
+    // vector width along the row
+    V = 1;
+    if (inner && rr == 1 && G > 1) {
+      int v = 16 / maxsz;
+      bool ok = N % v == 0;
+      auto check = [&](const Strides& ks, const Node* n, bool is_out, bool aligned) {
+        if (!aligned) ok = false;
+        for (auto k : ks)
+          if (k % v != 0) ok = false;
+        (void)n;
+        (void)is_out;
+      };
+      for (auto& a : accs)
+        if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1)
+          check(a.ks, a.node, false, a.node->k() == NodeKind::Buffer ? bind.is_aligned16(a.node) : true);
+      for (size_t i = 0; i < sp.outputs.size(); ++i)
+        if (sp.outputs[i].kind == OutKind::Row) check(out_ks[i], sp.outputs[i].node.get(), true, sp.outputs[i].aligned16);
+      if (ok && v > 1) {
+        V = v;
+        for (auto& a : accs) a.vec = a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1;
+      }
+    }
+    // keep rows on chip for phases / row outputs
+    if (rowmode && !sp.multipass) {
+      int64_t k = (N + int64_t(G) * V - 1) / (int64_t(G) * V);
+      if (k > 32 && G == 256) {
+        G = B = 1024;
+        k = (N + int64_t(G) * V - 1) / (int64_t(G) * V);
+      }
+      if (k <= 32) {
+        K = 1;
+        while (K < k) K *= 2;
+        cache = true;
+      }
+    }
+    // split long rows over several blocks
+    const int RB = B / G;
+    const int64_t row_blocks = (M + RB - 1) / RB;
+    if (!rowmode && row_blocks < 1024 && N >= 8192) {
+      int64_t want = (2048 + row_blocks - 1) / row_blocks;
+      int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
+      S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
+      split = S > 1;
+    }
+  }
+
+  void choose_index() {
+    int64_t span = std::max(M, N) * 2;
+    for (const auto& a : accs) {
+      span = std::max(span, span_of(kshape, a.ks, a.off) + (a.row_ctx ? span_of(rshape, a.rs) : 0));
+      if (a.kind == Acc::View) span = std::max(span, chain_span(a.node));
+    }
+    for (size_t i = 0; i < sp.outputs.size(); ++i)
+      span = std::max(span, span_of(kshape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(rshape, out_rs[i]) : 0));
+    i64 = span + int64_t(B) * 64 >= (int64_t(1) << 31);
+  }
+
+  // ---------------------------------------------------------------- emission
+  std::unordered_map<const Node*, std::string> vals;
+  std::string cur_kk;  // cached mode: the cache slot index expression; "" when streaming
+
+  std::string row_offset(const Strides& rs, const std::string& name) const {
+    if (rshape.ndim() == 0) return "0";
+    if (rshape.ndim() == 1) return rs[0] == 0 ? "0" : (rs[0] == 1 ? "r" : fmt::format("r * p.{}[0]", name));
+    std::string s;
+    for (int d = 0; d < rshape.ndim(); ++d) s += fmt::format("{}q{} * p.{}[{}]", d ? " + " : "", d, name, d);
+    return s;
+  }
+
+  std::string row_value(ExprEmitter& e, const Node* n) {
+    auto it = vals.find(n);
+    if (it != vals.end()) return it->second;
+    std::string v;
+    auto ai = row_acc.find(n);
+    const int j = ai == row_acc.end() ? -1 : ai->second;
+    if (j == -2) {
+      v = "red" + std::to_string(red_of.at(n->inputs[0].get()));
+      const Red& r = reds[red_of.at(n->inputs[0].get())];
+      if (is_arg(r.op)) v += "_i";
+    } else if (j >= 0 && accs[j].kind == Acc::Mem) {
+      const std::string J = std::to_string(j);
+      v = e.fresh();
+      std::string src;
+      if (cache) src = fmt::format("c{}[kk].v[t]", J);
+      else if (accs[j].vec) src = fmt::format("l{}.v[t]", J);
+      else src = fmt::format("p.a{}[b{} + {}]", J, J, row_offset(accs[j].rs, "a" + J + "r"));
+      e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)), 8);
+    } else if (n->k() == NodeKind::Scalar) {
+      v = "p.s" + std::to_string(scalar_of.at(n));
+    } else if (j >= 0 && accs[j].kind == Acc::Gen) {
+      const std::string J = std::to_string(j);
+      v = e.gen_value(n, "g" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
+    } else if (j >= 0 && accs[j].kind == Acc::View) {
+      const std::string J = std::to_string(j);
+      v = e.chain_value(n, "v" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
+    } else {
+      std::string in[3];
+      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = row_value(e, n->inputs[k].get());
+      v = e.op_value(n, in);
+    }
+    vals[n] = v;
+    return v;
+  }
+
+  std::string out_value(ExprEmitter& e, const Node* n) {
+    auto it = vals.find(n);
+    if (it != vals.end()) return it->second;
+    std::string v;
+    auto ai = out_acc.find(n);
+    const int j = ai == out_acc.end() ? -1 : ai->second;
+    if (j == -2) {
+      const Red& r = reds[red_of.at(n)];
+      v = "red" + std::to_string(red_of.at(n)) + (is_arg(r.op) ? "_i" : "");
+    } else if (j >= 0 && accs[j].kind == Acc::Mem) {
+      v = e.fresh();
+      e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v,
+                         load_expr(n->dtype, fmt::format("p.a{}[b{}]", j, j))), 8);
+    } else if (n->k() == NodeKind::Scalar) {
+      v = "p.s" + std::to_string(scalar_of.at(n));
+    } else if (j >= 0 && accs[j].kind == Acc::Gen) {
+      v = e.gen_value(n, "g" + std::to_string(j), fmt::format("b{}", j));
+    } else if (j >= 0 && accs[j].kind == Acc::View) {
+      v = e.chain_value(n, "v" + std::to_string(j), fmt::format("b{}", j));
+    } else {
+      std::string in[3];
+      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = out_value(e, n->inputs[k].get());
+      v = e.op_value(n, in);
+    }
+    vals[n] = v;
+    return v;
+  }
+
+  void build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero, std::vector<size_t>& ws_part,
+                     std::vector<size_t>& ws_idx) {
+    e.add_idx("M", M);
+    e.add_idx("N", N);
+    e.add_idx_array("kshape", kshape);
+    e.add_idx_array("rshape", rshape);
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      const std::string J = std::to_string(j);
+      if (a.kind == Acc::Mem) e.add_memory_ptr("a" + J, a.node, true);
+      else e.add_idx("a" + J + "off", a.off);
+      e.add_idx_array("a" + J + "k", a.ks);
+      if (a.row_ctx) e.add_idx_array("a" + J + "r", a.rs);
+    }
+    for (size_t i = 0; i < sp.outputs.size(); ++i) {
+      const auto& o = sp.outputs[i];
+      const std::string J = std::to_string(i);
+      size_t off = e.pl.add(fmt::format("{}*", storage_type(o.node->dtype)), 8, "o" + J);
+      e.add_patch(off, PatchSrc::BufferPtr, o.node->dtype, o.buffer);
+      e.add_idx_array("o" + J + "k", out_ks[i]);
+      if (o.kind == OutKind::Row) e.add_idx_array("o" + J + "r", out_rs[i]);
+    }
+    for (size_t k = 0; k < scalars.size(); ++k) e.add_scalar("s" + std::to_string(k), scalars[k]);
+    if (split) {
+      const int RB = B / G;
+      const int64_t gx = (M + RB - 1) / RB;
+      ws_zero = static_cast<size_t>(gx) * 4;
+      ws_bytes = (ws_zero + 15) / 16 * 16;
+      size_t off = e.pl.add("unsigned int*", 8, "ctr");
+      e.add_patch(off, PatchSrc::Workspace, DType::UInt32, 0);
+      for (size_t k = 0; k < reds.size(); ++k) {
+        ws_part.push_back(ws_bytes);
+        size_t o2 = e.pl.add(reds[k].T + "*", 8, "w" + std::to_string(k));
+        e.add_patch(o2, PatchSrc::Workspace, reds[k].in, static_cast<int>(ws_bytes));
+        ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+        if (is_arg(reds[k].op)) {
+          ws_idx.push_back(ws_bytes);
+          size_t o3 = e.pl.add("long long*", 8, "wi" + std::to_string(k));
+          e.add_patch(o3, PatchSrc::Workspace, DType::Int64, static_cast<int>(ws_bytes));
+          ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+        } else {
+          ws_idx.push_back(0);
+        }
+      }
+    }
+  }
+
+  std::string group_reduce(const Red& r, int k) {
+    const std::string a = "red" + std::to_string(k), ai = a + "_i";
+    const bool arg = is_arg(r.op);
+    std::string s;
+    auto shfl = [&](const std::string& dst, const std::string& src, const std::string& T) {
+      return fmt::format("const {} {} = {};", T, dst, shuffle("__shfl_xor_sync", src, T, "o"));
+    };
+    auto warp = [&]() {
+      std::string w = "    for (int o = 16; o > 0; o >>= 1) { ";
+      w += shfl("ov", a, r.T) + " ";
+      if (arg) w += "const long long oi = __shfl_xor_sync(0xffffffffu, " + ai + ", o); ";
+      w += combine(r, a, ai, "ov", "oi") + " }\n";
+      return w;
+    };
+    if (G == 1) return "";
+    s += warp();
+    if (G == 32) return s;
+    const int nw = B / 32;
+    s += fmt::format("    if ((threadIdx.x & 31) == 0) {{ sh{}[threadIdx.x >> 5] = {};{} }}\n", k, a,
+                     arg ? fmt::format(" shi{}[threadIdx.x >> 5] = {};", k, ai) : "");
+    s += "    __syncthreads();\n";
+    s += fmt::format("    if (threadIdx.x < 32) {{\n      {} = threadIdx.x < {} ? sh{}[threadIdx.x] : {};\n", a, nw, k, identity(r));
+    if (arg) s += fmt::format("      {} = threadIdx.x < {} ? shi{}[threadIdx.x] : 0x7fffffffffffffffLL;\n", ai, nw, k);
+    s += "  " + warp();
+    s += fmt::format("      if (threadIdx.x == 0) {{ sh{}[0] = {};{} }}\n    }}\n", k, a,
+                     arg ? fmt::format(" shi{}[0] = {};", k, ai) : "");
+    s += "    __syncthreads();\n";
+    s += fmt::format("    {} = sh{}[0];{}\n    __syncthreads();\n", a, k, arg ? fmt::format(" {} = shi{}[0];", ai, k) : "");
+    return s;
+  }
+
+  // The loop over a row's elements running `body` (emitted by f) per element.
+  std::string element_loop(ExprEmitter& e, const std::function<void()>& f, bool first_in_split,
+                           const std::string& pre = "", const std::string& post = "") {
+    std::string s;
+    vals.clear();
+    e.code.clear();
+    const std::string q_unravel = [&] {
+      if (rshape.ndim() <= 1) return std::string();
+      std::string u = "        I rq = r;\n";
+      for (int d = rshape.ndim() - 1; d >= 0; --d) {
+        if (d == 0) u += "        const I q0 = rq;\n";
+        else u += fmt::format("        const I q{} = rq % p.rshape[{}]; rq /= p.rshape[{}];\n", d, d, d);
+      }
+      return u;
+    }();
+    f();
+    if (cache) {
+      s += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n"
+           "      if (j * V < N) {\n" + pre + "#pragma unroll\n      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
+      s += q_unravel + e.code + "      }\n" + post + "      }\n    }\n";
+    } else {
+      std::string vloads;
+      for (size_t j = 0; j < accs.size(); ++j)
+        if (accs[j].vec)
+          vloads += fmt::format("      const cf_vec<{}, V> l{} = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n",
+                                storage_type(accs[j].node->dtype), j, storage_type(accs[j].node->dtype), j, j);
+      const std::string range = split && first_in_split ? "jb" : "(I)0";
+      const std::string end = split && first_in_split ? "je" : "(N / V)";
+      s += fmt::format("#pragma unroll 4\n    for (I j = {} + lane; j < {}; j += G) {{\n{}{}#pragma unroll\n"
+                       "      for (int t = 0; t < V; ++t) {{\n        const I r = j * V + t;\n",
+                       range, end, vloads, pre);
+      s += q_unravel + e.code + "      }\n" + post + "    }\n";
+    }
+    e.code.clear();
+    return s;
+  }
+
+  // A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
+  // the carry of the tiles before it.
+  KernelSpec emit_scan() {
+    scan_mode = true;
+    analyse();
+    ExprEmitter e(bind, i64);
+    size_t ws_bytes = 0, ws_zero = 0;
+    std::vector<size_t> ws_part, ws_idx;
+    build_params(e, ws_bytes, ws_zero, ws_part, ws_idx);
+    const Red& r = reds[0];
+    const std::string T = r.T;
+    std::string b;
+    b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), B / 32);
+    b += "  const I M = p.M, N = p.N;\n";
+    b += fmt::format("  __shared__ {} shw[NW];\n", T);
+    b += "  const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);\n";
+    b += "  for (I row = (I)blockIdx.x; row < M; row += (I)gridDim.x) {\n";
+    b += "    I kr = row;\n";
+    for (int d = kshape.ndim() - 1; d >= 0; --d) {
+      if (d == 0) b += "    const I k0 = kr;\n";
+      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
+    }
+    auto kdot = [&](const std::string& name, const Strides& ks) {
+      std::string s;
+      for (int d = 0; d < kshape.ndim(); ++d)
+        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
+      return s;
+    };
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
+      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
+    }
+    b += fmt::format("    const I ob0 = (I)0{};\n", kdot("o0k", out_ks[0]));
+    b += fmt::format("    {} carry = {};\n", T, identity(r));
+    b += fmt::format("    for (I t0 = 0; t0 < N; t0 += {}) {{\n      const I r = t0 + (I)threadIdx.x;\n", B);
+    b += fmt::format("      {} red0 = {};\n      if (r < N) {{\n", T, identity(r));
+    vals.clear();
+    e.code.clear();
+    std::string v = row_value(e, r.node->inputs[0].get());
+    b += e.code + fmt::format("        red0 = {};\n      }}\n", v);
+    e.code.clear();
+    auto comb = [&](const std::string& acc, const std::string& x) {
+      return combine(r, acc, "", x, "");
+    };
+    b += fmt::format("      for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (lane >= o) {{ {} t = y; {} red0 = t; }} }}\n",
+                     T, shuffle("__shfl_up_sync", "red0", T, "o"), T, comb("t", "red0"));
+    b += "      if (lane == 31) shw[warp] = red0;\n      __syncthreads();\n";
+    b += fmt::format("      if (warp == 0) {{\n        {} w = lane < NW ? shw[lane] : {};\n", T, identity(r));
+    b += fmt::format("        for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (lane >= o) {{ {} t = y; {} w = t; }} }}\n",
+                     T, shuffle("__shfl_up_sync", "w", T, "o"), T, comb("t", "w"));
+    b += "        if (lane < NW) shw[lane] = w;\n      }\n      __syncthreads();\n";
+    b += fmt::format("      if (warp > 0) {{ {} t = shw[warp - 1]; {} red0 = t; }}\n", T, comb("t", "red0"));
+    b += fmt::format("      {{ {} t = carry; {} if (r < N) p.o0[ob0 + {}] = {}; }}\n", T, comb("t", "red0"),
+                     row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "t"));
+    b += fmt::format("      {{ {} t = carry; {} carry = t; }}\n", T, comb("t", "shw[NW - 1]"));
+    b += "      __syncthreads();\n    }\n  }\n";
+    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
+    KernelSpec k;
+    k.name = fmt::format("cf_scan_{}_{:016x}", info(r.node->dtype).short_name, h);
+    k.source = kernel_preamble() +
+               fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
+                           "{}(const {}_params p) {{\n{}}}\n",
+                           k.name, e.pl.decl(), B, k.name, k.name, b);
+    k.params = e.pl.bytes();
+    k.patches = std::move(e.patches);
+    k.numel = M;
+    k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(M, 1), 1 << 20));
+    k.dims.block[0] = static_cast<unsigned>(B);
+    k.summary = fmt::format("{} row(s) x {} element(s), a block per row, tiles of {}, {}-bit index", M, N, B, i64 ? 64 : 32);
+    return k;
+  }
+
+  KernelSpec emit() {
+    analyse();
+    ExprEmitter e(bind, i64);
+    size_t ws_bytes = 0, ws_zero = 0;
+    std::vector<size_t> ws_part, ws_idx;
+    build_params(e, ws_bytes, ws_zero, ws_part, ws_idx);
+    const int RB = B / G;
+    std::string b;
+    b += fmt::format("  using I = {};\n  constexpr int G = {}, RB = {}, V = {}, K = {};\n", e.idx(), G, RB, V, K > 0 ? K : 1);
+    b += "  const I M = p.M, N = p.N;\n  (void)N;\n";
+    b += "  const int lane = (int)(threadIdx.x % G);\n";
+    if (G > 32)
+      for (size_t k = 0; k < reds.size(); ++k) {
+        b += fmt::format("  __shared__ {} sh{}[{}];\n", reds[k].T == "bool" ? "bool" : reds[k].T, k, B / 32);
+        if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shi{}[{}];\n", k, B / 32);
+      }
+    if (split) b += "  __shared__ bool cf_last;\n";
+    const std::string row_loop = split ? "  {\n    const I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G);\n    const bool active = row < M;\n"
+                                       : "  for (I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G); row < M; row += (I)gridDim.x * RB) {\n    const bool active = true;\n";
+    b += row_loop;
+    // kept coordinates and per-accessor bases
+    b += "    I kr = active ? row : (I)0;\n";
+    for (int d = kshape.ndim() - 1; d >= 0; --d) {
+      if (d == 0) b += "    const I k0 = kr;\n";
+      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
+    }
+    auto kdot = [&](const std::string& name, const Strides& ks) {
+      std::string s;
+      for (int d = 0; d < kshape.ndim(); ++d)
+        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
+      return s;
+    };
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
+      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
+    }
+    for (size_t i = 0; i < sp.outputs.size(); ++i)
+      b += fmt::format("    const I ob{} = (I)0{};\n", i, kdot("o" + std::to_string(i) + "k", out_ks[i]));
+    if (split) {
+      b += "    const I chunk = ((N / V) + gridDim.y - 1) / gridDim.y;\n";
+      b += "    const I jb = chunk * (I)blockIdx.y;\n    const I je = (jb + chunk < N / V) ? jb + chunk : N / V;\n";
+    }
+    if (cache) {
+      for (size_t j = 0; j < accs.size(); ++j) {
+        if (!accs[j].row_ctx || accs[j].kind != Acc::Mem) continue;
+        const std::string st = storage_type(accs[j].node->dtype);
+        b += fmt::format("    cf_vec<{}, V> c{}[K];\n", st, j);
+        b += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n";
+        if (accs[j].vec) {
+          b += fmt::format("      if (j * V < N) c{}[kk] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n", j, st, j, j);
+        } else {
+          b += "      if (j * V < N) {\n#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
+          if (rshape.ndim() > 1) {
+            b += "          I rq = r;\n";
+            for (int d = rshape.ndim() - 1; d >= 0; --d) {
+              if (d == 0) b += "          const I q0 = rq;\n";
+              else b += fmt::format("          const I q{} = rq % p.rshape[{}]; rq /= p.rshape[{}];\n", d, d, d);
+            }
+          }
+          b += fmt::format("          c{}[kk].v[t] = p.a{}[b{} + {}];\n        }}\n      }}\n", j, j, j,
+                           row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
+        }
+        b += "    }\n";
+      }
+    }
+    // phases
+    for (int ph = 0; ph < phases; ++ph) {
+      for (size_t k = 0; k < reds.size(); ++k) {
+        if (reds[k].phase != ph) continue;
+        b += fmt::format("    {} red{} = {};\n", reds[k].T, k, identity(reds[k]));
+        if (is_arg(reds[k].op)) b += fmt::format("    long long red{}_i = 0x7fffffffffffffffLL;\n", k);
+      }
+      b += "    if (active) {\n";
+      b += element_loop(e, [&] {
+        for (size_t k = 0; k < reds.size(); ++k) {
+          if (reds[k].phase != ph) continue;
+          std::string v = row_value(e, reds[k].node->inputs[0].get());
+          e.line(combine(reds[k], "red" + std::to_string(k), "red" + std::to_string(k) + "_i", v, "r"), 8);
+        }
+      }, true);
+      b += "    }\n";
+      for (size_t k = 0; k < reds.size(); ++k)
+        if (reds[k].phase == ph) b += group_reduce(reds[k], static_cast<int>(k));
+    }
+    if (split) {
+      b += "    if (lane == 0 && active) {\n";
+      for (size_t k = 0; k < reds.size(); ++k) {
+        b += fmt::format("      p.w{}[(size_t)blockIdx.y * M + row] = red{};\n", k, k);
+        if (is_arg(reds[k].op)) b += fmt::format("      p.wi{}[(size_t)blockIdx.y * M + row] = red{}_i;\n", k, k);
+      }
+      b += "    }\n    __threadfence();\n    __syncthreads();\n";
+      b += "    if (threadIdx.x == 0) cf_last = atomicAdd(p.ctr + blockIdx.x, 1u) == gridDim.y - 1;\n";
+      b += "    __syncthreads();\n    if (!cf_last) return;\n    __threadfence();\n";
+      b += "    if (lane == 0 && active) {\n";
+      for (size_t k = 0; k < reds.size(); ++k) {
+        const std::string a = "red" + std::to_string(k);
+        b += fmt::format("      {} = {};\n", a, identity(reds[k]));
+        if (is_arg(reds[k].op)) b += fmt::format("      {}_i = 0x7fffffffffffffffLL;\n", a);
+        b += fmt::format("      for (unsigned s = 0; s < gridDim.y; ++s) {{\n        const {} pv = ((volatile {}*)p.w{})[(size_t)s * M + row];\n",
+                         reds[k].T, reds[k].T, k);
+        b += is_arg(reds[k].op) ? fmt::format("        const long long pi = ((volatile long long*)p.wi{})[(size_t)s * M + row];\n", k)
+                                : "        const long long pi = 0; (void)pi;\n";
+        b += "        " + combine(reds[k], a, a + "_i", "pv", "pi") + "\n      }\n";
+      }
+      b += "    }\n";
+    }
+    // row outputs
+    bool any_row = false;
+    for (const auto& o : sp.outputs) any_row |= o.kind == OutKind::Row;
+    if (any_row) {
+      // with vector loads, each thread's V consecutive results go out as one vector store
+      std::string pre, post;
+      if (V > 1)
+        for (size_t i = 0; i < sp.outputs.size(); ++i) {
+          if (sp.outputs[i].kind != OutKind::Row) continue;
+          const std::string st = storage_type(sp.outputs[i].node->dtype);
+          pre += fmt::format("      cf_vec<{}, V> w{};\n", st, i);
+          post += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + ob{} + j * V) = w{};\n", st, i, i, i);
+        }
+      b += "    if (active) {\n";
+      b += element_loop(e, [&] {
+        for (size_t i = 0; i < sp.outputs.size(); ++i) {
+          const auto& o = sp.outputs[i];
+          if (o.kind != OutKind::Row) continue;
+          std::string v = row_value(e, o.node.get());
+          if (V > 1) e.line(fmt::format("w{}.v[t] = {};", i, store_expr(o.node->dtype, v)), 8);
+          else e.line(fmt::format("p.o{}[ob{} + {}] = {};", i, i, row_offset(out_rs[i], "o" + std::to_string(i) + "r"),
+                                  store_expr(o.node->dtype, v)), 8);
+        }
+      }, false, pre, post);
+      b += "    }\n";
+    }
+    // values and epilogues, by the row's first lane
+    vals.clear();
+    e.code.clear();
+    for (size_t i = 0; i < sp.outputs.size(); ++i) {
+      const auto& o = sp.outputs[i];
+      if (o.kind == OutKind::Row) continue;
+      std::string v = o.kind == OutKind::Value ? ("red" + std::to_string(red_of.at(o.node.get())) +
+                                                  (is_arg(reds[red_of.at(o.node.get())].op) ? "_i" : ""))
+                                               : out_value(e, o.node.get());
+      e.line(fmt::format("p.o{}[ob{}] = {};", i, i, store_expr(o.node->dtype, v)), 8);
+    }
+    if (!e.code.empty()) b += "    if (lane == 0 && active) {\n" + e.code + "    }\n";
+    e.code.clear();
+    b += "  }\n";
+
+    std::string types;
+    for (const auto& o : sp.outputs) types += std::string(info(o.node->dtype).short_name);
+    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
+    KernelSpec k;
+    k.name = fmt::format("cf_red_{}_{:016x}", types, h);
+    k.source = kernel_preamble() +
+               fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
+                           "{}(const {}_params p) {{\n{}}}\n",
+                           k.name, e.pl.decl(), B, k.name, k.name, b);
+    k.params = e.pl.bytes();
+    k.patches = std::move(e.patches);
+    k.numel = M;
+    const int64_t row_blocks = (M + RB - 1) / RB;
+    k.dims.grid[0] = static_cast<unsigned>(split ? row_blocks : std::min<int64_t>(std::max<int64_t>(row_blocks, 1), 1 << 20));
+    k.dims.grid[1] = static_cast<unsigned>(S);
+    k.dims.block[0] = static_cast<unsigned>(B);
+    k.workspace_bytes = ws_bytes;
+    k.workspace_zero_bytes = ws_zero;
+    const char* mode = G == 1 ? "a thread" : (G == 32 ? "a warp" : "a block");
+    k.summary = fmt::format("{} row(s) x {} element(s), {} per row{}{}{}, {} phase(s), {}-bit index", M, N, mode,
+                            V > 1 ? fmt::format(", {}-wide loads", V) : "", cache ? fmt::format(", row on chip ({} x {} per thread)", K, V) : "",
+                            split ? fmt::format(", split over {} blocks per row", S) : "", phases, i64 ? 64 : 32);
+    return k;
+  }
+};
+
+}  // namespace
+
+KernelSpec emit_reduction_kernel(const ReductionSpec& spec, const LeafBinding& bind) {
+  RedEmitter e(spec, bind);
+  return e.emit();
+}
+
+KernelSpec emit_scan_kernel(const NodePtr& scan, const Layout& out_layout, int out_buffer, bool aligned16,
+                            const LeafBinding& bind) {
+  ReductionSpec spec;
+  spec.S = scan->inputs[0]->shape();
+  spec.axes = reduce_attrs(*scan).axes;
+  spec.reductions = {scan.get()};
+  spec.phase = {0};
+  // the scan's result has the row shape: an output of kind Row
+  spec.outputs.push_back(RedOutput{scan, OutKind::Row, out_layout, out_buffer, aligned16});
+  RedEmitter e(spec, bind);
+  return e.emit_scan();
+}
+
+}  // namespace cufuse::detail

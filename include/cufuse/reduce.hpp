@@ -1,0 +1,64 @@
+// cufuse/reduce.hpp: reductions, scans and vector norms, NumPy's semantics: over any set
+// of axes (negative ones too) or all of them, keepdims, a dtype, NumPy's accumulators
+// (integer sums in 64 bits, float16/bfloat16 in float32), NaN propagation, NumPy's answers
+// for empty inputs. All lazy: the planner fuses what feeds a reduction (prologue), what
+// follows it over its output (epilogue), sibling reductions of one iteration space, and a
+// reduction broadcast back over its rows (softmax, layernorm, var) into one kernel.
+// Results are deterministic: the same input gives the same bits on every run.
+#pragma once
+#include <initializer_list>
+#include <optional>
+
+#include "cufuse/array.hpp"
+
+namespace cufuse {
+
+// Which axes: all of them (the default, axis=None), one, or several.
+class AxisArg {
+ public:
+  AxisArg() = default;  // all axes
+  AxisArg(int axis) : axes_(Axes{axis}) {}  // NOLINT
+  AxisArg(std::initializer_list<int> axes) : axes_(Axes(axes)) {}  // NOLINT
+  AxisArg(const Axes& axes) : axes_(axes) {}  // NOLINT
+  AxisArg(std::nullopt_t) {}  // NOLINT: cf::none = all axes
+  bool all() const { return !axes_.has_value(); }
+  const Axes& axes() const { return *axes_; }
+
+ private:
+  std::optional<Axes> axes_;
+};
+
+Array sum(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array prod(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array max(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array min(const Array& a, AxisArg axis = {}, bool keepdims = false);
+inline Array amax(const Array& a, AxisArg axis = {}, bool keepdims = false) { return max(a, axis, keepdims); }
+inline Array amin(const Array& a, AxisArg axis = {}, bool keepdims = false) { return min(a, axis, keepdims); }
+Array mean(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array var(const Array& a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
+          std::optional<DType> dtype = std::nullopt);
+Array std(const Array& a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
+          std::optional<DType> dtype = std::nullopt);
+Array any(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array all(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array count_nonzero(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array nansum(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array nanmean(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array nanmax(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array nanmin(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array ptp(const Array& a, AxisArg axis = {}, bool keepdims = false);
+// Index of the first maximum (minimum; a NaN counts as the extreme) along `axis`, or in
+// the flattened array when axis is none.
+Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+// Running sum / product along `axis` (the flattened array when none).
+Array cumsum(const Array& a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+Array cumprod(const Array& a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+
+namespace linalg {
+// Vector norms (ord = 2 by default; 1, inf, -inf, 0 and any p), over `axis` (all when none).
+// Matrix norms (fro, nuc, 2 over two axes) come with the linear algebra library nodes.
+Array norm(const Array& x, std::optional<double> ord = std::nullopt, AxisArg axis = {}, bool keepdims = false);
+}  // namespace linalg
+
+}  // namespace cufuse

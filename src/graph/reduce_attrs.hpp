@@ -1,0 +1,31 @@
+// src/graph/reduce_attrs.hpp: what a Reduce or Scan node computes.
+//
+// A Reduce node reduces its one input (dtype T) over `axes` (sorted, non-negative, in the
+// input's coordinates) with `op`; its dtype is T too (bool for Any/All, int64 for
+// ArgMax/ArgMin): accumulator conversions are elementwise Cast nodes around it, so the
+// node itself is homogeneous. Its shape is the input's with the axes removed, or kept as
+// 1 with keepdims. ArgMax/ArgMin give the row-major position within the reduced axes.
+// A Scan node (NodeKind::Reduce with op CumSum/CumProd) keeps the input's shape and runs
+// along its single axis.
+#pragma once
+#include "graph/node.hpp"
+
+namespace cufuse::detail {
+
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, NanMax, NanMin, Any, All, ArgMax, ArgMin, CumSum, CumProd };
+const char* reduce_name(ReduceOp op);
+inline bool is_scan(ReduceOp op) { return op == ReduceOp::CumSum || op == ReduceOp::CumProd; }
+inline bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
+
+struct ReduceAttrs {
+  ReduceOp op;
+  Axes axes;      // sorted, in the input's coordinates
+  bool keepdims;
+};
+
+inline const ReduceAttrs& reduce_attrs(const Node& n) { return *static_cast<const ReduceAttrs*>(n.attrs.get()); }
+
+// Builds a Reduce (or scan) node; `out_dtype` is T, bool or int64 as above.
+NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims);
+
+}  // namespace cufuse::detail
