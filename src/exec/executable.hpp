@@ -10,6 +10,7 @@
 #include "codegen/kernel.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
+#include "library/library_call.hpp"
 
 namespace cufuse::detail {
 
@@ -20,10 +21,21 @@ struct BufferSpec {
   bool is_target;  // written into a Target instead of new memory
 };
 
+struct LibInput {
+  int leaf = -1;    // read from a leaf of the graph (its memory and layout), or
+  int buffer = -1;  // from a buffer an earlier step wrote (contiguous, of this dtype and shape)
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
 struct Step {
   int group = 0;
-  KernelSpec spec;
+  KernelSpec spec;           // kernel steps
   CompiledKernelPtr kernel;  // null when built without compiling
+  // library steps
+  std::shared_ptr<const LibraryCall> call;
+  std::vector<LibInput> lib_in;
+  std::vector<int> lib_out;  // per output of the call: buffer, or -1 (scratch memory)
 };
 
 struct Executable {

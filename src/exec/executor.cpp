@@ -116,9 +116,29 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
         st.spec = emit_scan_kernel(g.outputs[0], l, g.output_buffer[0], aligned, bind);
         break;
       }
+      case GroupKind::Library: {
+        st.call = g.call;
+        for (const auto& x : g.lib_inputs) {
+          LibInput in;
+          bool was_written = false;
+          for (const Node* w : written) was_written |= w == x.get();
+          if (was_written) in.buffer = plan.buffer_of(x.get());
+          else in.leaf = scan.leaf_index(x.get());
+          in.dtype = x->dtype;
+          in.shape = x->shape();
+          if (in.buffer < 0 && in.leaf < 0) throw InternalError("library input is neither memory nor a leaf");
+          st.lib_in.push_back(in);
+        }
+        st.lib_out.assign(static_cast<size_t>(g.call->num_outputs()), -1);
+        for (size_t k = 0; k < g.outputs.size(); ++k) st.lib_out[g.lib_output_index[k]] = g.output_buffer[k];
+        st.spec.name = "library";
+        st.spec.summary = g.call->describe();
+        st.spec.numel = 1;
+        break;
+      }
     }
     for (const auto& o : g.outputs) written.push_back(o.get());
-    if (compile) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
+    if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }
   counters().plans_built++;
@@ -198,6 +218,44 @@ static void apply_patches(std::vector<unsigned char>& bytes, const KernelSpec& s
 }
 
 // ------------------------------------------------------------------ running
+static void run_library_step(const Step& st, const GraphScan& scan, const std::vector<void*>& ptrs, void* stream) {
+  const LibraryCall& call = *st.call;
+  std::vector<TensorRef> in, out;
+  for (const auto& li : st.lib_in) {
+    TensorRef t;
+    if (li.buffer >= 0) {
+      t.ptr = ptrs[li.buffer];
+      t.dtype = li.dtype;
+      t.shape = li.shape;
+      t.strides = contiguous_strides(li.shape);
+    } else {
+      const Node* l = scan.leaves[li.leaf];
+      t.ptr = static_cast<char*>(l->storage->ptr) + l->layout.offset * itemsize(l->dtype);
+      t.dtype = l->dtype;
+      t.shape = l->shape();
+      t.strides = l->layout.strides;
+    }
+    in.push_back(std::move(t));
+  }
+  std::vector<std::shared_ptr<Storage>> scratch;
+  for (int k = 0; k < call.num_outputs(); ++k) {
+    TensorRef t;
+    t.dtype = call.output_dtype(k);
+    t.shape = call.output_shape(k);
+    t.strides = contiguous_strides(t.shape);
+    if (st.lib_out[k] >= 0) {
+      t.ptr = ptrs[st.lib_out[k]];
+    } else {
+      scratch.push_back(allocate_device(static_cast<size_t>(numel(t.shape) * itemsize(t.dtype))));
+      t.ptr = scratch.back()->ptr;
+    }
+    out.push_back(std::move(t));
+  }
+  call.run(in, out, stream);
+  counters().kernels_launched++;
+  if (log_enabled(LogChannel::Launch)) log(LogChannel::Launch, "library: {}", call.describe());
+}
+
 static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.storage = std::move(st);
   n.layout = contiguous_layout(n.shape());
@@ -328,6 +386,10 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   }
   thread_local std::vector<unsigned char> bytes;
   for (const auto& st : ex->steps) {
+    if (st.call) {
+      run_library_step(st, scan, ptrs, stream);
+      continue;
+    }
     if (st.spec.numel == 0) continue;
     std::shared_ptr<Storage> ws;
     if (st.spec.workspace_bytes) {

@@ -20,6 +20,8 @@ enum class Rule : uint8_t {
   MultiPass,       // "multi-pass": rows too long for one block: each reduction its own kernel
   Materialize,     // "materialize": a reduction result read other than by broadcast or epilogue is written to memory
   Scan,            // "scan": a cumulative sum/product is its own kernel, with its prologue fused
+  Library,         // "library": a matmul, contraction or solver call runs in the library (cuBLAS, cuSOLVER)
+  LibraryInput,    // "library-input": a library input whose layout the call cannot read is written contiguously first
 };
 const char* rule_name(Rule r);
 const char* rule_doc(Rule r);
@@ -30,7 +32,8 @@ struct Target {
   Layout layout;
 };
 
-enum class GroupKind : uint8_t { Elementwise, Reduction, Scan };
+enum class GroupKind : uint8_t { Elementwise, Reduction, Scan, Library };
+class LibraryCall;
 const char* group_kind_name(GroupKind k);
 
 // What a reduction group writes per output.
@@ -54,6 +57,10 @@ struct Group {
   Rule rule = Rule::Output;         // why this group exists
   std::vector<Rule> fused;          // rules that fused work into it
   bool multipass = false;           // rows too long: re-read per phase (no register cache)
+  // library groups: the call, its inputs, and which output of the call each output is
+  std::shared_ptr<const LibraryCall> call;
+  std::vector<NodePtr> lib_inputs;
+  std::vector<int> lib_output_index;
 };
 
 struct Plan {

@@ -20,6 +20,7 @@
 
 #include "cufuse/error.hpp"
 #include "graph/reduce_attrs.hpp"
+#include "library/library_call.hpp"
 #include "plan/plan.hpp"
 
 namespace cufuse::detail {
@@ -35,6 +36,8 @@ const char* rule_name(Rule r) {
     case Rule::MultiPass: return "multi-pass";
     case Rule::Materialize: return "materialize";
     case Rule::Scan: return "scan";
+    case Rule::Library: return "library";
+    case Rule::LibraryInput: return "library-input";
   }
   return "?";
 }
@@ -50,6 +53,8 @@ const char* rule_doc(Rule r) {
     case Rule::MultiPass: return "rows too long for one block: each reduction runs as its own kernel";
     case Rule::Materialize: return "a reduction result read other than by broadcast-back or epilogue is written to memory";
     case Rule::Scan: return "a cumulative sum/product is its own kernel with its elementwise producers fused";
+    case Rule::Library: return "a matmul, contraction or solver call runs in the library (cuBLAS, cuSOLVER)";
+    case Rule::LibraryInput: return "a library input whose layout the call cannot read is written contiguously by one kernel first";
   }
   return "";
 }
@@ -59,6 +64,7 @@ const char* group_kind_name(GroupKind k) {
     case GroupKind::Elementwise: return "elementwise";
     case GroupKind::Reduction: return "reduction";
     case GroupKind::Scan: return "scan";
+    case GroupKind::Library: return "library";
   }
   return "?";
 }
@@ -340,6 +346,46 @@ struct Planner {
   }
   std::vector<int> plain;
 
+  std::unordered_map<const LibraryCall*, int> call_group;
+  std::vector<NodePtr> prep;  // library inputs to write contiguously first
+
+  void place_library(const NodePtr& n) {
+    const auto& at = library_attrs(*n);
+    auto it = call_group.find(at.call.get());
+    if (it != call_group.end()) {
+      group_of[n.get()] = it->second;
+      return;
+    }
+    Group grp;
+    grp.kind = GroupKind::Library;
+    grp.rule = Rule::Library;
+    grp.iter_shape = n->shape();
+    grp.call = at.call;
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const NodePtr& x = n->inputs[i];
+      grp.lib_inputs.push_back(x);
+      const NodeKind k = x->k();
+      if (k == NodeKind::Reduce || k == NodeKind::Library) {
+        materialize.insert(x.get());
+        if (!at.call->accepts_layout(static_cast<int>(i), contiguous_layout(x->shape()), x->dtype))
+          throw InternalError("a library call does not accept a contiguous input");
+      } else if (!(k == NodeKind::Buffer && at.call->accepts_layout(static_cast<int>(i), x->layout, x->dtype))) {
+        if (std::find(prep.begin(), prep.end(), x) == prep.end()) prep.push_back(x);
+      }
+    }
+    p.groups.push_back(std::move(grp));
+    domain.resize(p.groups.size());
+    const int g = static_cast<int>(p.groups.size() - 1);
+    call_group[at.call.get()] = g;
+    group_of[n.get()] = g;
+  }
+
+  int root_index(const Node* n) const {
+    for (size_t i = 0; i < roots.size(); ++i)
+      if (roots[i].get() == n) return static_cast<int>(i);
+    return -1;
+  }
+
   void run(const std::vector<const Target*>& targets) {
     p.roots = roots;
     p.targets = targets;
@@ -350,22 +396,38 @@ struct Planner {
         if (is_scan(reduce_attrs(*n).op)) place_scan(n);
         else place_reduction(n);
       } else if (n->k() == NodeKind::Library) {
-        throw NotSupportedError("library nodes are planned by the library layer");
+        place_library(n);
       }
     }
-    for (int i = 0; i < static_cast<int>(roots.size()); ++i) place_root(i);
+    for (const auto& n : topo) {  // every output of a call goes to memory
+      if (n->k() != NodeKind::Library) continue;
+      const int g = group_of.at(n.get());
+      add_output(g, n, OutKind::Plain, root_index(n.get()));
+      p.groups[g].lib_output_index.push_back(library_attrs(*n).output);
+    }
+    for (int i = 0; i < static_cast<int>(roots.size()); ++i)
+      if (roots[i]->k() != NodeKind::Library) place_root(i);
+    // Plain elementwise groups, one per shape: results, and library inputs to lay out.
+    std::vector<std::pair<NodePtr, int>> ew_out;
+    for (int i : plain) ew_out.emplace_back(roots[i], i);
+    for (const auto& x : prep) {
+      bool have = false;
+      for (const auto& [n, r] : ew_out) have |= n.get() == x.get();
+      if (!have) ew_out.emplace_back(x, root_index(x.get()));
+      std::vector<Access> acc;
+      if (!x->is_leaf()) boundary(x.get(), acc);
+      for (const auto& a : acc) materialize.insert(a.red);
+    }
     // Results read from memory by other groups.
     for (const auto& n : topo) {
       if (!materialize.count(n.get())) continue;
       auto it = group_of.find(n.get());
-      if (it == group_of.end()) continue;
+      if (it == group_of.end() || p.groups[it->second].kind == GroupKind::Library) continue;
       add_output(it->second, n, OutKind::Value, -1);
       add_rule(p.groups[it->second], Rule::Materialize);
     }
-    // Plain elementwise groups, one per shape.
     std::vector<int> ew_groups;
-    for (int i : plain) {
-      const NodePtr& x = roots[i];
+    for (const auto& [x, i] : ew_out) {
       int g = -1;
       for (int k : ew_groups)
         if (p.groups[k].iter_shape == x->shape()) g = k;
@@ -373,20 +435,78 @@ struct Planner {
         Group grp;
         grp.kind = GroupKind::Elementwise;
         grp.iter_shape = x->shape();
-        grp.rule = Rule::Output;
+        grp.rule = i < 0 ? Rule::LibraryInput : Rule::Output;
         p.groups.push_back(std::move(grp));
         g = static_cast<int>(p.groups.size() - 1);
         ew_groups.push_back(g);
       }
       add_output(g, x, OutKind::Plain, i);
+      if (i < 0) add_rule(p.groups[g], Rule::LibraryInput);
     }
     if (ew_groups.size() > 1)
-      for (int k : ew_groups) p.groups[k].rule = Rule::IterationSpace;
+      for (int k : ew_groups)
+        if (p.groups[k].rule == Rule::Output) p.groups[k].rule = Rule::IterationSpace;
     // Groups that write nothing (their reductions only fed groups that moved away) go.
     std::vector<Group> kept;
     for (auto& g : p.groups)
       if (!g.outputs.empty()) kept.push_back(std::move(g));
     p.groups = std::move(kept);
+    order_groups();
+  }
+
+  // Groups in an order where each runs after the groups whose results it reads.
+  void order_groups() {
+    const size_t ng = p.groups.size();
+    std::unordered_map<const Node*, size_t> produced;
+    for (size_t g = 0; g < ng; ++g)
+      for (const auto& o : p.groups[g].outputs) produced[o.get()] = g;
+    std::vector<std::vector<size_t>> deps(ng);
+    for (size_t g = 0; g < ng; ++g) {
+      const Group& grp = p.groups[g];
+      std::unordered_set<const Node*> own(grp.outputs.size() + grp.reductions.size());
+      for (const auto& r : grp.reductions) own.insert(r.get());
+      std::vector<const Node*> stack;
+      std::unordered_set<const Node*> seen;
+      if (grp.kind == GroupKind::Library) {
+        for (const auto& x : grp.lib_inputs) stack.push_back(x.get());
+      } else {
+        for (const auto& r : grp.reductions) stack.push_back(r->inputs[0].get());
+        for (size_t k = 0; k < grp.outputs.size(); ++k)
+          if (grp.kind == GroupKind::Elementwise || grp.out_kinds[k] != OutKind::Value)
+            for (const auto& in : grp.outputs[k]->inputs) stack.push_back(in.get());
+        if (grp.kind == GroupKind::Elementwise)
+          for (const auto& o : grp.outputs) if (o->is_leaf()) stack.push_back(o.get());
+      }
+      while (!stack.empty()) {
+        const Node* x = stack.back();
+        stack.pop_back();
+        if (!seen.insert(x).second) continue;
+        auto it = produced.find(x);
+        if (it != produced.end() && it->second != g) {
+          deps[g].push_back(it->second);
+          continue;
+        }
+        if (own.count(x) && grp.kind != GroupKind::Elementwise) continue;
+        for (const auto& in : x->inputs) stack.push_back(in.get());
+      }
+    }
+    std::vector<int> indeg(ng, 0);
+    for (size_t g = 0; g < ng; ++g) indeg[g] = static_cast<int>(deps[g].size());
+    std::vector<Group> ordered;
+    std::vector<bool> done(ng, false);
+    for (size_t step = 0; step < ng; ++step) {
+      size_t pick = ng;
+      for (size_t g = 0; g < ng && pick == ng; ++g) {
+        if (done[g]) continue;
+        bool ready = true;
+        for (size_t d : deps[g]) ready &= done[d];
+        if (ready) pick = g;
+      }
+      if (pick == ng) throw InternalError("planner: groups depend on each other in a cycle");
+      done[pick] = true;
+      ordered.push_back(std::move(p.groups[pick]));
+    }
+    p.groups = std::move(ordered);
   }
 
 };

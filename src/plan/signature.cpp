@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "library/library_call.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
@@ -45,6 +46,13 @@ struct Walker {
     if (node_ids.size() > 48) big.insert(node_ids.begin(), node_ids.end());
   }
   std::vector<std::pair<const Node*, int>> node_ids;
+  std::vector<const void*> calls;  // library calls in order of first sight
+  int64_t call_ordinal(const void* c) {
+    for (size_t i = 0; i < calls.size(); ++i)
+      if (calls[i] == c) return static_cast<int64_t>(i);
+    calls.push_back(c);
+    return static_cast<int64_t>(calls.size() - 1);
+  }
 
   void put_shape(const Shape& sh) {
     s.key.push_back(sh.ndim());
@@ -95,7 +103,14 @@ struct Walker {
         for (int i = 0; i < nin && i < 8; ++i) s.key.push_back(in_ids[i]);
         if (nin > 8)
           for (int i = 8; i < nin; ++i) s.key.push_back(find(n->inputs[i].get()));
-        if (n->attrs) s.key.push_back(static_cast<int64_t>(n->hash));  // Reduce/Library attributes
+        if (k == NodeKind::Library) {
+          const auto& at = library_attrs(*n);
+          s.key.push_back(static_cast<int64_t>(at.call->attributes_hash()));
+          s.key.push_back(call_ordinal(at.call.get()));
+          s.key.push_back(at.output);
+        } else if (n->attrs) {
+          s.key.push_back(static_cast<int64_t>(n->hash));  // Reduce attributes (op, axes, keepdims)
+        }
         break;
       }
     }
@@ -112,7 +127,7 @@ struct Walker {
 
 void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out) {
   out.clear();
-  Walker w{out, {}, 0, {}};
+  Walker w{out, {}, 0, {}, {}};
   std::vector<int> root_ids;
   root_ids.reserve(roots.size());
   for (const auto& r : roots) root_ids.push_back(w.visit(r.get()));

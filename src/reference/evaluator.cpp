@@ -79,10 +79,7 @@ HostArray evaluate_one(const Node& n, const HostArray* const* inputs) {
     case NodeKind::Elementwise: return ref::eval_elementwise(n, inputs);
     case NodeKind::View: return ref::eval_view(n, *inputs[0]);
     case NodeKind::Reduce: return ref::eval_reduce(n, *inputs[0]);
-    case NodeKind::Library:
-      throw NotSupportedError(fmt::format(
-          "reference evaluator: Library nodes (matmul, einsum contractions, solvers) are not supported "
-          "yet (a {} result of shape {})", name(n.dtype), to_string(n.shape())));
+    case NodeKind::Library: return ref::eval_library(n, inputs);
   }
   throw InternalError("reference evaluator: unknown node kind");
 }

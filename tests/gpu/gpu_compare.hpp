@@ -1,0 +1,101 @@
+// tests/gpu/gpu_compare.hpp: comparing a device result with the host reference evaluator,
+// and random inputs of every dtype.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cufuse/cufuse.hpp>
+
+#include "reference/evaluator.hpp"
+
+namespace cf = cufuse;
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 g(std::random_device{}());
+  return g;
+}
+
+// Host bytes of n random values of dtype t. `kind`: 0 general, 1 positive, 2 small ints (0..5).
+inline std::vector<unsigned char> random_bytes(cf::DType t, int64_t n, int kind = 0) {
+  std::vector<unsigned char> b(static_cast<size_t>(n * cf::itemsize(t)));
+  std::normal_distribution<double> nd(0.0, 3.0);
+  std::uniform_int_distribution<int64_t> id(-120, 120);
+  auto& g = rng();
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned char* p = b.data() + i * cf::itemsize(t);
+    double f = nd(g);
+    if (kind == 1) f = std::fabs(f) + 0.01;
+    int64_t k = kind == 2 ? (id(g) % 6 + 6) % 6 : id(g);
+    if (cf::is_unsigned_int(t) || kind == 1) k = k < 0 ? -k : k;
+    if (i % 97 == 5 && cf::is_float(t) && kind == 0) f = (i % 3 == 0) ? 0.0 : ((i % 3 == 1) ? -0.0 : INFINITY);
+    switch (t) {
+      case cf::DType::Bool: { bool v = (k & 1) != 0; std::memcpy(p, &v, 1); break; }
+      case cf::DType::Int8: { int8_t v = static_cast<int8_t>(k); std::memcpy(p, &v, 1); break; }
+      case cf::DType::Int16: { int16_t v = static_cast<int16_t>(k * 97); if (kind == 2) v = k; std::memcpy(p, &v, 2); break; }
+      case cf::DType::Int32: { int32_t v = static_cast<int32_t>(k * 1000003); if (kind == 2) v = k; std::memcpy(p, &v, 4); break; }
+      case cf::DType::Int64: { int64_t v = k * 1000000007LL; if (kind == 2) v = k; std::memcpy(p, &v, 8); break; }
+      case cf::DType::UInt8: { uint8_t v = static_cast<uint8_t>(k); std::memcpy(p, &v, 1); break; }
+      case cf::DType::UInt16: { uint16_t v = static_cast<uint16_t>(kind == 2 ? k : k * 500); std::memcpy(p, &v, 2); break; }
+      case cf::DType::UInt32: { uint32_t v = static_cast<uint32_t>(kind == 2 ? k : k * 30000001); std::memcpy(p, &v, 4); break; }
+      case cf::DType::UInt64: { uint64_t v = static_cast<uint64_t>(kind == 2 ? k : k * 70000000001ULL); std::memcpy(p, &v, 8); break; }
+      case cf::DType::Float16: { cf::half v(f); std::memcpy(p, &v, 2); break; }
+      case cf::DType::BFloat16: { cf::bfloat16_t v(f); std::memcpy(p, &v, 2); break; }
+      case cf::DType::Float32: { float v = static_cast<float>(f); std::memcpy(p, &v, 4); break; }
+      case cf::DType::Float64: { std::memcpy(p, &f, 8); break; }
+    }
+  }
+  return b;
+}
+
+inline cf::Array random_array(cf::DType t, const cf::Shape& s, int kind = 0) {
+  auto b = random_bytes(t, cf::numel(s), kind);
+  return cf::from_host(b.data(), t, s);
+}
+
+// Units in the last place of dtype t at value v.
+inline double ulp_of(cf::DType t, double v) {
+  int e = v == 0 ? -1000 : std::ilogb(v);
+  switch (t) {
+    case cf::DType::Float16: return std::ldexp(1.0, std::max(e, -14) - 10);
+    case cf::DType::BFloat16: return std::ldexp(1.0, std::max(e, -126) - 7);
+    case cf::DType::Float32: return std::ldexp(1.0, std::max(e, -126) - 23);
+    default: return std::ldexp(1.0, std::max(e, -1022) - 52);
+  }
+}
+
+// Compares the device result of `expr` with the reference evaluator's, element by element.
+// Must be called before `expr` is evaluated (the reference reads its inputs from the device).
+// Returns the number of mismatches (and reports the first few).
+inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what) {
+  cf::detail::HostArray ref = cf::detail::reference_evaluate(expr.node());
+  std::vector<unsigned char> got(static_cast<size_t>(expr.nbytes()));
+  expr.copy_to_host(got.data(), got.size());
+  cf::detail::HostArray dev;
+  dev.dtype = expr.dtype();
+  dev.shape = expr.shape();
+  dev.bytes = got;
+  const cf::DType t = expr.dtype();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < ref.size(); ++i) {
+    bool ok;
+    if (cf::is_float(t)) {
+      double a = dev.get_double(i), b = ref.get_double(i);
+      if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
+      else if (std::isinf(a) || std::isinf(b)) ok = a == b || (ulps > 0 && std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(std::isinf(a) ? b : a)) * 2);
+      else ok = a == b || std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(b));
+    } else {
+      ok = dev.get_uint64(i) == ref.get_uint64(i);
+    }
+    if (!ok) {
+      if (bad < 5)
+        MESSAGE(what << ": element " << i << " device " << dev.get_double(i) << " reference " << ref.get_double(i));
+      ++bad;
+    }
+  }
+  return bad;
+}

@@ -1,0 +1,129 @@
+// tests/gpu/test_reduce_gpu.cpp: reductions on the device against the reference evaluator:
+// every reduction, dtype, axis set and keepdims; fused patterns; NaN and empty cases;
+// determinism; the accuracy bound of a float32 sum of 2^27 normals.
+#include <cmath>
+
+#include "gpu_compare.hpp"
+
+static double red_tol(cf::DType t) { return t == cf::f32 ? 64 : (t == cf::f64 ? 64 : (cf::is_half(t) ? 2 : 0)); }
+
+TEST_CASE("every reduction, dtype, axis set and keepdims matches the reference") {
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::i32, cf::i64, cf::u8, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
+  const std::vector<cf::AxisArg> axes = {cf::AxisArg(), cf::AxisArg(0), cf::AxisArg(1), cf::AxisArg(-1),
+                                         cf::AxisArg({0, 2}), cf::AxisArg({1, 2})};
+  for (cf::DType t : types) {
+    auto a = random_array(t, {7, 33, 130});
+    for (const auto& ax : axes)
+      for (bool keep : {false, true}) {
+        std::string what = std::string(cf::name(t)) + (keep ? " keepdims" : "");
+        const double tol = red_tol(cf::sum(a).dtype());
+        CHECK_MESSAGE(check_against_reference(cf::sum(a, ax, keep), tol, "sum " + what) == 0, what);
+        CHECK_MESSAGE(check_against_reference(cf::max(a, ax, keep), 0, "max " + what) == 0, what);
+        CHECK_MESSAGE(check_against_reference(cf::min(a, ax, keep), 0, "min " + what) == 0, what);
+        CHECK_MESSAGE(check_against_reference(cf::any(a, ax, keep), 0, "any " + what) == 0, what);
+        CHECK_MESSAGE(check_against_reference(cf::all(a, ax, keep), 0, "all " + what) == 0, what);
+        if (t != cf::bool_) {
+          CHECK_MESSAGE(check_against_reference(cf::mean(a, ax, keep), 64, "mean " + what) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::var(a, ax, 1, keep), 1024, "var " + what) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::nanmax(a, ax, keep), 0, "nanmax " + what) == 0, what);
+        }
+      }
+    for (int ax : {0, 1, 2}) {
+      CHECK(check_against_reference(cf::argmax(a, ax), 0, "argmax") == 0);
+      CHECK(check_against_reference(cf::argmin(a, ax, true), 0, "argmin") == 0);
+      if (t != cf::bool_) CHECK(check_against_reference(cf::cumsum(a, ax), red_tol(cf::sum(a).dtype()), "cumsum") == 0);
+    }
+    CHECK(check_against_reference(cf::argmax(a), 0, "argmax all") == 0);
+    auto small = random_array(t, {5, 9}, 2);
+    if (t != cf::bool_) CHECK(check_against_reference(cf::prod(small, 1), red_tol(cf::prod(small).dtype()), "prod") == 0);
+  }
+}
+
+TEST_CASE("layouts: transposed and sliced inputs, all kernel shapes") {
+  auto a = random_array(cf::f32, {300, 500});
+  CHECK(check_against_reference(cf::sum(a.T(), 1), 64, "transposed") == 0);
+  CHECK(check_against_reference(cf::max(a[{cf::slice(cf::none, cf::none, -3), cf::slice(1, 400)}], 0), 0, "sliced") == 0);
+  auto big = random_array(cf::f32, {3, 2000000});
+  CHECK(check_against_reference(cf::sum(big, 1), 256, "few long rows (split)") == 0);
+  CHECK(check_against_reference(cf::argmax(big, 1), 0, "argmax split") == 0);
+  CHECK(check_against_reference(cf::sum(big, 0), 0, "many short rows") == 0);
+  auto tall = random_array(cf::f64, {100000, 3});
+  CHECK(check_against_reference(cf::sum(tall, 0), 256, "column sums (split, thread per row)") == 0);
+  auto w9 = random_array(cf::f64, {64, 32, 33}, 1);
+  CHECK(check_against_reference(cf::prod(w9 * 0.5 + 0.75, 0), 64, "prod axis 0") == 0);
+  auto scan = random_array(cf::f32, {3, 70000});
+  CHECK(check_against_reference(cf::cumsum(scan, 1), 4096, "long scan") == 0);
+}
+
+TEST_CASE("fused patterns match the reference and launch one kernel") {
+  auto a = random_array(cf::f32, {512, 8192});
+  auto g = random_array(cf::f32, {8192});
+  auto b = random_array(cf::f32, {8192});
+  {
+    cf::reset_stats();
+    auto e = cf::exp(a - cf::max(a, 1, true));
+    auto sm = e / cf::sum(e, 1, true);
+    CHECK(check_against_reference(sm, 8, "softmax") == 0);
+    CHECK(cf::stats().kernels_launched == 1);
+  }
+  {
+    cf::reset_stats();
+    auto ln = (a - cf::mean(a, 1, true)) / cf::sqrt(cf::var(a, 1, 0, true) + 1e-5f) * g + b;
+    CHECK(check_against_reference(ln, 64, "layernorm") == 0);
+    CHECK(cf::stats().kernels_launched == 1);
+  }
+  {
+    cf::reset_stats();
+    auto m = cf::mean(a, 0);
+    auto v = cf::var(a, 0);
+    cf::eval(m, v);
+    CHECK(cf::stats().kernels_launched == 1);
+  }
+  auto x = random_array(cf::f32, {1 << 20});
+  auto y = random_array(cf::f32, {1 << 20});
+  cf::reset_stats();
+  CHECK(check_against_reference(cf::sum((x - y) * (x - y)), 64, "sum of squares") == 0);
+  CHECK(cf::stats().kernels_launched == 1);
+  auto long_rows = random_array(cf::f32, {2, 1 << 20});
+  auto e2 = cf::exp(long_rows - cf::max(long_rows, 1, true));
+  CHECK(check_against_reference(e2 / cf::sum(e2, 1, true), 16, "multi-pass softmax") == 0);
+}
+
+TEST_CASE("NaN and empty reductions") {
+  auto f = cf::from_host(std::vector<float>{1, NAN, 3, -2, NAN, 7});
+  CHECK(std::isnan(cf::max(f).item<float>()));
+  CHECK(cf::nanmax(f).item<float>() == 7.0f);
+  CHECK(cf::argmax(f).item<int64_t>() == 1);
+  CHECK(cf::nansum(f).item<float>() == 9.0f);
+  auto allnan = cf::full({4}, NAN, cf::f32);
+  CHECK(std::isnan(cf::nanmax(allnan).item<float>()));
+  auto e = cf::zeros({0, 3}, cf::f32);
+  CHECK(cf::sum(e, 0).to_host<float>() == std::vector<float>{0, 0, 0});
+  CHECK(cf::prod(e).item<float>() == 1.0f);
+  CHECK(std::isnan(cf::mean(e).item<float>()));
+  CHECK_THROWS_AS(cf::max(e), cf::ValueError);
+}
+
+TEST_CASE("the same input gives the same bits on every run") {
+  auto x = random_array(cf::f32, {1 << 24});
+  auto a = random_array(cf::f32, {1000, 3000});
+  float s0 = cf::sum(x).item<float>();
+  auto r0 = cf::sum(a, 1).to_host<float>();
+  for (int i = 0; i < 5; ++i) {
+    CHECK(cf::sum(x).item<float>() == s0);
+    CHECK(cf::sum(a, 1).to_host<float>() == r0);
+  }
+}
+
+TEST_CASE("float32 sum of 2^27 normals within 1e-5 of float64") {
+  for (double mean : {0.0, 1.0}) {
+    auto x = cf::random::normal({1 << 27}, cf::f32, 2026, mean).eval();
+    const double s32 = cf::sum(x).item<float>();
+    const double s64 = cf::sum(x.astype(cf::f64)).item<double>();
+    const double sabs = cf::sum(cf::abs(x.astype(cf::f64))).item<double>();
+    MESSAGE("mean " << mean << ": f32 sum " << s32 << " f64 sum " << s64 << " relative "
+                    << std::fabs(s32 - s64) / std::fabs(s64) << ", relative to sum|x| " << std::fabs(s32 - s64) / sabs);
+    // standard normals sum to ~sqrt(n): bound the error by the data's magnitude as well
+    CHECK(std::fabs(s32 - s64) <= 1e-5 * std::max(std::fabs(s64), 1e-3 * sabs));
+  }
+}
