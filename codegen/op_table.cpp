@@ -193,7 +193,20 @@ OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
   if (p == DType::Bool && row.bool_as_int8) p = DType::Int8;
   if (!(kind_mask(p) & row.accepts)) return fail();
   switch (row.rule) {
-    case TypeRule::Float: p = float_for(p); break;
+    case TypeRule::Float: {
+      // NumPy's loop: the first float type every input casts to safely. Not float_for of
+      // the promoted type: arctan2(int8, uint8) runs in float16 though int16 is their
+      // promotion (whose float would be float32).
+      for (DType f : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+        bool all = true;
+        for (int i = 0; i < n; ++i) all = all && can_cast_safe(in[i], f);
+        if (all) {
+          p = f;
+          break;
+        }
+      }
+      break;
+    }
     case TypeRule::TrueDivide: p = is_float(p) ? p : DType::Float64; break;
     default: break;
   }

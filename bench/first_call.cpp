@@ -1,0 +1,198 @@
+// bench/first_call.cpp: W12, the first call of a new fused elementwise function in a new
+// process whose CUDA context is already up: once with an empty disk cache (NVRTC compiles)
+// and once with the disk cache that run left (a new process, so the memory cache is empty).
+// The bench re-executes itself (--first-call-child) with CUFUSE_CACHE_DIR set; each child
+// prints one "@@first-call {json}" line. Floor: one NVRTC compile, measured in this run.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <cuda_runtime.h>
+
+#include "cufuse/array.hpp"
+#include "cufuse/backend.hpp"
+#include "cufuse/creation.hpp"
+#include "cufuse/eval.hpp"
+#include "cufuse/ops.hpp"
+#include "harness.hpp"
+
+namespace cf = cufuse;
+namespace fs = std::filesystem;
+
+namespace bench {
+namespace {
+
+constexpr int64_t kFirstCallN = int64_t(1) << 20;
+
+// The same function as W7b and as peers.py's W12 (cupy.fuse, torch.compile).
+cf::Array first_call_expr(const cf::Array& x, const cf::Array& y) {
+  return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1);
+}
+double first_call_host(double x, double y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); }
+// The process's first fused function: a different kernel, so the measured one is still new.
+cf::Array start_up_expr(const cf::Array& x, const cf::Array& y) { return (x + y) * 0.5; }
+
+struct ChildFigure {
+  bool ok = false;
+  double time_ms = kNaN, first_ms = kNaN, compiled = kNaN, disk_hits = kNaN, memory_hits = kNaN;
+  bool check_ok = false;
+  std::string check_detail, error;
+};
+
+ChildFigure run_child(const Options& opt, const std::string& cache_dir) {
+  ChildFigure f;
+  ChildResult c = run_self(opt, {"--first-call-child"}, {"CUFUSE_CACHE_DIR=" + cache_dir}, 120);
+  auto lines = lines_with_prefix(c.out, "@@first-call");
+  auto checks = lines_with_prefix(c.out, "@@first-call-check");
+  auto errors = lines_with_prefix(c.out, "@@first-call-error");
+  if (!c.error.empty()) f.error = c.error;
+  else if (c.timed_out) f.error = "child timed out";
+  else if (c.signal) f.error = "child killed by signal " + std::to_string(c.signal);
+  else if (!errors.empty()) f.error = errors.front();
+  else if (lines.empty()) f.error = "child printed no figure (exit " + std::to_string(c.exit_code) + ")";
+  if (!f.error.empty()) return f;
+  const std::string& j = lines.front();
+  f.ok = true;
+  f.time_ms = json_number(j, "time_ms");
+  f.first_ms = json_number(j, "first_ms");
+  f.compiled = json_number(j, "kernels_compiled");
+  f.disk_hits = json_number(j, "disk_cache_hits");
+  f.memory_hits = json_number(j, "memory_cache_hits");
+  f.check_ok = json_number(j, "check_ok") == 1;
+  f.check_detail = checks.empty() ? "" : checks.front();
+  return f;
+}
+
+
+size_t files_under(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) ++n;
+  return n;
+}
+
+void run_w12(Ctx& ctx, Record& r) {
+  const int trials = ctx.opt.quick ? 3 : 5;
+  std::vector<double> cold, warm, cold_first, warm_first;
+  std::vector<std::string> problems;
+  double cold_compiled = 0, warm_compiled = 0, warm_disk_hits = 0;
+  size_t cache_files = 0;
+  bool all_checks_ok = true;
+  std::string check_detail;
+  for (int t = 0; t < trials; ++t) {
+    char tmpl[] = "/tmp/cufuse-bench-w12-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("W12: mkdtemp failed");
+    std::string dir = tmpl;
+    ChildFigure a = run_child(ctx.opt, dir);
+    cache_files = std::max(cache_files, files_under(dir));
+    ChildFigure b = a.ok ? run_child(ctx.opt, dir) : ChildFigure{};
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (!a.ok) {
+      problems.push_back("empty-cache child: " + a.error);
+      break;
+    }
+    if (!b.ok) {
+      problems.push_back("warm-cache child: " + b.error);
+      break;
+    }
+    cold.push_back(a.time_ms);
+    warm.push_back(b.time_ms);
+    cold_first.push_back(a.first_ms);
+    warm_first.push_back(b.first_ms);
+    cold_compiled = std::max(cold_compiled, a.compiled);
+    warm_compiled = std::max(warm_compiled, b.compiled);
+    warm_disk_hits = std::max(warm_disk_hits, b.disk_hits);
+    for (const ChildFigure* f : {&a, &b}) {
+      if (!f->check_ok) all_checks_ok = false;
+      if (check_detail.empty() || !f->check_ok) check_detail = f->check_detail;
+    }
+  }
+  if (!problems.empty()) {
+    r.status = "error";
+    r.notes = problems.front();
+    return;
+  }
+  // The floor is measured after the trials: on a freshly started machine NVRTC runs 3-6x
+  // slower in the first seconds (seen on the H100 machine), which would flatter cufuse.
+  r.nvrtc_ms = ctx.floors.nvrtc_ms();
+  r.check.done = true;
+  r.check.ok = all_checks_ok;
+  r.check.detail = check_detail;
+  Part pc{"empty cache", median(cold), r.nvrtc_ms, cold, ""};
+  Part pw{"warm cache", median(warm), kNaN, warm, ""};
+  r.parts = {pc, pw};
+  r.floor_ms = r.nvrtc_ms;
+  r.batches = int(cold.size());
+  r.reps = 1;
+  r.batch_ms = cold;
+  r.set_time(pc.time_ms);
+  r.notes = strf("median of %d fresh processes each; plain lazy expression (W7b's) on f32[2^20], the "
+                 "process's second new function; its first (library start-up included): %.3g / %.3g ms; "
+                 "kernels compiled: empty %.0f, warm %.0f; warm disk-cache hits %.0f; %zu cache files",
+                 trials, median(cold_first), median(warm_first), cold_compiled, warm_compiled,
+                 warm_disk_hits, cache_files);
+  if (!ctx.floors.nvrtc_detail.empty()) r.notes += "; floor: " + ctx.floors.nvrtc_detail;
+  if (warm_compiled > 0) r.notes += "; WARM RUN COMPILED (disk cache missed)";
+  if (cache_files == 0) r.notes += "; NOTHING WRITTEN TO CUFUSE_CACHE_DIR";
+}
+
+}  // namespace
+
+int first_call_child_main(const Options& opt) {
+  (void)opt;
+  try {
+    if (cf::current_backend() == cf::Backend::Cuda) {
+      cudaError_t e = cudaFree(nullptr);  // the context is up before the clock starts
+      if (e != cudaSuccess) throw std::runtime_error(std::string("cudaFree(0): ") + cudaGetErrorString(e));
+    }
+    std::vector<float> hx = host_normal(kFirstCallN, 5), hy = host_normal(kFirstCallN, 6);
+    cf::Array x = from_host_f32(hx), y = from_host_f32(hy);
+    device_sync();
+
+    double f0 = now_ms();  // the process's first fused call: library start-up included
+    cf::Array w = start_up_expr(x, y);
+    w.eval();
+    device_sync();
+    double first_ms = now_ms() - f0;
+
+    cf::Stats s0 = cf::stats();
+    double t0 = now_ms();
+    cf::Array z = first_call_expr(x, y);
+    z.eval();
+    device_sync();
+    double t1 = now_ms();
+    cf::Stats s1 = cf::stats();
+
+    std::vector<float> hz = to_host_f32(z);
+    Check c = check_sample(hz, [&](size_t i) { return first_call_host(hx[i], hy[i]); }, 1e-4, 1e-3);
+    std::printf("@@first-call {\"time_ms\":%.6f,\"first_ms\":%.6f,\"kernels_compiled\":%llu,\"disk_cache_hits\":%llu,"
+                "\"memory_cache_hits\":%llu,\"kernels_launched\":%llu,\"check_ok\":%d}\n",
+                t1 - t0, first_ms, (unsigned long long)(s1.kernels_compiled - s0.kernels_compiled),
+                (unsigned long long)(s1.disk_cache_hits - s0.disk_cache_hits),
+                (unsigned long long)(s1.memory_cache_hits - s0.memory_cache_hits),
+                (unsigned long long)(s1.kernels_launched - s0.kernels_launched), c.ok ? 1 : 0);
+    std::printf("@@first-call-check %s\n", c.detail.c_str());
+    std::fflush(stdout);
+    return 0;
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    std::printf("@@first-call-error %s\n", msg.c_str());
+    std::fflush(stdout);
+    return 1;
+  }
+}
+
+void add_first_call_workloads(Registry& r) {
+  r.push_back({"W12",
+               "first call of a new fused elementwise function (context up): empty disk cache / warm disk cache "
+               "in a new process",
+               FloorKind::Compile, run_w12});
+}
+
+}  // namespace bench

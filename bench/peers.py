@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+"""bench/peers.py: the workloads of WORKLOADS.md through the libraries a user would pick
+instead of cufuse (CuPy, cupy.fuse, PyTorch eager, torch.compile, JAX jit), timed the way
+cufuse-bench times them, each result checked against NumPy before it is timed.
+
+Each framework runs in its own child process (a crash or hang costs that framework's
+columns, never the run); W12 (first call, empty / warm disk cache) runs in fresh processes.
+A peer that fails, is missing, or is not a column of WORKLOADS.md's table for a workload is
+reported as "-" with the reason.
+
+  python3 bench/peers.py [--only W1,W7a] [--quick] [--json FILE] [--budget SECONDS]
+                         [--peers cupy,torch,jax]
+"""
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+from peers_common import (FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, PEER_TITLES, PEERS, WORKLOADS,
+                          check, compare, time_batches, time_loop)
+from peers_frameworks import FRAMEWORKS
+
+
+# ----------------------------------------------------------------------------- framework child
+def emit(out, rec):
+    out.write(json.dumps(rec) + "\n")
+    out.flush()
+
+
+def child_main(fwname, only, quick, out_path, deadline):
+    out = open(out_path, "a")
+    peers = [p for p in PEERS if FRAMEWORK_OF[p] == fwname]
+    wids = [w for w in only if w != "W12" and any(p in WORKLOADS[w]["peers"] for p in peers)]
+    try:
+        fw = FRAMEWORKS[fwname]()
+    except Exception as e:  # noqa: BLE001 - any import or init failure is a result, not a crash
+        for w in wids:
+            for p in peers:
+                if p in WORKLOADS[w]["peers"]:
+                    emit(out, dict(kind="result", id=w, peer=p, status="missing",
+                                   notes="%s unavailable: %s: %s" % (fwname, type(e).__name__, e)))
+        return 0
+    try:
+        emit(out, dict(kind="device", name=fw.device_name()))
+    except Exception:  # noqa: BLE001
+        pass
+    if hasattr(fw, "copy_bandwidth_gbs") and any(WORKLOADS[w].get("bytes") for w in wids):
+        try:
+            emit(out, dict(kind="floor", copy_bandwidth_gbs=fw.copy_bandwidth_gbs(), by=fwname))
+        except Exception as e:  # noqa: BLE001
+            print("peers: copy bandwidth via %s failed: %s" % (fwname, e), file=sys.stderr)
+
+    for wid in wids:
+        mine = [p for p in peers if p in WORKLOADS[wid]["peers"]]
+        if time.time() > deadline:
+            for p in mine:
+                emit(out, dict(kind="result", id=wid, peer=p, status="skipped", notes="out of time budget"))
+            continue
+        inp = None
+        try:
+            inp = fw.inputs(wid)
+            fw.sync()
+            if wid == "W6" and hasattr(fw, "gemm_ms"):
+                emit(out, dict(kind="floor", id="W6", gemm_ms=fw.gemm_ms(inp, quick), by=fwname))
+            fns = fw.fns(wid, inp)
+        except Exception as e:  # noqa: BLE001
+            for p in mine:
+                emit(out, dict(kind="result", id=wid, peer=p, status="error",
+                               notes="setup: %s: %s" % (type(e).__name__, str(e)[:300])))
+            traceback.print_exc()
+            inp = None
+            fw.free()
+            continue
+        for p in mine:
+            emit(out, run_peer(fw, wid, p, fns.get(p), inp, quick))
+        del fns, inp
+        if hasattr(fw, "set_tf32"):
+            fw.set_tf32(False)  # W8 leaves TF32 on
+        fw.free()
+    return 0
+
+
+def run_peer(fw, wid, peer, fn, inp, quick):
+    rec = dict(kind="result", id=wid, peer=peer, unit=WORKLOADS[wid].get("unit", "ms"))
+    if fn is None:
+        rec.update(status="missing", notes="no implementation for this peer")
+        return rec
+    try:
+        parts = fn if isinstance(fn, dict) else {None: fn}
+        checks, results = [], []
+        for label, f in parts.items():
+            if hasattr(f, "before"):
+                f.before()
+            first = f()  # compiles (torch.compile, jit, fuse) outside the clock
+            fw.sync(first)
+            ok, detail = check(wid, fw.get, inp, first, label)
+            del first
+            checks.append((ok, (label + ": " if label else "") + detail))
+            timer = time_loop if wid in ("W7a", "W7b") else time_batches
+            r = timer(f, fw.sync, quick)
+            r["label"] = label
+            results.append(r)
+        rec["check"] = dict(done=True, ok=all(c[0] for c in checks), detail="; ".join(c[1] for c in checks))
+        rec["time_ms"] = results[0]["time_ms"]
+        rec["batch_ms"] = results[0]["batch_ms"]
+        rec["reps"], rec["batches"] = results[0]["reps"], results[0]["batches"]
+        if len(results) > 1 or results[0]["label"]:
+            rec["parts"] = [dict(label=r["label"], time_ms=r["time_ms"], batch_ms=r["batch_ms"]) for r in results]
+        rec["status"] = "ok" if rec["check"]["ok"] else "check-failed"
+    except Exception as e:  # noqa: BLE001
+        rec.update(status="error", notes="%s: %s" % (type(e).__name__, str(e)[:300]))
+        traceback.print_exc()
+    return rec
+
+
+# ----------------------------------------------------------------------------- W12 child
+def first_call_fn(x, y):
+    return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1)
+
+
+def start_up_fn(x, y):
+    """The process's first fused function (library start-up included); a different kernel."""
+    return (x + y) * 0.5
+
+
+def w12_child_main(peer):
+    import numpy as np
+    rng = np.random.default_rng(5)
+    hx = rng.standard_normal(FIRST_N, dtype=np.float32)
+    hy = rng.standard_normal(FIRST_N, dtype=np.float32)
+    try:
+        if peer == "cupy.fuse":
+            import cupy as cp
+            cp.cuda.Device(0).use()
+            x, y = cp.asarray(hx), cp.asarray(hy)  # context and pool up, no kernel compiled
+            cp.cuda.Device().synchronize()
+            make, sync, to_np = cp.fuse, cp.cuda.Device().synchronize, cp.asnumpy
+        elif peer == "torch.compile":
+            import torch
+            torch.set_grad_enabled(False)
+            torch.cuda.init()
+            x, y = torch.from_numpy(hx).cuda(), torch.from_numpy(hy).cuda()
+            torch.cuda.synchronize()
+            make, sync = (lambda f: torch.compile(f, dynamic=False)), torch.cuda.synchronize
+
+            def to_np(t):
+                return t.cpu().numpy()
+        else:
+            raise ValueError("no W12 for " + peer)
+        times = []
+        for fn in (start_up_fn, first_call_fn):  # the second is the measured one
+            f = make(fn)
+            t0 = time.perf_counter()
+            z = f(x, y)
+            sync()
+            times.append((time.perf_counter() - t0) * 1e3)
+        first_ms, ms = times
+        got = to_np(z)
+        ok, detail = compare(got, first_call_fn(hx.astype(np.float64), hy.astype(np.float64)), 1e-4, 1e-3)
+        print("@@first-call " + json.dumps(dict(time_ms=ms, first_ms=first_ms, check_ok=ok, detail=detail)),
+              flush=True)
+        return 0
+    except Exception as e:  # noqa: BLE001
+        print("@@first-call-error " + json.dumps("%s: %s" % (type(e).__name__, str(e)[:300])), flush=True)
+        traceback.print_exc()
+        return 1
+
+
+# ----------------------------------------------------------------------------- parent
+_CHILD_PGID = [None]  # the session of the child now running, ended with us on SIGTERM/SIGINT
+
+
+def _end_child_and_exit(signum, frame):
+    if _CHILD_PGID[0]:
+        try:
+            os.killpg(_CHILD_PGID[0], signal.SIGKILL)
+        except OSError:
+            pass
+    sys.exit(128 + signum)
+
+
+def run_child(args, env_extra, timeout_s, log):
+    """Runs this script with args in a new session; returns (rc, stdout, stderr tail, timed_out)."""
+    env = dict(os.environ)
+    env.update(env_extra)
+    with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__)] + args, stdout=so, stderr=se,
+                             env=env, start_new_session=True)
+        _CHILD_PGID[0] = p.pid
+        timed_out = False
+        try:
+            rc = p.wait(timeout=max(1.0, timeout_s))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            rc = p.wait()
+        # compile workers (torch inductor) may outlive the child: end its whole session
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _CHILD_PGID[0] = None
+        so.seek(0)
+        se.seek(0)
+        out, err = so.read(), se.read()
+    if err:
+        log.write(err if err.endswith("\n") else err + "\n")
+        log.flush()
+    tail = " | ".join([ln for ln in err.strip().splitlines() if ln.strip()][-2:])
+    return rc, out, tail, timed_out
+
+
+def run_w12(only_peers, quick, deadline, log):
+    results = {}
+    for peer in ["cupy.fuse", "torch.compile"]:
+        if peer not in only_peers:
+            continue
+        trials = (3 if peer == "cupy.fuse" else 1) if quick else 3
+        cold, warm, checks, problem = [], [], [], None
+        firsts = {"empty": [], "warm": []}
+        for _ in range(trials):
+            if time.time() > deadline - 5:
+                problem = problem or "out of time budget"
+                break
+            with tempfile.TemporaryDirectory(prefix="peers-w12-") as d:
+                env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
+                    "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+                for which, into in (("empty", cold), ("warm", warm)):
+                    left = deadline - time.time()
+                    rc, out, tail, to = run_child(["--w12-child", peer], env, min(180, left), log)
+                    line = [ln for ln in out.splitlines() if ln.startswith("@@first-call ")]
+                    err = [ln for ln in out.splitlines() if ln.startswith("@@first-call-error ")]
+                    if line:
+                        rec = json.loads(line[0][len("@@first-call "):])
+                        into.append(rec["time_ms"])
+                        firsts[which].append(rec["first_ms"])
+                        checks.append((rec["check_ok"], rec["detail"]))
+                    else:
+                        problem = ("timed out" if to else json.loads(err[0][len("@@first-call-error "):]) if err
+                                   else "child exited %s: %s" % (rc, tail))
+                        problem = "%s-cache process: %s" % (which, problem)
+                        break
+            if problem:
+                break
+        rec = dict(kind="result", id="W12", peer=peer, unit="ms")
+        if cold and warm and len(cold) == len(warm):
+            rec.update(status="ok", time_ms=statistics.median(cold), batch_ms=cold, reps=1, batches=len(cold),
+                       parts=[dict(label="empty cache", time_ms=statistics.median(cold), batch_ms=cold),
+                              dict(label="warm cache", time_ms=statistics.median(warm), batch_ms=warm)],
+                       check=dict(done=True, ok=all(c[0] for c in checks), detail=checks[-1][1]),
+                       notes="median of %d fresh process(es) each; the process's second new function; its "
+                             "first (library start-up included): %.3g / %.3g ms" % (
+                                 len(cold), statistics.median(firsts["empty"]), statistics.median(firsts["warm"])))
+            if not rec["check"]["ok"]:
+                rec["status"] = "check-failed"
+            if problem:
+                rec["notes"] += "; " + problem
+        else:
+            rec.update(status="error", notes=problem or "no figure")
+        results[peer] = rec
+    return results
+
+
+def fmt_time(rec, unit):
+    if not rec or rec.get("time_ms") is None:
+        return "-"
+    parts = rec.get("parts") or [rec]
+    scale, suffix = (1e3, " us") if unit == "us" else (1.0, " ms")
+    return " / ".join("%.3g" % (p["time_ms"] * scale) for p in parts) + suffix
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated workload ids (default: all)")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions and trials")
+    ap.add_argument("--json", default="", help="write one record per workload here")
+    ap.add_argument("--budget", type=float, default=0, help="seconds for the whole run (default: 200 quick, 900)")
+    ap.add_argument("--peers", default="cupy,torch,jax", help="frameworks to run: cupy,torch,jax")
+    ap.add_argument("--child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--out", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline", type=float, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--w12-child", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+
+    only = [w for w in a.only.split(",") if w] or ORDER
+    unknown = [w for w in only if w not in WORKLOADS]
+    if unknown:
+        print("peers.py: unknown workload(s) %s; known: %s" % (",".join(unknown), ",".join(ORDER)), file=sys.stderr)
+        return 2
+    only = [w for w in ORDER if w in only]
+
+    if a.w12_child:
+        return w12_child_main(a.w12_child)
+    if a.child:
+        return child_main(a.child, only, a.quick, a.out, a.deadline or float("inf"))
+
+    signal.signal(signal.SIGTERM, _end_child_and_exit)
+    signal.signal(signal.SIGINT, _end_child_and_exit)
+    t_start = time.time()
+    budget = a.budget or (200 if a.quick else 900)
+    deadline = t_start + budget
+    frameworks = [f for f in a.peers.split(",") if f]
+    log = sys.stderr
+
+    results = {w: {} for w in only}
+    device, copy_bw, gemm_ms = None, None, None
+    # Shares of what time is left, per framework child (torch.compile compiles the most).
+    weights = {"cupy": 1.0, "torch": 1.6, "jax": 0.8}
+    w12_weight = 1.0 if "W12" in only else 0.0
+    todo = [f for f in ["cupy", "torch", "jax"] if f in frameworks]
+    for i, fw in enumerate(todo):
+        wanted = [w for w in only if w != "W12" and
+                  any(FRAMEWORK_OF[p] == fw and p in WORKLOADS[w]["peers"] for p in PEERS)]
+        if not wanted:
+            continue
+        left = deadline - time.time()
+        share = weights[fw] / (sum(weights[f] for f in todo[i:]) + w12_weight)
+        child_budget = max(20.0, left * share)
+        env = {"PYTHONUNBUFFERED": "1"}
+        if fw == "jax":
+            env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", TF_CPP_MIN_LOG_LEVEL="2")
+        with tempfile.NamedTemporaryFile("w+", suffix=".jsonl", delete=False) as tf:
+            out_path = tf.name
+        t0 = time.time()
+        print("peers: %s (%s) within %.0f s" % (fw, ",".join(wanted), child_budget), file=sys.stderr, flush=True)
+        rc, _, tail, to = run_child(
+            ["--child", fw, "--only", ",".join(wanted), "--out", out_path,
+             "--deadline", str(time.time() + child_budget * 0.85)] + (["--quick"] if a.quick else []),
+            env, child_budget, log)
+        with open(out_path) as f:
+            lines = [json.loads(ln) for ln in f if ln.strip()]
+        os.unlink(out_path)
+        for rec in lines:
+            if rec["kind"] == "device" and not device:
+                device = rec["name"]
+            elif rec["kind"] == "floor":
+                if "copy_bandwidth_gbs" in rec and not copy_bw:
+                    copy_bw = rec["copy_bandwidth_gbs"]
+                if "gemm_ms" in rec and not gemm_ms:
+                    gemm_ms = rec["gemm_ms"]
+            elif rec["kind"] == "result":
+                results[rec["id"]][rec["peer"]] = rec
+        why = ("timed out after %.0f s" % child_budget if to else
+               "crashed (exit %s): %s" % (rc, tail) if rc != 0 else "gave no result")
+        for w in wanted:
+            for p in PEERS:
+                if FRAMEWORK_OF[p] == fw and p in WORKLOADS[w]["peers"] and p not in results[w]:
+                    results[w][p] = dict(kind="result", id=w, peer=p, status="crashed" if rc else "missing",
+                                         notes="%s child %s" % (fw, why))
+        print("peers: %s done in %.0f s" % (fw, time.time() - t0), file=sys.stderr, flush=True)
+
+    if "W12" in only:
+        w12_peers = [p for p in WORKLOADS["W12"]["peers"] if FRAMEWORK_OF[p] in frameworks]
+        results["W12"].update(run_w12(w12_peers, a.quick, deadline, log))
+
+    # Every (workload, peer) gets a record: "-" with a reason where there is no figure.
+    for w in only:
+        for p in PEERS:
+            if p in results[w]:
+                continue
+            if p not in WORKLOADS[w]["peers"]:
+                results[w][p] = dict(id=w, peer=p, status="n/a", notes=NA_REASON)
+            elif FRAMEWORK_OF[p] not in frameworks:
+                results[w][p] = dict(id=w, peer=p, status="skipped", notes="framework not selected (--peers)")
+            else:
+                results[w][p] = dict(id=w, peer=p, status="missing", notes="no result")
+
+    records = []
+    for w in only:
+        spec = WORKLOADS[w]
+        floor_ms, floor_kind = None, None
+        if spec.get("bytes") and copy_bw:
+            floor_ms, floor_kind = spec["bytes"] / (copy_bw * 1e9) * 1e3, "bandwidth"
+        elif w == "W6" and gemm_ms:
+            floor_ms, floor_kind = gemm_ms, "gemm"
+        best = None
+        for p, r in results[w].items():
+            if r.get("status") == "ok" and r.get("time_ms") is not None and (best is None or r["time_ms"] < best[1]):
+                best = (p, r["time_ms"])
+        records.append(dict(id=w, description=spec["desc"], unit=spec.get("unit", "ms"),
+                            bytes=spec.get("bytes"), flops=spec.get("flops"),
+                            floor_ms=floor_ms, floor_kind=floor_kind,
+                            best_peer=best[0] if best else None, best_ms=best[1] if best else None,
+                            results=results[w]))
+    doc = dict(tool="peers", version=1, device=device, quick=a.quick, copy_bandwidth_gbs=copy_bw,
+               gemm_w6_ms=gemm_ms, peers=PEERS, peer_titles=PEER_TITLES, workloads=records,
+               elapsed_s=time.time() - t_start)
+    if a.json:
+        tmp = a.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, a.json)
+
+    # The table.
+    print("peers on %s; copy bandwidth %s GB/s; %.0f s" % (
+        device or "?", "%.0f" % copy_bw if copy_bw else "?", time.time() - t_start))
+    head = "%-4s %-10s" % ("id", "floor") + "".join(" %-17s" % PEER_TITLES[p] for p in PEERS)
+    print(head)
+    for rec in records:
+        fl = "-" if rec["floor_ms"] is None else ("%.3g ms" % rec["floor_ms"])
+        cells = []
+        for p in PEERS:
+            r = rec["results"][p]
+            cell = fmt_time(r, rec["unit"]) if r.get("status") in ("ok", "check-failed") else "-"
+            if r.get("status") == "check-failed":
+                cell += " (!)"
+            cells.append(" %-17s" % cell)
+        print("%-4s %-10s" % (rec["id"], fl) + "".join(cells))
+    # Problems, grouped by reason: one line per reason with the cells it hit.
+    groups = {}
+    for rec in records:
+        for p, r in rec["results"].items():
+            if r.get("status") in ("ok", "n/a"):
+                continue
+            why = r.get("notes") or (r.get("check") or {}).get("detail", "")
+            groups.setdefault((r.get("status"), why), []).append("%s %s" % (rec["id"], PEER_TITLES[p]))
+    for (status, why), cells in groups.items():
+        print("  %s: %s%s" % (", ".join(cells), status, (" - " + why) if why else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""bench/peers_common.py: what peers.py's processes share: the workloads of WORKLOADS.md
+(sizes, bytes, which peers have a column), the timing rules, and the checks against NumPy."""
+import math
+import statistics
+import time
+
+PEERS = ["cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit"]
+PEER_TITLES = {"cupy": "CuPy", "cupy.fuse": "cupy.fuse", "torch": "torch",
+               "torch.compile": "torch.compile", "jax.jit": "JAX jit"}
+FRAMEWORK_OF = {"cupy": "cupy", "cupy.fuse": "cupy", "torch": "torch",
+                "torch.compile": "torch", "jax.jit": "jax"}
+
+N1 = 1 << 27            # W1, W2
+ROWS = 8192             # W3, W4
+EIN = (65536, 1024)     # W5
+DIST = (10000, 784)     # W6
+SMALL = 10000           # W7
+MM = 15000              # W8
+PROD = (4096, 512, 512)  # W9
+CONV = 2048             # W10
+KSIZE = 15
+FIRST_N = 1 << 20       # W12
+
+# id -> description, bytes that must move (None: not memory-bound), flops, unit,
+#       the peers WORKLOADS.md's table has a column for, and the reason for the others.
+WORKLOADS = {
+    "W1": dict(desc="(x*2.5+1)*sin(x) - exp(-x*x) + sqrt(abs(x)), x f32[2^27]",
+               bytes=2 * N1 * 4, peers=PEERS),
+    "W2": dict(desc="sum((x-y)*(x-y)), x,y f32[2^27]", bytes=2 * N1 * 4, peers=PEERS),
+    "W3": dict(desc="row softmax exp(a - max(a,1,keepdims)) / sum(...), f32[8192,8192]",
+               bytes=2 * ROWS * ROWS * 4, peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "W4": dict(desc="row layernorm (a-mean)/sqrt(var+1e-5)*g+b, f32[8192,8192]",
+               bytes=2 * ROWS * ROWS * 4 + 2 * ROWS * 4, peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "W5": dict(desc="einsum('ij,ij->i', a, b), f32[65536,1024] each",
+               bytes=2 * EIN[0] * EIN[1] * 4 + EIN[0] * 4, peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "W6": dict(desc="sqrt(max(sum(q*q,1)[:,None] - 2*q@p.T + sum(p*p,1)[None,:], 0)), p,q f32[10000,784], full fp32",
+               flops=2.0 * DIST[0] * DIST[0] * DIST[1], peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "W7a": dict(desc="(x-y)*(x-y), f32[10000], time per call", unit="us", peers=PEERS),
+    "W7b": dict(desc="((x-y)*(x+y)*0.5 + x*3 - y/2) * (x*x+1), f32[10000], time per call", unit="us", peers=PEERS),
+    "W8": dict(desc="matmul f32[15000,15000], fp32 / TF32", flops=2.0 * MM ** 3, peers=["cupy", "torch"]),
+    "W9": dict(desc="prod(axis=0) of f64[4096,512,512]",
+               bytes=PROD[0] * PROD[1] * PROD[2] * 8 + PROD[1] * PROD[2] * 8, peers=["cupy", "torch", "torch.compile"]),
+    "W10": dict(desc="convolve2d (full) of f64[2048,2048] with a 15x15 Gaussian", peers=["cupy"]),
+    "W11": dict(desc="linalg: qr f32[512,512] / det f32[512,512] / inv f32[6000,6000]", peers=["cupy"]),
+    "W12": dict(desc="first call of a new fused elementwise function (context up): empty / warm disk cache, new process",
+                peers=["cupy.fuse", "torch.compile"]),
+}
+ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12"]
+NA_REASON = "not a column of WORKLOADS.md's table for this workload"
+
+
+# ----------------------------------------------------------------------------- timing
+def time_batches(fn, sync, quick):
+    """Warm up, then batches of calls each ended by one synchronize; median of batch means (ms)."""
+    last = None
+    for _ in range(2 if quick else 5):
+        last = fn()
+    sync(last)
+    est = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        last = fn()
+        sync(last)
+        est = min(est, time.perf_counter() - t0)
+    target = 0.02 if quick else 0.1
+    reps = int(min(max(target / max(est, 1e-6), 1), 200 if quick else 1000))
+    batches = 5 if quick else 15
+    if est > 0.05:
+        batches = 3 if quick else 7
+    means = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            last = fn()
+        sync(last)
+        means.append((time.perf_counter() - t0) / reps * 1e3)
+    del last
+    return dict(time_ms=statistics.median(means), batch_ms=means, reps=reps, batches=batches)
+
+
+def time_loop(fn, sync, quick):
+    """Host-overhead workloads: loops of many calls then one synchronize; per-call time (ms)."""
+    last = None
+    for _ in range(200):
+        last = fn()
+    sync(last)
+    calls, loops = (2000, 5) if quick else (10000, 11)
+    per_call = []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            last = fn()
+        sync(last)
+        per_call.append((time.perf_counter() - t0) / calls * 1e3)
+    del last
+    return dict(time_ms=statistics.median(per_call), batch_ms=per_call, reps=calls, batches=loops)
+
+
+# ----------------------------------------------------------------------------- checks
+def compare(got, want, rtol, atol):
+    import numpy as np
+    got = np.asarray(got, dtype=np.float64).ravel()
+    want = np.asarray(want, dtype=np.float64).ravel()
+    if got.shape != want.shape:
+        return False, "shape %s, want %s" % (got.shape, want.shape)
+    err = np.abs(got - want)
+    bad = ~(err <= atol + rtol * np.abs(want))  # NaN never passes
+    if bad.any():
+        i = int(np.argmax(bad))
+        return False, "%d of %d sampled values differ; first [%d]: got %.9g, want %.9g" % (
+            int(bad.sum()), got.size, i, got[i], want[i])
+    return True, "%d sampled values match (max abs err %.3g)" % (got.size, float(err.max()) if err.size else 0.0)
+
+
+def odd_stride(n, samples=1 << 20):
+    s = max(1, n // samples)
+    return s + 1 if s > 1 and s % 2 == 0 else s
+
+
+def w1_ref(x):
+    import numpy as np
+    return (x * 2.5 + 1) * np.sin(x) - np.exp(-x * x) + np.sqrt(np.abs(x))
+
+
+def w7a_ref(x, y):
+    return (x - y) * (x - y)
+
+
+def w7b_ref(x, y):
+    return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1)
+
+
+def gaussian_kernel():
+    import numpy as np
+    r = np.arange(KSIZE) - KSIZE // 2
+    g = np.exp(-(r[:, None] ** 2 + r[None, :] ** 2) / (2 * 3.0 ** 2))
+    return g / g.sum()
+
+
+def check(wid, get, inp, out, part=None):
+    """Compares out with NumPy in float64 on a sample. get(array, index) -> numpy."""
+    import numpy as np
+    f64 = np.float64
+    if wid == "W1":
+        s = odd_stride(N1)
+        return compare(get(out, np.s_[::s]), w1_ref(get(inp["x"], np.s_[::s]).astype(f64)), 1e-4, 1e-4)
+    if wid == "W2":
+        x = get(inp["x"], np.s_[:]).astype(f64)
+        y = get(inp["y"], np.s_[:]).astype(f64)
+        want = np.sum((x - y) ** 2)
+        del x, y
+        # cupy.fuse's f32 sum lands ~6e-5 off on H100: 5e-4 still catches a wrong kernel
+        return compare(get(out, ()), want, 5e-4, 0)
+    if wid in ("W3", "W4"):
+        ok, details = True, []
+        for r in (0, ROWS // 2 + 1, ROWS - 1):
+            a = get(inp["a"], np.s_[r]).astype(f64)
+            if wid == "W3":
+                e = np.exp(a - a.max())
+                want = e / e.sum()
+                res = compare(get(out, np.s_[r]), want, 1e-4, 1e-6 * want.max())
+            else:
+                g = get(inp["g"], np.s_[:]).astype(f64)
+                b = get(inp["b"], np.s_[:]).astype(f64)
+                want = (a - a.mean()) / np.sqrt(a.var() + 1e-5) * g + b
+                res = compare(get(out, np.s_[r]), want, 1e-4, 1e-4)
+            ok = ok and res[0]
+            details.append(res[1])
+        return ok, "rows 0, %d, %d: %s" % (ROWS // 2 + 1, ROWS - 1, "; ".join(details))
+    if wid == "W5":
+        rows = [0, 1, EIN[0] // 3, EIN[0] - 1]
+        got, want, tol = [], [], []
+        for r in rows:
+            a = get(inp["a"], np.s_[r]).astype(f64)
+            b = get(inp["b"], np.s_[r]).astype(f64)
+            want.append(a @ b)
+            tol.append(1e-5 * math.sqrt((a @ a) * (b @ b)))
+            got.append(float(get(out, np.s_[r:r + 1])[0]))
+        return compare(got, want, 0, max(tol))
+    if wid == "W6":
+        p = get(inp["p"], np.s_[:]).astype(f64)
+        pp = (p * p).sum(1)
+        got, want = [], []
+        for r in (0, DIST[0] // 2, DIST[0] - 1):
+            q = get(inp["q"], np.s_[r]).astype(f64)
+            want.append(np.sqrt(np.maximum(q @ q - 2 * (p @ q) + pp, 0)))
+            got.append(get(out, np.s_[r]))
+        # fp32 GEMM errors are ~1e-6 here; TF32's are ~1e-4: 5e-5 tells them apart
+        ok, d = compare(np.concatenate(got), np.concatenate(want), 0, 5e-5)
+        return ok, d + ("" if ok else " (TF32 instead of full fp32?)")
+    if wid in ("W7a", "W7b"):
+        x = get(inp["x"], np.s_[:]).astype(f64)
+        y = get(inp["y"], np.s_[:]).astype(f64)
+        if wid == "W7a":
+            return compare(get(out, np.s_[:]), w7a_ref(x, y), 1e-5, 1e-6)
+        return compare(get(out, np.s_[:]), w7b_ref(x, y), 1e-4, 1e-3)
+    if wid == "W8":
+        tol = 1e-5 if part == "fp32" else 3e-3
+        got, want, bound = [], [], []
+        for i, j in ((0, 0), (1, MM - 1), (MM // 2, MM // 3), (MM - 1, 7)):
+            a = get(inp["a"], np.s_[i]).astype(f64)
+            b = get(inp["b"], np.s_[:, j]).astype(f64)
+            want.append(a @ b)
+            bound.append(math.sqrt((a @ a) * (b @ b)))
+            got.append(float(get(out, np.s_[i, j:j + 1])[0]))
+        return compare(got, want, 0, tol * max(bound))
+    if wid == "W9":
+        got, want = [], []
+        for j, k in ((0, 0), (1, 511), (255, 300), (511, 511)):
+            want.append(np.prod(get(inp["x"], np.s_[:, j, k]).astype(f64)))
+            got.append(float(get(out, np.s_[j, k:k + 1])[0]))
+        return compare(got, want, 1e-9, 0)
+    if wid == "W10":
+        a = get(inp["a"], np.s_[:]).astype(f64)
+        k = gaussian_kernel()
+        got, want = [], []
+        for i, j in ((0, 0), (7, 2000), (1024, 1024), (2061, 2061), (2050, 13)):
+            acc = 0.0
+            for u in range(KSIZE):
+                for v in range(KSIZE):
+                    if 0 <= i - u < CONV and 0 <= j - v < CONV:
+                        acc += a[i - u, j - v] * k[u, v]
+            want.append(acc)
+            got.append(float(get(out, np.s_[i, j:j + 1])[0]))
+        return compare(got, want, 1e-10, 1e-12)
+    if wid == "W11":
+        if part == "qr":
+            q, r = out
+            qn, rn = get(q, np.s_[:]).astype(f64), get(r, np.s_[:]).astype(f64)
+            a = get(inp["qr"], np.s_[:]).astype(f64)
+            err = np.abs(qn @ rn - a).max() / np.abs(a).max()
+            orth = np.abs(qn.T @ qn - np.eye(qn.shape[1])).max()
+            ok = err < 1e-4 and orth < 1e-4
+            return ok, "max |QR-A|/max|A| %.2g, max |QtQ-I| %.2g" % (err, orth)
+        if part == "det":
+            a = get(inp["det"], np.s_[:]).astype(f64)
+            return compare(get(out, ()), np.linalg.det(a), 1e-3, 0)
+        if part == "inv":
+            a = get(inp["inv"], np.s_[:]).astype(f64)
+            cols = [0, 1, 2999, 5999]
+            errs = []
+            for c in cols:
+                xcol = get(out, np.s_[:, c]).astype(f64)
+                e = np.zeros(a.shape[0])
+                e[c] = 1
+                errs.append(np.abs(a @ xcol - e).max())
+            return max(errs) < 1e-3, "max |A inv(A) - I| over %d columns: %.2g" % (len(cols), max(errs))
+    return False, "no check for " + wid
+
+

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh: the one script to run on the GPU machine. Builds Release with all
+# cores, runs ctest (unit + gpu suites), every example, cufuse-bench, the peers and the report;
+# keeps going past a failing step; copies table, chart, JSON and logs to $OUT when it is set;
+# prints a short summary last. Finishes within GPU_CHECK_BUDGET seconds (default 510).
+#
+#   bash scripts/gpu-check.sh            # from anywhere; works in the repository root
+#   GPU_CHECK_FULL=1 bash scripts/...    # full repetitions for bench and peers (slower)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+START=$(date +%s)
+BUDGET=${GPU_CHECK_BUDGET:-510}
+DEADLINE=$((START + BUDGET))
+BUILD=$ROOT/build-gpu
+LOGS=$BUILD/gpu-check
+PY=${PYTHON:-python3}
+JOBS=$(nproc 2>/dev/null || echo 4)
+QUICK=--quick
+[ "${GPU_CHECK_FULL:-0}" = 1 ] && QUICK=
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log "$LOGS"/*.json "$LOGS"/*.md "$LOGS"/*.png "$LOGS"/*.tar.gz "$LOGS"/summary.txt
+
+declare -A STATUS SECS
+STEPS=()
+
+left() { echo $((DEADLINE - $(date +%s))); }
+
+# step NAME CAP_SECONDS RESERVE_SECONDS LOGFILE CMD...: runs CMD under a time limit of
+# min(CAP, time left - RESERVE), output to LOGFILE; records ok / FAIL(rc) / TIMEOUT / skipped.
+step() {
+  local name=$1 cap=$2 reserve=$3 log=$4
+  shift 4
+  STEPS+=("$name")
+  local t
+  t=$(( $(left) - reserve ))
+  [ "$t" -gt "$cap" ] && t=$cap
+  if [ "$t" -lt 10 ]; then
+    STATUS[$name]="skipped (no time left)"
+    SECS[$name]=0
+    echo "== $name: skipped, no time left" | tee -a "$log"
+    return 0
+  fi
+  echo "== $name (limit ${t}s): $*"
+  local s0 rc
+  s0=$(date +%s)
+  timeout --kill-after=10 "$t" "$@" >>"$log" 2>&1
+  rc=$?
+  SECS[$name]=$(( $(date +%s) - s0 ))
+  if [ $rc -eq 0 ]; then STATUS[$name]=ok
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then STATUS[$name]="TIMEOUT after ${t}s"
+  else STATUS[$name]="FAIL (exit $rc)"
+  fi
+  echo "== $name: ${STATUS[$name]} in ${SECS[$name]}s"
+  return 0
+}
+
+# Time kept back for what matters most at the end: bench (60), peers (150), report (15).
+RESERVE_TAIL=225
+
+# ------------------------------------------------------------------ configure + build
+EXTRA=()
+[ -d "$ROOT/.deps/include" ] && EXTRA+=("-DCUFUSE_EXTRA_INCLUDE=$ROOT/.deps/include")
+step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}"
+KEEP_GOING=(-- -k)
+[ -f "$BUILD/build.ninja" ] && KEEP_GOING=(-- -k 0)
+if [ "${STATUS[configure]}" = ok ]; then
+  step build 300 $RESERVE_TAIL "$LOGS/build.log" cmake --build "$BUILD" -j "$JOBS" "${KEEP_GOING[@]}"
+else
+  STEPS+=(build); STATUS[build]="skipped (configure failed)"; SECS[build]=0
+fi
+
+# ------------------------------------------------------------------ tests
+if [ -f "$BUILD/CTestTestfile.cmake" ]; then
+  step ctest 150 $RESERVE_TAIL "$LOGS/ctest.log" \
+    ctest --test-dir "$BUILD" -V --timeout 120
+else
+  STEPS+=(ctest); STATUS[ctest]="skipped (no CTest files)"; SECS[ctest]=0
+fi
+
+# ------------------------------------------------------------------ examples
+EX_OK=0; EX_FAIL=(); EX_SKIP=0
+: >"$LOGS/examples.log"
+if [ -d "$BUILD/examples" ]; then
+  while IFS= read -r ex; do
+    t=$(( $(left) - RESERVE_TAIL ))
+    [ "$t" -gt 30 ] && t=30
+    if [ "$t" -lt 5 ]; then EX_SKIP=$((EX_SKIP + 1)); continue; fi
+    echo "== example $(basename "$ex")" >>"$LOGS/examples.log"
+    (cd "$BUILD/examples" && timeout --kill-after=5 "$t" "$ex") >>"$LOGS/examples.log" 2>&1
+    rc=$?
+    echo "== exit $rc" >>"$LOGS/examples.log"
+    if [ $rc -eq 0 ]; then EX_OK=$((EX_OK + 1)); else EX_FAIL+=("$(basename "$ex") (exit $rc)"); fi
+  done < <(find "$BUILD/examples" -maxdepth 1 -type f -perm -u+x | sort)
+fi
+STEPS+=(examples)
+if [ $((EX_OK + ${#EX_FAIL[@]} + EX_SKIP)) -eq 0 ]; then STATUS[examples]="none built"
+else STATUS[examples]="$EX_OK ok, ${#EX_FAIL[@]} failed${EX_FAIL:+: ${EX_FAIL[*]}}$([ $EX_SKIP -gt 0 ] && echo ", $EX_SKIP skipped (no time)")"
+fi
+SECS[examples]=0
+
+# ------------------------------------------------------------------ bench, peers, report
+BENCH_JSON=$LOGS/cufuse-bench.json
+PEERS_JSON=$LOGS/peers.json
+if [ -x "$BUILD/bench/cufuse-bench" ]; then
+  step bench 120 165 "$LOGS/bench.log" \
+    env CUFUSE_CACHE_DIR="$BUILD/kernel-cache-bench" \
+    "$BUILD/bench/cufuse-bench" $QUICK --json "$BENCH_JSON" --child-timeout 90
+else
+  STEPS+=(bench); STATUS[bench]="skipped (cufuse-bench not built)"; SECS[bench]=0
+fi
+
+PEERS_T=$(( $(left) - 15 ))
+[ "$PEERS_T" -gt 240 ] && PEERS_T=240
+step peers 240 15 "$LOGS/peers.log" \
+  env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK --json "$PEERS_JSON" --budget $((PEERS_T - 20))
+
+step report 30 0 "$LOGS/report.log" \
+  "$PY" "$ROOT/bench/report.py" --bench "$BENCH_JSON" --peers "$PEERS_JSON" \
+  --md "$LOGS/bench-table.md" --png "$LOGS/bench-chart.png"
+"$PY" "$ROOT/bench/report.py" --bench "$BENCH_JSON" --peers "$PEERS_JSON" --compact >"$LOGS/compact.txt" 2>&1
+
+# ------------------------------------------------------------------ summary
+CTEST_LINE=$(grep -E "tests passed|tests failed out of" "$LOGS/ctest.log" 2>/dev/null | tail -1)
+CTEST_FAILED=$(sed -n '/The following tests FAILED:/,/^Errors while running/p' "$LOGS/ctest.log" 2>/dev/null |
+  grep -E "^\s+[0-9]+ - " | sed -E 's/^\s+[0-9]+ - //' | tr '\n' ';')
+CTEST_SKIPPED=$(grep -E "Test +#[0-9]+: .*\*\*\*Skipped" "$LOGS/ctest.log" 2>/dev/null | sed -E 's/.*Test +#[0-9]+: //; s/ +\.+.*//' | sort -u | tr '\n' ' ')
+DOCTEST=$(grep -E "\[doctest\] test cases:" "$LOGS/ctest.log" 2>/dev/null | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed -E 's/^ +//')
+DOCTEST_FAILS=$(grep -E "^([0-9]+: )?TEST CASE: " "$LOGS/ctest.log" 2>/dev/null | sed -E 's/^([0-9]+: )?TEST CASE: +//' | sort -u | head -15)
+BUILD_ERRORS=$(grep -E "error:|Error [0-9]+|undefined reference" "$LOGS/build.log" 2>/dev/null | grep -v "^make.*Waiting" | head -8)
+
+{
+  echo "==== gpu-check summary ($(( $(date +%s) - START ))s of ${BUDGET}s; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)) ===="
+  for s in "${STEPS[@]}"; do printf '%-10s %s%s\n' "$s:" "${STATUS[$s]}" "$([ "${SECS[$s]:-0}" -gt 0 ] && echo " (${SECS[$s]}s)")"; done
+  if [ -n "$BUILD_ERRORS" ] && [ "${STATUS[build]}" != ok ]; then echo "build errors (first lines):"; echo "$BUILD_ERRORS" | cut -c1-220 | sed 's/^/  /'; fi
+  [ -n "$CTEST_LINE" ] && echo "ctest: $CTEST_LINE"
+  [ -n "$CTEST_FAILED" ] && echo "ctest failed: $CTEST_FAILED"
+  [ -n "$CTEST_SKIPPED" ] && echo "ctest skipped: $CTEST_SKIPPED"
+  [ -n "$DOCTEST" ] && echo "$DOCTEST" | sed 's/^/doctest: /'
+  [ -n "$DOCTEST_FAILS" ] && { echo "doctest failing cases:"; echo "$DOCTEST_FAILS" | cut -c1-160 | sed 's/^/  /'; }
+  grep -E "no CUDA device" "$LOGS/bench.log" 2>/dev/null | head -1
+  echo "---- bench table (full: bench-table.md, chart: bench-chart.png) ----"
+  cat "$LOGS/compact.txt"
+} >"$LOGS/summary.txt"
+
+# ------------------------------------------------------------------ $OUT (at most 8 files)
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+  (cd "$LOGS" && tar -czf gpu-check-logs.tar.gz ./*.log compact.txt 2>/dev/null)
+  for f in summary.txt bench-table.md bench-chart.png cufuse-bench.json peers.json gpu-check-logs.tar.gz; do
+    [ -f "$LOGS/$f" ] && cp "$LOGS/$f" "$OUT/"
+  done
+fi
+echo
+cat "$LOGS/summary.txt"

@@ -1,0 +1,643 @@
+// tests/test_reference_oracle.cpp: the host reference evaluator and the type rules against
+// NumPy 2 (with ml_dtypes' bfloat16), from the cases tests/oracle/gen_cases.py writes.
+//
+// CTest runs gen_cases.py first (tests/oracle.cmake, fixture `cufuse_oracle`) and points
+// CUFUSE_ORACLE_DIR at its output; without that variable the cases are looked for in
+// <build>/tests/oracle. Missing cases fail every test here, saying how to make them.
+//
+// How results are compared:
+//   exact (bitwise; NaN equals NaN whatever its payload and sign) for integer and bool
+//   results, astype, and every op IEEE defines exactly: add, subtract, multiply,
+//   true_divide, floor_divide, remainder, sqrt, floor, ceil, trunc, rint, square,
+//   reciprocal, abs, negative, copysign, comparisons, logical and bitwise ops, shifts,
+//   where, and maximum/minimum/fmax/fmin/sign, for which -0.0 equals +0.0: on a tie of
+//   zeros NumPy's own loops disagree on which zero they return (its float16 loops the
+//   first operand, its float32/float64 SIMD loops the second), and ml_dtypes' bfloat16
+//   sign(-0.0) is -0.0 where NumPy's is 0.0; ours (the kernels' cf_maximum, cf_sign ...)
+//   are the same for every dtype;
+//   within ulps_allowed() units in the last place (4 for float32/float64, 1 for float16
+//   and bfloat16, which compute in float) for the transcendental ops (exp, exp2,
+//   expm1, log*, trig and hyperbolic functions and their inverses, cbrt, power, arctan2,
+//   hypot): NumPy calls SIMD variants of libm (SVML on AVX-512 machines, its own
+//   float32 kernels elsewhere), the reference calls glibc. Infinities and NaNs must agree
+//   exactly there too. The test prints the largest ulp difference it accepted per op
+//   (on the machine this was written on: 2).
+//
+// Deliberate divergences from NumPy (gen_cases.py marks exactly these inputs as skipped;
+// the semantics we give instead are checked in tests/test_reference_evaluator.cpp):
+//   1. Integer power with a negative exponent: NumPy raises ValueError for the whole
+//      array; we give the truncated value (1 for base 1, +-1 for base -1, else 0).
+//   2. Integer reciprocal of 0: NumPy converts 1.0/0 = inf to the integer type
+//      (undefined in C, garbage in practice); we give 0, what integer floor_divide by 0
+//      gives in NumPy.
+//   3. astype from float to an integer of NaN, +-inf or a value out of the target's
+//      range: undefined in NumPy (C's conversion); we saturate and map NaN to 0, as the
+//      GPU's cvt instruction does.
+//   4. astype float64 -> bfloat16: ml_dtypes rounds through float32 (twice: 1 + 2^-8 +
+//      2^-40 becomes 1.0); we round once from double, as NumPy does for float64 ->
+//      float16. Where the two differ the NumPy value is skipped and the `cast_exact`
+//      cases check our value against an exact rounding done in Python; bfloat16
+//      linspace is checked the same way.
+//   5. where(c, x, y) with x/y of bfloat16 and float16/int16/uint16/int32+ : NumPy has
+//      no common dtype and raises; like promote_types we take the dtype ml_dtypes'
+//      ufunc loops give (float32 or float64).
+//   6. KNOWN BUG, reported to the lead, not fixed here: NumPy 2 compares a signed
+//      integer with uint64 exactly (loops (int64, uint64) -> bool); our op table
+//      promotes both to float64, so 2**53 + 1 == 2**53 is True for us. The type test
+//      reports those loop dtypes as a known difference and the value tests skip only
+//      the pairs float64 gets wrong. Fixing it needs per-input compute types (int64,
+//      uint64) and mixed-sign-safe comparison helpers in the op table's comparison rows.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "codegen/op_table.hpp"
+#include "cufuse/error.hpp"
+#include "graph/node.hpp"
+#include "reference/evaluator.hpp"
+#include "reference/host_data.hpp"
+#include "runtime/storage.hpp"
+
+using namespace cufuse;
+using namespace cufuse::detail;
+
+namespace {
+
+// ------------------------------------------------------------ the oracle files
+std::string oracle_dir() {
+  if (const char* e = std::getenv("CUFUSE_ORACLE_DIR"); e && *e) return e;
+  return std::string(CUFUSE_TEST_BINARY_DIR) + "/oracle";
+}
+
+struct Oracle {
+  std::vector<std::vector<std::string>> lines;
+  std::vector<unsigned char> data;
+  std::string error;
+};
+
+const Oracle& oracle() {
+  static const Oracle o = [] {
+    Oracle r;
+    const std::string dir = oracle_dir();
+    std::ifstream m(dir + "/manifest.txt");
+    std::ifstream d(dir + "/data.bin", std::ios::binary);
+    if (!m || !d) {
+      r.error = fmt::format(
+          "NumPy oracle cases not found in {0} (manifest.txt, data.bin). They are generated by "
+          "`ctest` (test `oracle_cases` runs first), or by hand: python3 {1}/tests/oracle/gen_cases.py "
+          "--src {1} --out {0}  (needs numpy>=2 and ml_dtypes: pip install numpy ml_dtypes)",
+          dir, CUFUSE_SOURCE_DIR);
+      return r;
+    }
+    std::string line;
+    while (std::getline(m, line)) {
+      std::istringstream ss(line);
+      std::vector<std::string> tok;
+      for (std::string t; ss >> t;) tok.push_back(t);
+      if (!tok.empty()) r.lines.push_back(std::move(tok));
+    }
+    r.data.assign(std::istreambuf_iterator<char>(d), std::istreambuf_iterator<char>());
+    if (r.lines.empty() || r.lines[0][0] != "meta") r.error = "oracle manifest.txt is empty or malformed";
+    return r;
+  }();
+  return o;
+}
+
+// Fails the calling test loudly when the cases are missing.
+#define REQUIRE_ORACLE()                          \
+  do {                                            \
+    if (!oracle().error.empty()) FAIL(oracle().error); \
+  } while (0)
+
+struct Tok {
+  const std::vector<std::string>& t;
+  size_t i = 1;
+  const std::string& str() {
+    if (i >= t.size()) throw std::runtime_error("oracle manifest line too short: " + t[0]);
+    return t[i++];
+  }
+  int64_t i64() { return std::stoll(str()); }
+  uint64_t u64() { return std::stoull(str()); }
+  double f64() { return std::strtod(str().c_str(), nullptr); }
+  DType dt() { return parse_dtype(str()); }
+  Shape shape() {
+    int nd = static_cast<int>(i64());
+    Shape s;
+    for (int k = 0; k < nd; ++k) s.push_back(i64());
+    return s;
+  }
+  Strides strides(int nd) {
+    Strides s;
+    for (int k = 0; k < nd; ++k) s.push_back(i64());
+    return s;
+  }
+  Layout layout() {
+    Layout l;
+    l.shape = shape();
+    l.strides = strides(l.shape.ndim());
+    l.offset = i64();
+    return l;
+  }
+  // An array of the data file: offset and element count; nullptr for "-1 0".
+  const unsigned char* arr(int64_t* count = nullptr) {
+    int64_t off = i64(), n = i64();
+    if (count) *count = n;
+    if (off < 0) return nullptr;
+    if (static_cast<size_t>(off) > oracle().data.size()) throw std::runtime_error("oracle array past data.bin");
+    return oracle().data.data() + off;
+  }
+};
+
+// ------------------------------------------------------------ nodes over host data
+// A buffer leaf over a host copy of `shape`'s elements, read through `layout` (default:
+// the contiguous layout of `shape`).
+NodePtr host_buffer(DType t, const Shape& shape, const void* bytes, std::optional<Layout> layout = std::nullopt) {
+  const size_t nbytes = static_cast<size_t>(numel(shape)) * itemsize(t);
+  auto st = allocate_host(std::max<size_t>(nbytes, 1));
+  if (nbytes) std::memcpy(st->ptr, bytes, nbytes);
+  return make_buffer(t, layout ? *layout : contiguous_layout(shape), std::move(st));
+}
+
+// ------------------------------------------------------------ comparison
+const std::set<std::string> kTranscendental = {
+    "power", "arctan2", "hypot", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh"};
+const std::set<std::string> kZeroSignFree = {"maximum", "minimum", "fmax", "fmin", "sign"};
+
+int ulps_allowed(const std::string& op, DType t) {
+  if (!kTranscendental.count(op)) return 0;
+  switch (t) {
+    case DType::Float16: case DType::BFloat16: return 1;  // one float ulp can flip the rounding
+    case DType::Float32: return 4;
+    case DType::Float64: return 4;
+    default: return 0;
+  }
+}
+
+double elem_double(DType t, const unsigned char* p, int64_t i) {
+  return ref::with_storage_type(t, [&](auto ts) -> double {
+    using S = typename decltype(ts)::type;
+    S s;
+    std::memcpy(&s, p + i * sizeof(S), sizeof(S));
+    if (is_half(t)) return ref::half_bits_to_float(t, static_cast<uint16_t>(s));
+    return static_cast<double>(s);
+  });
+}
+
+// The float as an integer that orders like the value (for ulp distances).
+int64_t ordered(DType t, const unsigned char* p, int64_t i) {
+  int64_t v;
+  switch (itemsize(t)) {
+    case 2: { int16_t b; std::memcpy(&b, p + i * 2, 2); v = b; break; }
+    case 4: { int32_t b; std::memcpy(&b, p + i * 4, 4); v = b; break; }
+    default: { int64_t b; std::memcpy(&b, p + i * 8, 8); v = b; break; }
+  }
+  if (v < 0) v = std::numeric_limits<int64_t>::min() - v;  // negative floats count down from -0
+  return v;
+}
+
+std::string show(DType t, const unsigned char* p, int64_t i) {
+  const int isz = itemsize(t);
+  uint64_t bits = 0;
+  std::memcpy(&bits, p + i * isz, isz);
+  if (is_float(t)) return fmt::format("{} (0x{:0{}x})", elem_double(t, p, i), bits, isz * 2);
+  if (t == DType::Bool) return bits ? "True" : "False";
+  if (is_signed_int(t)) {
+    int64_t v = static_cast<int64_t>(bits << (64 - 8 * isz)) >> (64 - 8 * isz);
+    return std::to_string(v);
+  }
+  return std::to_string(bits);
+}
+
+// The largest ulp distance seen per "op dtype" among accepted transcendental results.
+std::map<std::string, int64_t>& max_ulps_seen() {
+  static std::map<std::string, int64_t> m;
+  return m;
+}
+
+struct Mismatches {
+  int64_t count = 0, skipped = 0;
+  std::string first;
+  void add(const std::string& what) {
+    if (count++ < 8) first += "\n    " + what;
+  }
+};
+
+// Compares n elements of got against expected (both dtype t storage).
+void compare(const std::string& op, DType t, const unsigned char* got, const unsigned char* exp, int64_t n,
+             const unsigned char* skip, Mismatches& mm,
+             const std::function<std::string(int64_t)>& inputs) {
+  const int isz = itemsize(t);
+  const int tol = ulps_allowed(op, t);
+  const bool zero_free = kZeroSignFree.count(op) > 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (skip && skip[i]) {
+      mm.skipped++;
+      continue;
+    }
+    if (std::memcmp(got + i * isz, exp + i * isz, isz) == 0) continue;
+    bool ok = false;
+    if (is_float(t)) {
+      double g = elem_double(t, got, i), e = elem_double(t, exp, i);
+      if (std::isnan(g) && std::isnan(e)) ok = true;
+      else if (zero_free && g == 0 && e == 0) ok = true;
+      else if (tol > 0 && std::isfinite(g) && std::isfinite(e)) {
+        int64_t d = ordered(t, got, i) - ordered(t, exp, i);
+        d = d < 0 ? -d : d;
+        ok = d <= tol;
+        if (ok) {
+          int64_t& seen = max_ulps_seen()[fmt::format("{}({})", op, name(t))];
+          seen = std::max(seen, d);
+        }
+      }
+    }
+    if (!ok)
+      mm.add(fmt::format("[{}] {}: got {}, NumPy {}", i, inputs(i), show(t, got, i), show(t, exp, i)));
+  }
+}
+
+// ------------------------------------------------------------ the value cases
+struct ValueCase {
+  std::string op;
+  int n = 0;
+  DType in[3];
+  DType out;
+  Shape out_shape;
+  int64_t count = 0;
+  const unsigned char* skip = nullptr;
+  Shape in_shape[3];
+  const unsigned char* in_data[3] = {};
+  const unsigned char* expected = nullptr;
+};
+
+ValueCase parse_values(const std::vector<std::string>& line) {
+  Tok tk{line};
+  ValueCase c;
+  c.op = tk.str();
+  c.n = static_cast<int>(tk.i64());
+  for (int k = 0; k < c.n; ++k) c.in[k] = tk.dt();
+  c.out = tk.dt();
+  c.out_shape = tk.shape();
+  c.count = tk.i64();
+  c.skip = tk.arr();
+  for (int k = 0; k < c.n; ++k) {
+    c.in_shape[k] = tk.shape();
+    c.in_data[k] = tk.arr();
+  }
+  c.expected = tk.arr();
+  return c;
+}
+
+std::string case_name(const ValueCase& c) {
+  std::string s = c.op + "(";
+  for (int k = 0; k < c.n; ++k) s += (k ? ", " : "") + std::string(name(c.in[k]));
+  return s + ")";
+}
+
+// Runs one values case; returns a failure description or "".
+std::string run_values(const ValueCase& c, int64_t& skipped) {
+  const Op op = *find_op(c.op);
+  OpTyping ty;
+  try {
+    ty = type_op(op, c.in, c.n, c.out);
+  } catch (const Error& e) {
+    return fmt::format("{}: NumPy gives {}, type_op throws: {}", case_name(c), name(c.out), e.what());
+  }
+  if (ty.result != c.out)
+    return fmt::format("{}: NumPy gives {}, type_op gives {}", case_name(c), name(c.out), name(ty.result));
+  InputVec ins;
+  for (int k = 0; k < c.n; ++k) ins.push_back(host_buffer(c.in[k], c.in_shape[k], c.in_data[k]));
+  NodePtr node = make_elementwise(static_cast<uint16_t>(op), c.out, c.out_shape, std::move(ins));
+  HostArray got;
+  try {
+    got = reference_evaluate(node);
+  } catch (const std::exception& e) {
+    return fmt::format("{}: reference_evaluate threw: {}", case_name(c), e.what());
+  }
+  if (got.dtype != c.out || got.shape != c.out_shape || got.size() != c.count)
+    return fmt::format("{}: result {} {} instead of {} {}", case_name(c), name(got.dtype), to_string(got.shape),
+                       name(c.out), to_string(c.out_shape));
+  // Inputs of another shape are shown by their own flat index only when shapes agree.
+  auto inputs = [&](int64_t i) {
+    std::string s;
+    for (int k = 0; k < c.n; ++k) {
+      if (c.in_shape[k] != c.out_shape) return std::string("(broadcast inputs)");
+      s += (k ? ", " : "") + show(c.in[k], c.in_data[k], i);
+    }
+    return "(" + s + ")";
+  };
+  Mismatches mm;
+  compare(c.op, c.out, got.bytes.data(), c.expected, c.count, c.skip, mm, inputs);
+  skipped += mm.skipped;
+  if (mm.count == 0) return "";
+  return fmt::format("{} -> {}: {} of {} elements differ:{}", case_name(c), name(c.out), mm.count, c.count, mm.first);
+}
+
+void run_value_lines(bool casts) {
+  REQUIRE_ORACLE();
+  int cases = 0, failed = 0;
+  int64_t skipped = 0, elements = 0;
+  std::string report;
+  std::map<std::string, std::set<DType>> covered;  // op -> dtypes of its same-dtype cases
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "values") continue;
+    ValueCase c = parse_values(line);
+    if ((c.op == "astype") != casts) continue;
+    ++cases;
+    elements += c.count;
+    if (c.n == 1 || c.in[0] == c.in[1]) covered[c.op].insert(c.in[c.n - 1]);
+    std::string f = run_values(c, skipped);
+    if (!f.empty()) {
+      ++failed;
+      if (failed <= 60) report += "\n  " + f;
+    }
+  }
+  MESSAGE(fmt::format("{} {} cases, {} elements, {} inputs skipped as documented divergences",
+                      cases, casts ? "astype" : "ufunc", elements, skipped));
+  CHECK_MESSAGE(cases > 0, "no value cases in the oracle manifest");
+  CHECK_MESSAGE(failed == 0, fmt::format("{} of {} cases differ from NumPy:{}", failed, cases, report));
+  if (!casts) {
+    std::string ulps;
+    for (const auto& [k, v] : max_ulps_seen())
+      if (v) ulps += fmt::format(" {}:{}", k, v);
+    MESSAGE(fmt::format("largest ulp differences from NumPy accepted:{}", ulps.empty() ? " none" : ulps));
+    // Every op of the table has cases for every dtype type_op accepts it on.
+    std::string missing;
+    for (int o = 0; o < kNumOps; ++o) {
+      const OpRow& row = op_row(static_cast<Op>(o));
+      if (row.rule == TypeRule::Cast) continue;
+      for (int d = 0; d < kNumDTypes; ++d) {
+        DType dts[3] = {DType(d), DType(d), DType(d)};
+        bool accepted = true;
+        try {
+          type_op(row.id, dts, row.arity);
+        } catch (const TypeError&) {
+          accepted = false;
+        }
+        if (accepted && !covered[row.name].count(DType(d))) missing += fmt::format(" {}({})", row.name, name(DType(d)));
+      }
+    }
+    CHECK_MESSAGE(missing.empty(), fmt::format("ops without NumPy value cases:{}", missing));
+  }
+}
+
+}  // namespace
+
+// ============================================================ type rules
+TEST_CASE("oracle: promote_types is NumPy 2's table, and ml_dtypes' ufunc loops where NumPy has no common dtype") {
+  REQUIRE_ORACLE();
+  int pairs = 0;
+  std::string bad;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "promote") continue;
+    Tok tk{line};
+    DType a = tk.dt(), b = tk.dt();
+    std::string np_promote = tk.str();
+    DType ufunc = tk.dt();
+    DType ours = promote_types(a, b);
+    ++pairs;
+    if (ours != ufunc) bad += fmt::format("\n  ({}, {}): ours {}, np.add gives {}", name(a), name(b), name(ours), name(ufunc));
+    if (np_promote != "ERR" && parse_dtype(np_promote) != ours)
+      bad += fmt::format("\n  ({}, {}): ours {}, np.promote_types gives {}", name(a), name(b), name(ours), np_promote);
+    if (can_cast_safe(a, b) != (ours == b)) bad += fmt::format("\n  can_cast_safe({}, {})", name(a), name(b));
+  }
+  CHECK(pairs == kNumDTypes * kNumDTypes);
+  CHECK_MESSAGE(bad.empty(), fmt::format("promotion differs from NumPy:{}", bad));
+}
+
+TEST_CASE("oracle: float_for is the loop NumPy picks for float-only ufuncs (np.sqrt)") {
+  REQUIRE_ORACLE();
+  int n = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "float_for") continue;
+    Tok tk{line};
+    DType a = tk.dt(), f = tk.dt();
+    ++n;
+    CHECK_MESSAGE(float_for(a) == f, fmt::format("float_for({}) = {}, NumPy sqrt loop {}", name(a), name(float_for(a)), name(f)));
+  }
+  CHECK(n == kNumDTypes);
+}
+
+TEST_CASE("oracle: type_op gives NumPy's result dtype, or TypeError, for every op and dtype tuple") {
+  REQUIRE_ORACLE();
+  std::map<std::string, DType> no_common;  // "a b" -> ufunc result where np.promote_types fails
+  for (const auto& line : oracle().lines)
+    if (line[0] == "promote" && line[3] == "ERR") no_common[line[1] + " " + line[2]] = parse_dtype(line[4]);
+  int checked = 0, known_bug = 0, where_no_common = 0;
+  std::string bad;
+  std::set<std::string> ops_seen;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "type") continue;
+    Tok tk{line};
+    const std::string opname = tk.str();
+    const int n = static_cast<int>(tk.i64());
+    DType in[3];
+    for (int k = 0; k < n; ++k) in[k] = tk.dt();
+    const std::string res = tk.str();
+    auto op = find_op(opname);
+    REQUIRE_MESSAGE(op.has_value(), fmt::format("op table has no op {}", opname));
+    ops_seen.insert(opname);
+    const OpRow& row = op_row(*op);
+    ++checked;
+    std::string sig = opname + "(";
+    for (int k = 0; k < n; ++k) sig += (k ? ", " : "") + std::string(name(in[k]));
+    sig += ")";
+    OpTyping ty;
+    bool threw = false;
+    try {
+      ty = type_op(*op, in, n);
+    } catch (const TypeError&) {
+      threw = true;
+    }
+    if (res == "REJECT") {
+      // Divergence 5: where over a pair NumPy cannot promote takes the ufunc-loop dtype.
+      auto nc = n == 3 ? no_common.find(std::string(name(in[1])) + " " + std::string(name(in[2]))) : no_common.end();
+      if (row.rule == TypeRule::Where && nc != no_common.end() && !threw && ty.result == nc->second) {
+        ++where_no_common;
+        continue;
+      }
+      if (!threw) bad += fmt::format("\n  {}: NumPy rejects it, type_op gives {}", sig, name(ty.result));
+      continue;
+    }
+    if (threw) {
+      bad += fmt::format("\n  {}: NumPy gives {}, type_op throws TypeError", sig, res);
+      continue;
+    }
+    if (ty.result != parse_dtype(res)) bad += fmt::format("\n  {}: NumPy gives {}, type_op {}", sig, res, name(ty.result));
+    // Loop (compute) dtypes, where ours mean the same thing as NumPy's: logical ops take
+    // truth values (NumPy has a loop per dtype) and predicates read the input as is.
+    const bool loops_comparable = row.rule == TypeRule::Same || row.rule == TypeRule::Float ||
+                                  row.rule == TypeRule::TrueDivide || row.rule == TypeRule::Compare;
+    if (loops_comparable && tk.i < line.size()) {
+      bool differ = false;
+      std::string np_loops;
+      std::set<DType> loop_set;
+      for (int k = 0; k < n; ++k) {
+        DType l = tk.dt();
+        np_loops += (k ? ", " : "") + std::string(name(l));
+        loop_set.insert(l);
+        differ |= l != ty.compute[k];
+      }
+      if (differ && row.rule == TypeRule::Compare && loop_set == std::set<DType>{DType::Int64, DType::UInt64} &&
+          ty.compute[0] == DType::Float64) {
+        ++known_bug;  // divergence 6
+      } else if (differ) {
+        std::string ours;
+        for (int k = 0; k < n; ++k) ours += (k ? ", " : "") + std::string(name(ty.compute[k]));
+        bad += fmt::format("\n  {}: NumPy's loop ({}), type_op computes in ({})", sig, np_loops, ours);
+      }
+    }
+  }
+  MESSAGE(fmt::format("{} dtype tuples checked; {} where() pairs follow the ufunc rule (divergence 5); "
+                      "{} signed-int/uint64 comparisons computed in float64 (known bug 6)",
+                      checked, where_no_common, known_bug));
+  for (int o = 0; o < kNumOps; ++o) {
+    const OpRow& row = op_row(static_cast<Op>(o));
+    if (row.rule != TypeRule::Cast) CHECK_MESSAGE(ops_seen.count(row.name), fmt::format("no type cases for {}", row.name));
+  }
+  CHECK_MESSAGE(bad.empty(), fmt::format("type rules differ from NumPy:{}", bad));
+}
+
+// ============================================================ values
+TEST_CASE("oracle: every op of the table on every dtype it takes, edge and random values, vs NumPy") {
+  run_value_lines(false);
+}
+
+TEST_CASE("oracle: astype between all dtype pairs; every float16/bfloat16 bit pattern; rounding ties") {
+  run_value_lines(true);
+}
+
+TEST_CASE("oracle: float64 -> bfloat16 rounds once (against an exact rounding)") {
+  REQUIRE_ORACLE();
+  int cases = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "cast_exact") continue;
+    Tok tk{line};
+    DType from = tk.dt(), to = tk.dt();
+    int64_t n = tk.i64(), cnt;
+    const unsigned char* src = tk.arr(&cnt);
+    const unsigned char* exp = tk.arr();
+    ++cases;
+    InputVec ins;
+    ins.push_back(host_buffer(from, Shape{n}, src));
+    HostArray got = reference_evaluate(make_elementwise(static_cast<uint16_t>(Op::Cast), to, Shape{n}, std::move(ins)));
+    Mismatches mm;
+    compare("astype", to, got.bytes.data(), exp, n, nullptr, mm,
+            [&](int64_t i) { return show(from, src, i); });
+    CHECK_MESSAGE(mm.count == 0, fmt::format("{} -> {}: {} of {} differ from exact rounding:{}", name(from), name(to),
+                                             mm.count, n, mm.first));
+    // The library's scalar conversion agrees (Scalar::typed, bfloat16_t(double)).
+    for (int64_t i = 0; i < n; i += 97) {
+      double v;
+      std::memcpy(&v, src + i * 8, 8);
+      uint16_t e;
+      std::memcpy(&e, exp + i * 2, 2);
+      if (!std::isnan(v)) CHECK(bfloat16_t(v).bits == e);
+    }
+  }
+  CHECK(cases > 0);
+}
+
+TEST_CASE("oracle: the reference's float -> half roundings agree with cufuse::half and bfloat16_t") {
+  // Every float16/bfloat16 tie and its neighbours in float32, and a sweep of bit patterns.
+  int64_t bad = 0;
+  for (uint32_t hb = 0; hb < 0x7c00; ++hb) {
+    float lo = ref::f16_to_float(static_cast<uint16_t>(hb)), hi = ref::f16_to_float(static_cast<uint16_t>(hb + 1));
+    float mid = static_cast<float>((static_cast<double>(lo) + hi) / 2);
+    for (float f : {mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e30f), -mid})
+      bad += ref::float_to_f16(f) != half(f).bits;
+  }
+  for (uint64_t u = 0; u < (1ull << 32); u += 65521) {
+    float f;
+    uint32_t b = static_cast<uint32_t>(u);
+    std::memcpy(&f, &b, 4);
+    bool nan = std::isnan(f);
+    bad += !nan && ref::float_to_bf16(f) != bfloat16_t(f).bits;
+    bad += nan && (ref::float_to_bf16(f) & 0x7fff) <= 0x7f80;
+    bad += !nan && ref::float_to_f16(f) != half(f).bits;
+  }
+  CHECK(bad == 0);
+}
+
+// ============================================================ generators and layouts
+TEST_CASE("oracle: arange and linspace generators vs np.arange / np.linspace") {
+  REQUIRE_ORACLE();
+  int cases = 0;
+  for (const auto& line : oracle().lines) {
+    const bool ar = line[0] == "arange", ls = line[0] == "linspace";
+    if (!ar && !ls) continue;
+    Tok tk{line};
+    DType t = tk.dt();
+    GenParams p;
+    std::string desc;
+    if (ar) {
+      std::string first = tk.str(), second = tk.str();
+      if (is_float(t)) {
+        p.start = std::strtod(first.c_str(), nullptr);
+        p.step = std::strtod(second.c_str(), nullptr);
+      } else {  // integer values as the dtype's two's complement bits
+        p.istart = first[0] == '-' ? std::stoll(first) : static_cast<int64_t>(std::stoull(first));
+        p.istep_second = second[0] == '-' ? std::stoll(second) : static_cast<int64_t>(std::stoull(second));
+      }
+      desc = fmt::format("arange {} first {} second {}", name(t), first, second);
+    } else {
+      p.start = tk.f64();
+      p.stop = tk.f64();
+      p.num = tk.i64();
+      p.endpoint = tk.i64() != 0;
+      p.step = tk.f64();
+      desc = fmt::format("linspace {} ({}, {}, num={}, endpoint={})", name(t), p.start, p.stop, p.num, p.endpoint);
+    }
+    Layout l = tk.layout();
+    const unsigned char* exp = tk.arr();
+    ++cases;
+    HostArray got = reference_evaluate(make_generator(ar ? GenKind::Arange : GenKind::Linspace, t, l, p));
+    REQUIRE(got.shape == l.shape);
+    Mismatches mm;
+    compare(ar ? "arange" : "linspace", t, got.bytes.data(), exp, got.size(), nullptr, mm,
+            [&](int64_t) { return desc; });
+    CHECK_MESSAGE(mm.count == 0, fmt::format("{} over shape {} strides ({}) offset {}:{}", desc, to_string(l.shape),
+                                             fmt::join(l.strides.begin(), l.strides.end(), ","), l.offset, mm.first));
+  }
+  CHECK(cases > 50);
+}
+
+TEST_CASE("oracle: strided buffer leaves and View nodes vs NumPy slicing, transposes, reshapes, broadcasts") {
+  REQUIRE_ORACLE();
+  int cases = 0;
+  for (const auto& line : oracle().lines) {
+    const bool gather = line[0] == "gather", view = line[0] == "view";
+    if (!gather && !view) continue;
+    Tok tk{line};
+    DType t = tk.dt();
+    int64_t nbase;
+    const unsigned char* base = tk.arr(&nbase);
+    Layout in = tk.layout();
+    Layout vl;
+    if (view) vl = tk.layout();
+    const unsigned char* exp = tk.arr();
+    ++cases;
+    NodePtr leaf = host_buffer(t, Shape{nbase}, base, in);
+    NodePtr node = view ? make_view(leaf, vl) : leaf;
+    HostArray got = reference_evaluate(node);
+    REQUIRE(got.shape == node->shape());
+    CHECK_MESSAGE(std::memcmp(got.bytes.data(), exp, got.bytes.size()) == 0,
+                  fmt::format("{} {} over shape {} strides ({}) offset {}", line[0], name(t), to_string(in.shape),
+                              fmt::join(in.strides.begin(), in.strides.end(), ","), in.offset));
+  }
+  CHECK(cases > 40);
+}
