@@ -17,6 +17,9 @@
 
 namespace bench {
 
+void add_library_workloads(Registry& r);  // library_workloads.cpp: W5, W6, W8, W11
+void add_fuse_workloads(Registry& r);     // fuse_workloads.cpp: W7a-fuse, W7b-fuse, S004
+
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1", "W2", "W3", "W4", "W5", "W6", "W7a",
                                             "W7b", "W8", "W9", "W10", "W11", "W12", "R10k"};
@@ -159,6 +162,8 @@ int run(int argc, char** argv) {
   add_reduction_workloads(reg);
   add_overhead_workloads(reg);
   add_first_call_workloads(reg);
+  add_library_workloads(reg);
+  add_fuse_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

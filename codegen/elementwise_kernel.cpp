@@ -209,9 +209,9 @@ struct EwEmitter {
       const std::string pfx = "v" + std::to_string(j);
       v = e.chain_value(n, pfx, direct_pos(pfx));
     } else {
-      std::string in[3];
-      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = value(e, n->inputs[k].get());
-      v = e.op_value(n, in);
+      std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
+      for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = value(e, n->inputs[k].get());
+      v = e.op_value(n, in.data());
     }
     vals[n] = v;
     return v;

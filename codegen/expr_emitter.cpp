@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/op_table.hpp"
+#include "codegen/user_kernel.hpp"
 #include "cufuse/error.hpp"
 
 namespace cufuse::detail {
@@ -186,6 +187,7 @@ static std::string convert(const std::string& v, DType from, DType to) {
 }
 
 std::string ExprEmitter::op_value(const Node* n, const std::string* in_v) {
+  if (is_user_op(n->op)) return user_op_value(*this, n, in_v);  // ElementwiseKernel code (user_kernel.hpp)
   const OpRow& row = op_row(n->op);
   DType in_dt[3];
   for (int k = 0; k < row.arity; ++k) in_dt[k] = n->inputs[k]->dtype;

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "codegen/preamble.hpp"
+#include "codegen/user_kernel.hpp"
 #include "cufuse/error.hpp"
 #include "graph/reduce_attrs.hpp"
 
@@ -54,6 +55,7 @@ std::string identity(const Red& r) {
     case ReduceOp::NanMin: return fmt::format("cf_nan_or<{}>(cf_highest<{}>())", r.T, r.T);
     case ReduceOp::Any: return "false";
     case ReduceOp::All: return "true";
+    case ReduceOp::User: return user_reduce_identity(r.node, r.T);  // ReductionKernel (user_kernel.hpp)
     default: throw InternalError("scan in a reduction kernel");
   }
 }
@@ -72,6 +74,7 @@ std::string combine(const Red& r, const std::string& acc, const std::string& ai,
     case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, {});", acc, acc, v);
     case ReduceOp::Any: return fmt::format("{} = {} || {};", acc, acc, v);
     case ReduceOp::All: return fmt::format("{} = {} && {};", acc, acc, v);
+    case ReduceOp::User: return user_reduce_combine(r.node, r.T, acc, v);  // ReductionKernel (user_kernel.hpp)
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
       return fmt::format("if (cf_arg_better({}, (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}", v, vi,
@@ -370,9 +373,9 @@ struct RedEmitter {
       const std::string J = std::to_string(j);
       v = e.chain_value(n, "v" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
     } else {
-      std::string in[3];
-      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = row_value(e, n->inputs[k].get());
-      v = e.op_value(n, in);
+      std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
+      for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = row_value(e, n->inputs[k].get());
+      v = e.op_value(n, in.data());
     }
     vals[n] = v;
     return v;
@@ -398,9 +401,9 @@ struct RedEmitter {
     } else if (j >= 0 && accs[j].kind == Acc::View) {
       v = e.chain_value(n, "v" + std::to_string(j), fmt::format("b{}", j));
     } else {
-      std::string in[3];
-      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = out_value(e, n->inputs[k].get());
-      v = e.op_value(n, in);
+      std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
+      for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = out_value(e, n->inputs[k].get());
+      v = e.op_value(n, in.data());
     }
     vals[n] = v;
     return v;

@@ -48,7 +48,8 @@ NodePtr ew(Op op, std::initializer_list<NodePtr> ins, DType cast_to = DType::Boo
     iv.push_back(i);
   }
   OpTyping ty = type_op(op, dts, n, cast_to);
-  return make_elementwise(static_cast<uint16_t>(op), ty.result, iv[0]->shape(), std::move(iv));
+  const Shape shape = iv[0]->shape();  // before iv is moved from
+  return make_elementwise(static_cast<uint16_t>(op), ty.result, shape, std::move(iv));
 }
 
 template <class T>

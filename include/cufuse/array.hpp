@@ -129,6 +129,9 @@ class Array {
   Array operator()(I... idx) const { return index({Index(idx)...}); }
   Array astype(DType t) const;
   Array copy() const;
+  // A copy on another device (cudaMemcpyPeerAsync, ordered after the work that made this
+  // array); this array itself when it already lives there (src/fuse/devices.cpp).
+  Array to_device(int device) const;
 
   // ---- materialization
   Array& eval();  // computes now (one fused launch per iteration space)

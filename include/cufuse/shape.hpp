@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cufuse {
@@ -27,6 +28,7 @@ class SmallVec {
   SmallVec(SmallVec&& o) noexcept { *this = std::move(o); }
   SmallVec& operator=(SmallVec&& o) noexcept {
     if (this == &o) return *this;
+    clear();
     if (o.heap_) {
       heap_ = std::move(o.heap_);
       cap_ = o.cap_;
@@ -37,8 +39,8 @@ class SmallVec {
       heap_.reset();
       cap_ = N;
       size_ = o.size_;
-      std::copy(o.inline_, o.inline_ + o.size_, inline_);
-      o.size_ = 0;
+      std::move(o.inline_, o.inline_ + o.size_, inline_);
+      o.clear();
     }
     return *this;
   }
@@ -46,7 +48,7 @@ class SmallVec {
   template <class It>
   void assign(It b, It e) {
     size_t n = static_cast<size_t>(std::distance(b, e));
-    size_ = 0;
+    clear();
     reserve(n);
     std::copy(b, e, data());
     size_ = n;
@@ -54,29 +56,40 @@ class SmallVec {
   void reserve(size_t n) {
     if (n <= cap_) return;
     auto p = std::make_unique<T[]>(n);
-    std::copy(data(), data() + size_, p.get());
+    std::move(data(), data() + size_, p.get());
+    for (size_t i = 0; i < size_; ++i) data()[i] = T{};
     heap_ = std::move(p);
     cap_ = n;
   }
   void resize(size_t n, T v = T{}) {
     reserve(n);
     for (size_t i = size_; i < n; ++i) data()[i] = v;
+    if constexpr (!std::is_trivially_destructible_v<T>)
+      for (size_t i = n; i < size_; ++i) data()[i] = T{};
     size_ = n;
   }
   void push_back(T v) {
     if (size_ == cap_) reserve(cap_ * 2);
     data()[size_++] = v;
   }
-  void pop_back() { --size_; }
+  void pop_back() {
+    --size_;
+    if constexpr (!std::is_trivially_destructible_v<T>) data()[size_] = T{};
+  }
   void insert_at(size_t pos, T v) {
     push_back(v);
     std::rotate(data() + pos, data() + size_ - 1, data() + size_);
   }
   void erase_at(size_t pos) {
     std::rotate(data() + pos, data() + pos + 1, data() + size_);
-    --size_;
+    pop_back();
   }
-  void clear() { size_ = 0; }
+  // Removed elements are reset (so a vector of shared_ptr lets go of what it held).
+  void clear() {
+    if constexpr (!std::is_trivially_destructible_v<T>)
+      for (size_t i = 0; i < size_; ++i) data()[i] = T{};
+    size_ = 0;
+  }
 
   T* data() { return heap_ ? heap_.get() : inline_; }
   const T* data() const { return heap_ ? heap_.get() : inline_; }
@@ -99,7 +112,7 @@ class SmallVec {
   friend bool operator!=(const SmallVec& a, const SmallVec& b) { return !(a == b); }
 
  private:
-  T inline_[N] = {};
+  T inline_[N];  // not zeroed: only [0, size_) is ever read
   std::unique_ptr<T[]> heap_;
   size_t cap_ = N;
   size_t size_ = 0;

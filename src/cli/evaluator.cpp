@@ -128,7 +128,7 @@ struct Builtin {
 };
 std::vector<Builtin> builtins() {
   std::vector<Builtin> b;
-  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse"}) b.push_back({m, Value::module(m)});
+  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg"}) b.push_back({m, Value::module(m)});
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     b.push_back({info(t).name.data(), Value::of_dtype(t)});
@@ -211,7 +211,8 @@ ArgSpec parse_arg_spec(std::string_view spec) {
       ++i;
       break;
     }
-    fail(i, 1, fmt::format("expected ',' or '{}' in the shape", close));
+    fail(i, 1, i >= spec.size() ? fmt::format("expected '{}' to close the shape", close)
+                                : fmt::format("expected ',' or '{}' in the shape", close));
   }
   if (i != spec.size()) fail(i, spec.size() - i, "unexpected text after the shape");
   return a;
@@ -236,10 +237,22 @@ const Value* Evaluator::lookup(std::string_view name) const {
   return it == vars_.end() ? nullptr : &it->second;
 }
 
+// The expression as written (runs of white space, new lines included, become one space).
 std::string Evaluator::text_of(const Expr& e) const {
-  if (e.loc.offset < source_.size() && e.end > e.loc.offset && e.end <= source_.size())
-    return source_.substr(e.loc.offset, e.end - e.loc.offset);
-  return unparse(e);
+  if (!(e.loc.offset < source_.size() && e.end > e.loc.offset && e.end <= source_.size())) return unparse(e);
+  std::string out;
+  bool space = false;
+  for (size_t i = e.loc.offset; i < e.end; ++i) {
+    const char c = source_[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
 }
 
 void Evaluator::run(const Program& p) {
@@ -415,7 +428,14 @@ Value Evaluator::eval_call(const Expr& e) {
 }
 
 Value Evaluator::module_attribute(const Value& m, const Expr& e) {
+  if (m.text == "linalg") {  // np.linalg.norm: rows named "linalg.norm"
+    const std::string full = "linalg." + e.text;
+    if (const FunctionRow* f = find_function(full)) return Value::fn(f);
+    if (auto msg = not_available_yet(full)) fail_at(e.op_loc, e.text.size(), *msg);
+    fail_at(e.op_loc, e.text.size(), fmt::format("module 'linalg' has no attribute '{}'", e.text));
+  }
   const std::string& n = e.text;
+  if (n == "linalg") return Value::module("linalg");
   if (const FunctionRow* f = find_function(n)) return Value::fn(f);
   static const std::vector<Builtin> b = builtins();
   for (const auto& x : b)

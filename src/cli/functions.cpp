@@ -1,9 +1,10 @@
 // src/cli/functions.cpp: THE function table of cufuse-dump-kernels: every function a program
 // can call, by its NumPy name, with its parameters and a few lines mapping it to cufuse.
 // Every op of the op table (codegen/op_table.hpp) is a row without being listed here; the
-// rows below add NumPy's aliases, casts, views and creation functions. To expose a new
-// library function (sum, einsum, matmul ...), add one row and its implementation here;
-// registry.cpp binds the arguments, and `@` finds the row named "matmul".
+// rows below add NumPy's aliases, casts, views, reductions and creation functions. To
+// expose a new library function (matmul, einsum, linalg.solve ...), add one row and its
+// implementation here; registry.cpp binds the arguments, `@` finds the row named "matmul",
+// and np.linalg.X finds the row named "linalg.X".
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/ops.hpp"
+#include "cufuse/reduce.hpp"
 
 namespace cufuse::cli {
 
@@ -183,6 +185,47 @@ Value fn_full_like(const Args& a) {
   return Value::of(cufuse::full_like(a.array("a"), a.number("fill_value"), a.dtype("dtype")));
 }
 
+// ------------------------------------------------------------------ reductions
+// axis=None (all axes), an int, or a tuple of ints.
+AxisArg axis_arg(const Args& a) {
+  if (!a.given("axis")) return AxisArg{};
+  return AxisArg(a.axes("axis"));
+}
+std::optional<int> one_axis(const Args& a) {
+  if (!a.given("axis")) return std::nullopt;
+  return static_cast<int>(a.integer("axis"));
+}
+
+#define CUFUSE_CLI_REDUCE_DTYPE(fn) \
+  Value fn_##fn(const Args& a) { return Value::of(cufuse::fn(a.array("a"), axis_arg(a), a.boolean("keepdims"), a.dtype("dtype"))); }
+#define CUFUSE_CLI_REDUCE(fn) \
+  Value fn_##fn(const Args& a) { return Value::of(cufuse::fn(a.array("a"), axis_arg(a), a.boolean("keepdims"))); }
+CUFUSE_CLI_REDUCE_DTYPE(sum) CUFUSE_CLI_REDUCE_DTYPE(prod) CUFUSE_CLI_REDUCE_DTYPE(mean)
+CUFUSE_CLI_REDUCE_DTYPE(nansum) CUFUSE_CLI_REDUCE_DTYPE(nanmean)
+CUFUSE_CLI_REDUCE(max) CUFUSE_CLI_REDUCE(min) CUFUSE_CLI_REDUCE(nanmax) CUFUSE_CLI_REDUCE(nanmin)
+CUFUSE_CLI_REDUCE(any) CUFUSE_CLI_REDUCE(all) CUFUSE_CLI_REDUCE(count_nonzero) CUFUSE_CLI_REDUCE(ptp)
+#undef CUFUSE_CLI_REDUCE
+#undef CUFUSE_CLI_REDUCE_DTYPE
+
+Value fn_var(const Args& a) {
+  return Value::of(cufuse::var(a.array("a"), axis_arg(a), static_cast<int>(a.integer("ddof")), a.boolean("keepdims"),
+                               a.dtype("dtype")));
+}
+Value fn_std(const Args& a) {
+  return Value::of(cufuse::std(a.array("a"), axis_arg(a), static_cast<int>(a.integer("ddof")), a.boolean("keepdims"),
+                               a.dtype("dtype")));
+}
+Value fn_argmax(const Args& a) { return Value::of(cufuse::argmax(a.array("a"), one_axis(a), a.boolean("keepdims"))); }
+Value fn_argmin(const Args& a) { return Value::of(cufuse::argmin(a.array("a"), one_axis(a), a.boolean("keepdims"))); }
+Value fn_cumsum(const Args& a) { return Value::of(cufuse::cumsum(a.array("a"), one_axis(a), a.dtype("dtype"))); }
+Value fn_cumprod(const Args& a) { return Value::of(cufuse::cumprod(a.array("a"), one_axis(a), a.dtype("dtype"))); }
+Value fn_norm(const Args& a) {
+  std::optional<double> ord;
+  if (a.get("ord").kind == Value::Kind::String) a.fail("ord", "matrix norms ('fro', 'nuc') are not available yet");
+  if (a.given("ord")) ord = a.real("ord");
+  return Value::of(cufuse::linalg::norm(a.array("x"), ord, axis_arg(a), a.boolean("keepdims")));
+}
+
 // ------------------------------------------------------------------ the table
 // name, parameters, implementation, also a method, doc[, op-table name]
 const FunctionRow kRows[] = {
@@ -218,6 +261,29 @@ const FunctionRow kRows[] = {
     {"broadcast_arrays", "*arrays", fn_broadcast_arrays, false, "broadcast arrays against each other (a tuple)"},
     {"ravel", "a, order='C'", fn_ravel, true, "a 1-d view (a copy where NumPy copies)"},
     {"flatten", "a, order='C'", fn_flatten, true, "a 1-d copy"},
+    // reductions and scans (the planner fuses their prologues, epilogues and row patterns)
+    {"sum", "a, axis=None, dtype=None, keepdims=False", fn_sum, true, "sum over axes (all by default)"},
+    {"prod", "a, axis=None, dtype=None, keepdims=False", fn_prod, true, "product over axes"},
+    {"mean", "a, axis=None, dtype=None, keepdims=False", fn_mean, true, "mean over axes"},
+    {"var", "a, axis=None, dtype=None, ddof=0, keepdims=False", fn_var, true, "variance over axes"},
+    {"std", "a, axis=None, dtype=None, ddof=0, keepdims=False", fn_std, true, "standard deviation over axes"},
+    {"max", "a, axis=None, keepdims=False", fn_max, true, "maximum over axes (NaN propagates)"},
+    {"min", "a, axis=None, keepdims=False", fn_min, true, "minimum over axes (NaN propagates)"},
+    {"amax", "a, axis=None, keepdims=False", fn_max, false, "alias of max"},
+    {"amin", "a, axis=None, keepdims=False", fn_min, false, "alias of min"},
+    {"nansum", "a, axis=None, dtype=None, keepdims=False", fn_nansum, false, "sum ignoring NaN"},
+    {"nanmean", "a, axis=None, dtype=None, keepdims=False", fn_nanmean, false, "mean ignoring NaN"},
+    {"nanmax", "a, axis=None, keepdims=False", fn_nanmax, false, "maximum ignoring NaN"},
+    {"nanmin", "a, axis=None, keepdims=False", fn_nanmin, false, "minimum ignoring NaN"},
+    {"ptp", "a, axis=None, keepdims=False", fn_ptp, false, "max - min over axes"},
+    {"any", "a, axis=None, keepdims=False", fn_any, true, "logical or over axes"},
+    {"all", "a, axis=None, keepdims=False", fn_all, true, "logical and over axes"},
+    {"count_nonzero", "a, axis=None, keepdims=False", fn_count_nonzero, false, "non-zero elements over axes"},
+    {"argmax", "a, axis=None, keepdims=False", fn_argmax, true, "index of the first maximum"},
+    {"argmin", "a, axis=None, keepdims=False", fn_argmin, true, "index of the first minimum"},
+    {"cumsum", "a, axis=None, dtype=None", fn_cumsum, true, "running sum along an axis"},
+    {"cumprod", "a, axis=None, dtype=None", fn_cumprod, true, "running product along an axis"},
+    {"linalg.norm", "x, ord=None, axis=None, keepdims=False", fn_norm, false, "vector norm: linalg.norm(x, ord=2, axis=-1)"},
     // creation (lazy generators and filled arrays: they fuse into their consumers)
     {"arange", "start, stop=None, step=None, dtype=None", fn_arange, false, "arange(n), arange(a, b, step)"},
     {"linspace", "start, stop, num=50, endpoint=True, dtype=None", fn_linspace, false, "evenly spaced numbers"},

@@ -59,7 +59,7 @@ class Lexer {
       }
     }
     Loc at = loc();
-    if (!out_.empty() && out_.back().kind != Tok::Newline) push(Tok::Newline, "\\n", at, 1);
+    if (depth_ == 0 && !out_.empty() && out_.back().kind != Tok::Newline) push(Tok::Newline, "\\n", at, 1);
     push(Tok::End, "", at, 1);
     return std::move(out_);
   }

@@ -75,15 +75,17 @@ int main(int argc, char** argv) {
   std::string program;
   std::vector<std::string> arg_specs, outs;
   std::string arch_text, dot_file;
-  bool no_source = false, json = false, no_compile = false, no_cache = false, list = false;
+  bool no_source = false, full_source = false, json = false, no_compile = false, no_cache = false, list = false;
   app.add_option("program", program,
                  "the program: expressions and NAME = expression statements separated by ';' or new lines "
-                 "('-' reads it from stdin)");
-  app.add_option("--arg", arg_specs, "NAME=DTYPE[SHAPE]: a placeholder input, e.g. x=f32[4096,4096] (s=f64[] is 0-d)")
-      ->take_all();
-  app.add_option("--out", outs, "results to compute, by name: a,b (default: the last statement's value)");
+                 "('-' reads it from stdin; put a program that starts with '-' after --)");
+  app.add_option("--arg", arg_specs, "NAME=DTYPE[SHAPE]: a placeholder input, e.g. x=f32[4096,4096] (s=f64[] is 0-d); repeat it for each input")
+      ->allow_extra_args(false);
+  app.add_option("--out", outs, "results to compute, by name: a,b (default: the last statement's value)")
+      ->allow_extra_args(false);
   app.add_option("--arch", arch_text, "compile for this arch: 80, sm_90 ... (default: the current device's, else sm_90)");
   app.add_flag("--no-source", no_source, "omit the kernels' CUDA source");
+  app.add_flag("--full-source", full_source, "print each kernel's whole source, with the preamble all kernels share");
   app.add_flag("--json", json, "print the plan as JSON (kernels, library_calls, results)");
   app.add_option("--dot", dot_file, "write the plan as a Graphviz graph (one cluster per kernel) to FILE");
   app.add_flag("--no-compile", no_compile, "plan and generate only; skip NVRTC");
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
+    if (rc != 0 && program.empty() && std::string(e.what()).find("not expected: -") != std::string::npos)
+      std::cerr << "(a program that starts with '-' goes after --: cufuse-dump-kernels --arg ... -- '-x')\n";
     return rc == 0 ? 0 : kExitBadProgram;
   }
   if (list) {
@@ -170,7 +174,9 @@ int main(int argc, char** argv) {
       return kExitBadProgram;
     }
   }
-  std::cout << (json ? cli::render_json(report, !no_source) : cli::render_text(report, !no_source));
+  std::cout << (json ? cli::render_json(report, !no_source) : cli::render_text(report, no_source     ? cli::SourceMode::None
+                                                                : full_source ? cli::SourceMode::Full
+                                                                              : cli::SourceMode::Body));
   std::cout.flush();
   const int failed = report.failed_compiles();
   if (failed) {

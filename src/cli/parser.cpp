@@ -57,7 +57,7 @@ class Parser {
         fail(fmt::format("'{}' was never closed", open_.back()->text), *open_.back());
       fail(fmt::format("unexpected end of program: {}", expected), t);
     }
-    std::string what = t.kind == Tok::Newline ? "end of line" : fmt::format("'{}'", std::string_view(src_).substr(t.loc.offset, t.length));
+    std::string what = t.kind == Tok::Newline ? (peek(1).kind == Tok::End ? "end of program" : "end of line") : fmt::format("'{}'", std::string_view(src_).substr(t.loc.offset, t.length));
     if (t.kind == Tok::Op && (t.text == ")" || t.text == "]" || t.text == "}") && open_.empty())
       fail(fmt::format("unmatched '{}'", t.text), t);
     fail(fmt::format("unexpected {}: {}", what, expected), t);

@@ -1,5 +1,6 @@
 // src/cli/render.cpp: the Report (report.hpp) as text for people, JSON for tools (written by
 // hand, RFC 8259 escaping, no JSON library), and a Graphviz graph with one cluster per kernel.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -18,13 +19,14 @@ std::string strides_text(const Strides& s) {
 bool plain_strides(const LeafRead& l) { return l.strides.empty() || l.strides == contiguous_strides(l.shape); }
 
 std::string written_text(const WrittenValue& w) {
-  std::string names = w.results.empty() ? "(intermediate)" : fmt::format("{}", fmt::join(w.results, " = "));
+  std::string names = w.results.empty() ? fmt::format("[intermediate] {}", w.what) : fmt::format("{}", fmt::join(w.results, " = "));
   return fmt::format("{}: {} {}", names, name(w.dtype), dims(w.shape));
 }
 
 std::string leaf_text(const LeafRead& l) {
   if (l.kind == "scalar") return fmt::format("scalar {} ({}, a kernel parameter)", l.label, name(l.dtype));
   std::string s = fmt::format("{}: {} {}", l.label, name(l.dtype), dims(l.shape));
+  if (l.kind == "intermediate") return fmt::format("{}: {} {} [memory]", l.label, name(l.dtype), dims(l.shape));
   if (l.kind != "placeholder" && l.kind != "buffer") s = fmt::format("{} [generator]", s);
   if (!plain_strides(l)) s += fmt::format(", strides {}", strides_text(l.strides));
   if (l.offset) s += fmt::format(", offset {}", l.offset);
@@ -57,8 +59,18 @@ std::string j_number(double v) { return std::isfinite(v) ? fmt::format("{:.3f}",
 std::string j_written(const std::vector<WrittenValue>& ws) {
   std::string s = "[";
   for (size_t i = 0; i < ws.size(); ++i)
-    s += fmt::format("{}{{\"results\": {}, \"dtype\": {}, \"shape\": {}}}", i ? ", " : "", j_names(ws[i].results),
-                     j(name(ws[i].dtype)), j_shape(ws[i].shape));
+    s += fmt::format("{}{{\"results\": {}, \"what\": {}, \"dtype\": {}, \"shape\": {}}}", i ? ", " : "",
+                     j_names(ws[i].results), j(ws[i].what), j(name(ws[i].dtype)), j_shape(ws[i].shape));
+  return s + "]";
+}
+std::string j_reads(const std::vector<LeafRead>& rs) {
+  std::string s = "[";
+  for (size_t o = 0; o < rs.size(); ++o) {
+    const auto& l = rs[o];
+    s += fmt::format("{}{{\"kind\": {}, \"label\": {}, \"dtype\": {}, \"shape\": {}, \"strides\": {}, \"offset\": {}}}",
+                     o ? ", " : "", j(l.kind), j(l.label), j(name(l.dtype)), j_shape(l.shape), j_strides(l.strides),
+                     l.offset);
+  }
   return s + "]";
 }
 
@@ -126,30 +138,58 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
-std::string render_text(const Report& r, bool with_source) {
+std::string render_text(const Report& r, SourceMode source) {
   std::string s;
   s += fmt::format("cufuse-dump-kernels: sm_{}, {} kernel{}, {} library call{}\n", r.arch, r.kernels.size(),
                    r.kernels.size() == 1 ? "" : "s", r.library_calls.size(), r.library_calls.size() == 1 ? "" : "s");
   s += "\nresults:\n";
   for (const auto& res : r.results) {
-    std::string where = res.in_memory ? "already in memory" : (res.kernel >= 0 ? fmt::format("kernel {}", res.kernel) : "library call");
+    std::string where = res.in_memory ? "already in memory"
+                        : res.kernel >= 0 ? fmt::format("kernel {}", res.kernel)
+                        : res.library_call >= 0 ? fmt::format("library call {}", res.library_call)
+                                                : "?";
     s += fmt::format("  {}: {} {}  <- {}\n", res.name, name(res.dtype), dims(res.shape), where);
   }
-  if (r.kernels.empty() && r.library_calls.empty()) {
+  const size_t groups = r.kernels.size() + r.library_calls.size();
+  if (groups == 0) {
     s += "\nplan: nothing to compute (every result is in memory)\n";
     return s;
   }
-  s += fmt::format("\nplan: {} group{} in execution order\n", r.kernels.size() + r.library_calls.size(),
-                   r.kernels.size() + r.library_calls.size() == 1 ? "" : "s");
-  for (size_t i = 0; i < r.kernels.size(); ++i) {
-    const auto& k = r.kernels[i];
-    s += fmt::format("\nkernel {}: {}  (group {}, {})\n", i, k.name, k.group, k.kind);
+  s += fmt::format("\nplan: {} group{} in execution order\n", groups, groups == 1 ? "" : "s");
+  auto lines = [&](const char* head, const std::vector<std::string>& items) {
+    for (size_t o = 0; o < items.size(); ++o)
+      s += fmt::format("  {}{}\n", o == 0 ? head : "           ", items[o]);
+  };
+  size_t ki = 0, li = 0;
+  while (ki < r.kernels.size() || li < r.library_calls.size()) {
+    const bool kernel_next = li >= r.library_calls.size() ||
+                             (ki < r.kernels.size() && r.kernels[ki].group < r.library_calls[li].group);
+    std::vector<std::string> outs, ins;
+    if (!kernel_next) {
+      const auto& l = r.library_calls[li];
+      s += fmt::format("\nlibrary call {}: {}  (group {})\n", li, l.name, l.group);
+      s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
+      if (!l.detail.empty()) s += fmt::format("  call:      {}\n", l.detail);
+      for (const auto& w : l.outputs) outs.push_back(written_text(w));
+      for (const auto& x : l.inputs) ins.push_back(leaf_text(x));
+      lines("writes:    ", outs);
+      lines("reads:     ", ins);
+      ++li;
+      continue;
+    }
+    const auto& k = r.kernels[ki];
+    s += fmt::format("\nkernel {}: {}  (group {}, {})\n", ki, k.name, k.group, k.kind);
     s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
-    s += fmt::format("  iterates:  {}\n", dims(k.iteration_shape));
-    for (size_t o = 0; o < k.outputs.size(); ++o)
-      s += fmt::format("  {}{}\n", o == 0 ? "writes:    " : "           ", written_text(k.outputs[o]));
-    for (size_t o = 0; o < k.inputs.size(); ++o)
-      s += fmt::format("  {}{}\n", o == 0 ? "reads:     " : "           ", leaf_text(k.inputs[o]));
+    if (!k.fused.empty()) s += fmt::format("  fused:     {}\n", fmt::join(k.fused, ", "));
+    s += fmt::format("  iterates:  {}{}\n", dims(k.iteration_shape),
+                     k.axes.empty() ? std::string()
+                                   : fmt::format(", {} {}", k.kind == "scan" ? "scanning axis" : "reducing axes",
+                                                 k.kind == "scan" && k.axes.size() == 1 ? std::to_string(k.axes[0])
+                                                                                        : dims(Shape(k.axes.begin(), k.axes.end()))));
+    for (const auto& w : k.outputs) outs.push_back(written_text(w));
+    for (const auto& x : k.inputs) ins.push_back(leaf_text(x));
+    lines("writes:    ", outs);
+    lines("reads:     ", ins);
     if (!k.summary.empty()) s += fmt::format("  code:      {}\n", k.summary);
     if (!r.compiled) {
       s += "  nvrtc:     not compiled (--no-compile)\n";
@@ -163,19 +203,20 @@ std::string render_text(const Report& r, bool with_source) {
                        k.spill_stores, k.spill_loads, k.stack_bytes,
                        k.from_disk ? "from the disk cache" : fmt::format("compiled in {:.1f} ms", k.compile_ms));
     }
-    if (with_source) {
+    if (source != SourceMode::None) {
       s += fmt::format("\n  ---- source of {} ----\n", k.name);
-      s += indent(k.source, "  ");
+      if (source == SourceMode::Body && k.preamble_length > 0) {
+        const std::string_view pre(k.source.data(), k.preamble_length);
+        const auto nlines = std::count(pre.begin(), pre.end(), '\n');
+        s += fmt::format("  // [{} lines of the preamble every kernel shares (codegen/preamble.cpp): --full-source shows them]\n",
+                         nlines);
+        s += indent(k.source.substr(k.preamble_length), "  ");
+      } else {
+        s += indent(k.source, "  ");
+      }
       s += fmt::format("  ---- end of {} ----\n", k.name);
     }
-  }
-  for (size_t i = 0; i < r.library_calls.size(); ++i) {
-    const auto& l = r.library_calls[i];
-    s += fmt::format("\nlibrary call {}: {}  (group {})\n", i, l.name, l.group);
-    s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
-    for (size_t o = 0; o < l.outputs.size(); ++o)
-      s += fmt::format("  {}{}\n", o == 0 ? "writes:    " : "           ", written_text(l.outputs[o]));
-    if (!l.detail.empty()) s += fmt::format("  detail:    {}\n", l.detail);
+    ++ki;
   }
   return s;
 }
@@ -187,9 +228,11 @@ std::string render_json(const Report& r, bool with_source) {
   s += "  \"results\": [";
   for (size_t i = 0; i < r.results.size(); ++i) {
     const auto& res = r.results[i];
-    s += fmt::format("{}\n    {{\"name\": {}, \"dtype\": {}, \"shape\": {}, \"in_memory\": {}, \"kernel\": {}}}",
+    s += fmt::format("{}\n    {{\"name\": {}, \"dtype\": {}, \"shape\": {}, \"in_memory\": {}, \"kernel\": {}, "
+                     "\"library_call\": {}}}",
                      i ? "," : "", j(res.name), j(name(res.dtype)), j_shape(res.shape), res.in_memory ? "true" : "false",
-                     res.kernel >= 0 ? std::to_string(res.kernel) : "null");
+                     res.kernel >= 0 ? std::to_string(res.kernel) : "null",
+                     res.library_call >= 0 ? std::to_string(res.library_call) : "null");
   }
   s += r.results.empty() ? "],\n" : "\n  ],\n";
   s += "  \"kernels\": [";
@@ -198,16 +241,11 @@ std::string render_json(const Report& r, bool with_source) {
     s += i ? ",\n    {\n" : "\n    {\n";
     s += fmt::format("      \"name\": {},\n      \"group\": {},\n      \"kind\": {},\n", j(k.name), k.group, j(k.kind));
     s += fmt::format("      \"rule\": {},\n      \"rule_doc\": {},\n", j(k.rule), j(k.rule_doc));
+    s += fmt::format("      \"fused\": {},\n", j_names(k.fused));
     s += fmt::format("      \"iteration_shape\": {},\n", j_shape(k.iteration_shape));
+    s += fmt::format("      \"axes\": [{}],\n", fmt::join(k.axes.begin(), k.axes.end(), ", "));
     s += fmt::format("      \"outputs\": {},\n", j_written(k.outputs));
-    s += "      \"inputs\": [";
-    for (size_t o = 0; o < k.inputs.size(); ++o) {
-      const auto& l = k.inputs[o];
-      s += fmt::format("{}{{\"kind\": {}, \"label\": {}, \"dtype\": {}, \"shape\": {}, \"strides\": {}, \"offset\": {}}}",
-                       o ? ", " : "", j(l.kind), j(l.label), j(name(l.dtype)), j_shape(l.shape), j_strides(l.strides),
-                       l.offset);
-    }
-    s += "],\n";
+    s += fmt::format("      \"inputs\": {},\n", j_reads(k.inputs));
     s += fmt::format("      \"summary\": {},\n", j(k.summary));
     s += fmt::format("      \"source\": {},\n", with_source ? j(k.source) : "null");
     const bool ok = r.compiled && k.error.empty();
@@ -227,8 +265,10 @@ std::string render_json(const Report& r, bool with_source) {
   s += "  \"library_calls\": [";
   for (size_t i = 0; i < r.library_calls.size(); ++i) {
     const auto& l = r.library_calls[i];
-    s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"rule\": {}, \"rule_doc\": {}, \"outputs\": {}, \"detail\": {}}}",
-                     i ? "," : "", j(l.name), l.group, j(l.rule), j(l.rule_doc), j_written(l.outputs), j(l.detail));
+    s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"rule\": {}, \"rule_doc\": {}, \"detail\": {}, "
+                     "\"outputs\": {}, \"inputs\": {}}}",
+                     i ? "," : "", j(l.name), l.group, j(l.rule), j(l.rule_doc), j(l.detail), j_written(l.outputs),
+                     j_reads(l.inputs));
   }
   s += r.library_calls.empty() ? "]\n" : "\n  ]\n";
   s += "}\n";
@@ -242,7 +282,7 @@ std::string render_dot(const Report& r) {
   s += "  edge [color=\"#555555\"];\n";
   // Leaves, outside every cluster.
   for (const auto& n : r.graph) {
-    if (n.kernel >= 0) continue;
+    if (n.kernel >= 0 || n.library_call >= 0) continue;
     const char* fill = n.kind == "placeholder" || n.kind == "buffer" ? "#dde8ff" : (n.kind == "scalar" ? "#f2f2f2" : "#e6f5e6");
     s += fmt::format("  n{} [label={}, shape={}, style=filled, fillcolor=\"{}\"];\n", n.id, dot_string(n.label),
                      n.kind == "scalar" ? "plaintext" : "ellipse", fill);
@@ -258,6 +298,19 @@ std::string render_dot(const Report& r) {
       std::string label = n.label;
       if (!n.results.empty()) label += fmt::format("\n=> {}", fmt::join(n.results, ", "));
       s += fmt::format("    n{} [label={}{}];\n", n.id, dot_string(label), n.results.empty() ? "" : ", penwidth=2");
+    }
+    s += "  }\n";
+  }
+  for (size_t li = 0; li < r.library_calls.size(); ++li) {
+    const auto& l = r.library_calls[li];
+    s += fmt::format("  subgraph cluster_call{} {{\n", li);
+    s += fmt::format("    label={};\n", dot_string(fmt::format("library call {}: {}\nrule: {}", li, l.detail, l.rule)));
+    s += "    style=\"rounded,filled\";\n    fillcolor=\"#eef6ff\";\n    color=\"#3070c0\";\n";
+    for (const auto& n : r.graph) {
+      if (n.library_call != static_cast<int>(li)) continue;
+      std::string label = n.label;
+      if (!n.results.empty()) label += fmt::format("\n=> {}", fmt::join(n.results, ", "));
+      s += fmt::format("    n{} [label={}, shape=box3d{}];\n", n.id, dot_string(label), n.results.empty() ? "" : ", penwidth=2");
     }
     s += "  }\n";
   }

@@ -1,7 +1,9 @@
 // src/cli/report.cpp: builds the Report (report.hpp) with the executor's own machinery:
 // scan_graph and build_executable plan and generate exactly what an evaluation would, then
 // each kernel is compiled on its own so that one NVRTC failure does not hide the others.
-// Also walks each group's subgraph for the DAG that --dot draws.
+// Also walks each group's subgraph, in execution order, for what each kernel or library
+// call reads and for the DAG that --dot draws. A node an earlier group wrote is read from
+// memory (the executor binds it the same way), so the walk stops there.
 #include "cli/report.hpp"
 
 #include <algorithm>
@@ -12,8 +14,11 @@
 
 #include "codegen/compiler.hpp"
 #include "codegen/op_table.hpp"
+#include "codegen/preamble.hpp"
 #include "cufuse/error.hpp"
 #include "exec/executable.hpp"
+#include "graph/reduce_attrs.hpp"
+#include "library/library_call.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
 
@@ -26,7 +31,15 @@ using detail::NodeKind;
 using detail::NodePtr;
 
 std::string short_dtype(DType t) { return std::string(info(t).short_name); }
+std::string axes_text(const Axes& a) { return to_string(Shape(a.begin(), a.end())); }
 
+// The first word of a library call's description: "matmul".
+std::string call_name(const detail::LibraryCall& c) {
+  std::string d = c.describe();
+  return d.substr(0, d.find(' '));
+}
+
+// What computes a node, in a word or three: "add", "astype(float16)", "sum over axes (1,)".
 std::string node_op_name(const Node& n) {
   switch (n.k()) {
     case NodeKind::Elementwise: {
@@ -36,13 +49,34 @@ std::string node_op_name(const Node& n) {
     }
     case NodeKind::View: return "view";
     case NodeKind::Generator: return detail::gen_name(static_cast<detail::GenKind>(n.op));
+    case NodeKind::Reduce: {
+      if (!n.attrs) return "reduce";
+      const auto& a = detail::reduce_attrs(n);
+      if (detail::is_scan(a.op)) return fmt::format("{} along axis {}", detail::reduce_name(a.op), a.axes.empty() ? 0 : a.axes[0]);
+      return fmt::format("{} over axes {}{}", detail::reduce_name(a.op), axes_text(a.axes), a.keepdims ? " (keepdims)" : "");
+    }
+    case NodeKind::Library: {
+      if (!n.attrs) return "library";
+      const auto& a = detail::library_attrs(n);
+      const std::string nm = call_name(*a.call);
+      return a.call->num_outputs() > 1 ? fmt::format("{} output {}", nm, a.output) : nm;
+    }
     default: return detail::kind_name(n.k());
   }
+}
+
+// What a library group's output is: the call's output, or the elementwise node the call's
+// epilogue computes ("matmul + epilogue maximum").
+std::string library_output_name(const detail::Group& g, const Node& o) {
+  if (o.k() == NodeKind::Library || !g.call) return node_op_name(o);
+  return fmt::format("{} + epilogue {}", call_name(*g.call), node_op_name(o));
 }
 
 class Builder {
  public:
   Builder(Report& rep, const ReportOptions& opt) : rep_(rep), opt_(opt) {}
+
+  std::unordered_map<const Node*, std::vector<std::string>> root_names;
 
   LeafRead describe_leaf(const Node& n) const {
     LeafRead l;
@@ -83,22 +117,117 @@ class Builder {
         l.offset = n.layout.offset;
         break;
       }
-      default: l.kind = detail::kind_name(n.k()); l.label = l.kind; break;
+      default:
+        l.kind = detail::kind_name(n.k());
+        l.label = l.kind;
+        break;
     }
     return l;
   }
 
-  // ---------------------------------------------------------------- the DAG for --dot
-  int leaf_id(const Node* n, KernelReport& k, std::vector<const Node*>& seen_leaves) {
-    if (std::find(seen_leaves.begin(), seen_leaves.end(), n) == seen_leaves.end()) {
-      seen_leaves.push_back(n);
-      k.inputs.push_back(describe_leaf(*n));
+  // Walks a kernel group (kernel >= 0) or a library call's group (call >= 0).
+  void walk_group(int group, const detail::Group& g, int kernel, int call) {
+    group_ = group;
+    kernel_ = kernel;
+    call_ = call;
+    local_.clear();
+    seen_reads_.clear();
+    reads_ = kernel >= 0 ? &rep_.kernels[static_cast<size_t>(kernel)].inputs
+                         : &rep_.library_calls[static_cast<size_t>(call)].inputs;
+    std::vector<std::pair<const Node*, int>> made;
+    if (call >= 0) {
+      std::vector<int> ins;
+      for (const auto& x : g.lib_inputs) ins.push_back(ref(x.get()));
+      for (const auto& o : g.outputs) {
+        const int id = add_node(*o, library_output_name(g, *o), "library");
+        rep_.graph[static_cast<size_t>(id)].inputs = ins;
+        made.emplace_back(o.get(), id);
+      }
+    } else {
+      for (const auto& o : g.outputs) {
+        if (o->is_leaf() || written_before(o.get())) {
+          // A result that is a leaf (a placeholder's view, a scalar, a generator) or memory
+          // already written is copied by the kernel: draw the copy inside the cluster.
+          const int src = ref(o.get());
+          const int id = add_node(*o, "copy", "copy");
+          rep_.graph[static_cast<size_t>(id)].inputs.push_back(src);
+          made.emplace_back(o.get(), id);
+          continue;
+        }
+        made.emplace_back(o.get(), inner(o.get()));
+      }
     }
+    // What this group writes is memory for the groups after it.
+    for (const auto& [n, id] : made) written_.emplace(n, Written{group, id});
+  }
+
+ private:
+  struct Written {
+    int group;
+    int id;
+  };
+  Report& rep_;
+  const ReportOptions& opt_;
+  std::unordered_map<const Node*, int> leaf_ids_;
+  std::unordered_map<const Node*, Written> written_;
+  std::unordered_map<const Node*, int> local_;
+  std::vector<const Node*> seen_reads_;
+  std::vector<LeafRead>* reads_ = nullptr;
+  int group_ = 0, kernel_ = -1, call_ = -1;
+
+  bool written_before(const Node* n) const {
+    auto it = written_.find(n);
+    return it != written_.end() && it->second.group < group_;
+  }
+
+  int add_node(const Node& n, const std::string& what, const std::string& kind) {
+    GraphNode g;
+    g.id = static_cast<int>(rep_.graph.size());
+    g.kernel = kernel_;
+    g.library_call = call_;
+    g.kind = kind;
+    g.label = fmt::format("{}\n{} {}", what, short_dtype(n.dtype), to_string(n.shape()));
+    auto rn = root_names.find(&n);
+    if (rn != root_names.end()) g.results = rn->second;
+    rep_.graph.push_back(std::move(g));
+    return rep_.graph.back().id;
+  }
+
+  void note_read(const Node* n, LeafRead r) {
+    if (std::find(seen_reads_.begin(), seen_reads_.end(), n) != seen_reads_.end()) return;
+    seen_reads_.push_back(n);
+    reads_->push_back(std::move(r));
+  }
+
+  // The graph id of what the current group reads as n: memory an earlier group wrote, a
+  // leaf, or (inside a kernel) a node it computes.
+  int ref(const Node* n) {
+    auto w = written_.find(n);
+    if (w != written_.end() && w->second.group < group_) {
+      LeafRead r;
+      r.kind = "intermediate";
+      const GraphNode& src = rep_.graph[static_cast<size_t>(w->second.id)];
+      const std::string from = src.kernel >= 0 ? fmt::format("kernel {}", src.kernel)
+                                               : fmt::format("library call {}", src.library_call);
+      auto rn = root_names.find(n);
+      r.label = rn != root_names.end() ? fmt::format("{} (from {})", fmt::join(rn->second, " = "), from)
+                                       : fmt::format("{} (from {})", node_op_name(*n), from);
+      r.dtype = n->dtype;
+      r.shape = n->shape();
+      r.strides = contiguous_strides(n->shape());
+      note_read(n, std::move(r));
+      return w->second.id;
+    }
+    if (n->is_leaf() || kernel_ < 0) return leaf(n);
+    return inner(n);
+  }
+
+  int leaf(const Node* n) {
+    note_read(n, describe_leaf(*n));
     auto it = leaf_ids_.find(n);
     if (it != leaf_ids_.end()) return it->second;
     GraphNode g;
     g.id = static_cast<int>(rep_.graph.size());
-    g.kernel = -1;
     LeafRead l = describe_leaf(*n);
     g.kind = l.kind;
     g.label = l.kind == "scalar" ? fmt::format("{}\n{}", l.label, short_dtype(n->dtype))
@@ -111,65 +240,16 @@ class Builder {
     return rep_.graph.back().id;
   }
 
-  int inner_id(const Node* n, int kernel, std::unordered_map<const Node*, int>& local, KernelReport& k,
-               std::vector<const Node*>& seen_leaves) {
-    if (n->is_leaf()) return leaf_id(n, k, seen_leaves);
-    auto it = local.find(n);
-    if (it != local.end()) return it->second;
-    // A Reduce or Library node written by another group is memory this kernel reads.
-    auto prod = produced_by_.find(n);
-    if (prod != produced_by_.end() && prod->second.first != kernel &&
-        (n->k() == NodeKind::Reduce || n->k() == NodeKind::Library))
-      return prod->second.second;
-    GraphNode g;
-    g.id = static_cast<int>(rep_.graph.size());
-    g.kernel = kernel;
-    g.kind = detail::kind_name(n->k());
-    g.label = fmt::format("{}\n{} {}", node_op_name(*n), short_dtype(n->dtype), to_string(n->shape()));
-    auto rn = root_names_.find(n);
-    if (rn != root_names_.end()) g.results = rn->second;
-    const int id = g.id;
-    rep_.graph.push_back(std::move(g));
-    local.emplace(n, id);
-    if (prod == produced_by_.end() || prod->second.first == kernel) produced_by_[n] = {kernel, id};
+  int inner(const Node* n) {
+    auto it = local_.find(n);
+    if (it != local_.end()) return it->second;
+    const int id = add_node(*n, node_op_name(*n), detail::kind_name(n->k()));
+    local_.emplace(n, id);
     std::vector<int> ins;
-    for (const auto& in : n->inputs) ins.push_back(inner_id(in.get(), kernel, local, k, seen_leaves));
+    for (const auto& in : n->inputs) ins.push_back(ref(in.get()));
     rep_.graph[static_cast<size_t>(id)].inputs = std::move(ins);
     return id;
   }
-
-  void walk_kernel(int kernel, const std::vector<NodePtr>& outputs) {
-    std::unordered_map<const Node*, int> local;
-    std::vector<const Node*> seen_leaves;
-    KernelReport& k = rep_.kernels[static_cast<size_t>(kernel)];
-    for (const auto& o : outputs) {
-      if (o->is_leaf()) {
-        // A result that is a leaf (a placeholder's view, a scalar, a generator) is copied by
-        // the kernel: draw the copy inside the cluster.
-        GraphNode g;
-        g.id = static_cast<int>(rep_.graph.size());
-        g.kernel = kernel;
-        g.kind = "copy";
-        g.label = fmt::format("copy\n{} {}", short_dtype(o->dtype), to_string(o->shape()));
-        auto rn = root_names_.find(o.get());
-        if (rn != root_names_.end()) g.results = rn->second;
-        const int id = g.id;
-        rep_.graph.push_back(std::move(g));
-        const int src = leaf_id(o.get(), k, seen_leaves);
-        rep_.graph[static_cast<size_t>(id)].inputs.push_back(src);
-        continue;
-      }
-      inner_id(o.get(), kernel, local, k, seen_leaves);
-    }
-  }
-
-  std::unordered_map<const Node*, std::vector<std::string>> root_names_;
-
- private:
-  Report& rep_;
-  const ReportOptions& opt_;
-  std::unordered_map<const Node*, int> leaf_ids_;
-  std::unordered_map<const Node*, std::pair<int, int>> produced_by_;  // node -> (kernel, graph id)
 };
 
 void compile_into(KernelReport& k, int arch) {
@@ -189,6 +269,20 @@ void compile_into(KernelReport& k, int arch) {
   } catch (const cufuse::Error& e) {
     k.error = e.what();
   }
+}
+
+std::vector<WrittenValue> written_values(const detail::Group& g, const Builder& b) {
+  std::vector<WrittenValue> out;
+  for (const auto& o : g.outputs) {
+    WrittenValue w;
+    w.dtype = o->dtype;
+    w.shape = o->shape();
+    w.what = g.kind == detail::GroupKind::Library ? library_output_name(g, *o) : node_op_name(*o);
+    auto rn = b.root_names.find(o.get());
+    if (rn != b.root_names.end()) w.results = rn->second;
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 }  // namespace
@@ -220,7 +314,7 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
         idx = static_cast<int>(roots.size());
         roots.push_back(n);
       }
-      b.root_names_[n.get()].push_back(r.name);
+      b.root_names[n.get()].push_back(r.name);
     }
     root_of_result.push_back(idx);
   }
@@ -232,56 +326,52 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
   auto ex = detail::build_executable(roots, {}, scan, /*compile=*/false, opt.arch);
   const detail::Plan& plan = ex->plan;
 
-  std::vector<int> kernel_of_group(plan.groups.size(), -1);
+  // Each group is one step: a kernel, or a library call.
+  std::vector<int> kernel_of_group(plan.groups.size(), -1), call_of_group(plan.groups.size(), -1);
   for (const auto& st : ex->steps) {
     const detail::Group& g = plan.groups[static_cast<size_t>(st.group)];
+    if (st.call) {
+      LibraryCallReport l;
+      l.group = st.group;
+      l.name = call_name(*st.call);
+      l.detail = st.call->describe();
+      l.rule = detail::rule_name(g.rule);
+      l.rule_doc = detail::rule_doc(g.rule);
+      l.outputs = written_values(g, b);
+      call_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.library_calls.size());
+      rep.library_calls.push_back(std::move(l));
+      continue;
+    }
     KernelReport k;
     k.group = st.group;
     k.name = st.spec.name;
+    k.kind = detail::group_kind_name(g.kind);
     k.rule = detail::rule_name(g.rule);
     k.rule_doc = detail::rule_doc(g.rule);
+    for (auto r : g.fused) k.fused.push_back(detail::rule_name(r));
     k.iteration_shape = g.iter_shape;
-    for (size_t o = 0; o < g.outputs.size(); ++o) {
-      WrittenValue w;
-      w.dtype = g.outputs[o]->dtype;
-      w.shape = g.outputs[o]->shape();
-      auto rn = b.root_names_.find(g.outputs[o].get());
-      if (rn != b.root_names_.end()) w.results = rn->second;
-      k.outputs.push_back(std::move(w));
-    }
+    if (g.kind != detail::GroupKind::Elementwise) k.axes = g.axes;
+    k.outputs = written_values(g, b);
     k.summary = st.spec.summary;
     k.source = st.spec.source;
+    const std::string& pre = detail::kernel_preamble();
+    if (k.source.compare(0, pre.size(), pre) == 0) k.preamble_length = pre.size();
     kernel_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.kernels.size());
     rep.kernels.push_back(std::move(k));
-  }
-  // Groups no kernel step covers are library calls (cuBLAS, cuSOLVER, contractions).
-  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
-    if (kernel_of_group[gi] >= 0) continue;
-    const detail::Group& g = plan.groups[gi];
-    LibraryCallReport l;
-    l.group = static_cast<int>(gi);
-    l.name = "library";
-    l.rule = detail::rule_name(g.rule);
-    l.rule_doc = detail::rule_doc(g.rule);
-    for (const auto& out : g.outputs) {
-      WrittenValue w;
-      w.dtype = out->dtype;
-      w.shape = out->shape();
-      auto rn = b.root_names_.find(out.get());
-      if (rn != b.root_names_.end()) w.results = rn->second;
-      l.outputs.push_back(std::move(w));
-    }
-    rep.library_calls.push_back(std::move(l));
   }
   for (size_t i = 0; i < rep.results.size(); ++i) {
     const int r = root_of_result[i];
     if (r < 0) continue;
     for (size_t gi = 0; gi < plan.groups.size(); ++gi)
       for (int root : plan.groups[gi].output_root)
-        if (root == r) rep.results[i].kernel = kernel_of_group[gi];
+        if (root == r) {
+          rep.results[i].kernel = kernel_of_group[gi];
+          rep.results[i].library_call = call_of_group[gi];
+        }
   }
-  for (size_t ki = 0; ki < rep.kernels.size(); ++ki)
-    b.walk_kernel(static_cast<int>(ki), plan.groups[static_cast<size_t>(rep.kernels[ki].group)].outputs);
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi)
+    if (kernel_of_group[gi] >= 0 || call_of_group[gi] >= 0)
+      b.walk_group(static_cast<int>(gi), plan.groups[gi], kernel_of_group[gi], call_of_group[gi]);
 
   if (opt.compile)
     for (auto& k : rep.kernels) compile_into(k, opt.arch);

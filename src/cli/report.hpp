@@ -1,6 +1,6 @@
 // src/cli/report.hpp: the structured report of what cufuse would run for some arrays: the
 // plan's groups with the rule that cut each one, each kernel's source, inputs, outputs and
-// NVRTC result, the library calls (none until library nodes exist), and the plan's DAG per
+// NVRTC result, the library calls (cuBLAS, cuSOLVER), and the plan's DAG per
 // kernel. build_report makes it through the executor's own machinery (scan_graph,
 // build_executable); render_text / render_json / render_dot print it. Nothing here is
 // specific to the command line, so it can move to src/exec if the library wants it.
@@ -20,17 +20,20 @@ struct ReportOptions {
   std::vector<std::string> placeholder_names;   // by Node::placeholder_slot, to name leaves
 };
 
-// A value a kernel writes: which results it is, and its dtype and shape.
+// A value a group writes: which results it is (none for an intermediate that later groups
+// read from memory), and its dtype and shape.
 struct WrittenValue {
   std::vector<std::string> results;  // the program's names for it (several --out names may share it)
+  std::string what;                  // what computes it: "add", "sum over axes (1,)", "matmul"
   DType dtype = DType::Float32;
   Shape shape;
 };
 
-// A leaf a kernel reads: a placeholder or buffer (through strides), a scalar parameter, a generator.
+// What a kernel or call reads: a placeholder or buffer (through strides), a scalar
+// parameter, a generator, or an intermediate an earlier group wrote to memory.
 struct LeafRead {
-  std::string kind;   // "placeholder", "buffer", "scalar", "arange", "linspace", "uniform", "normal"
-  std::string label;  // "x", "x (transposed view)", "2.5"
+  std::string kind;   // "placeholder", "buffer", "scalar", "arange", "linspace", "uniform", "normal", "intermediate"
+  std::string label;  // "x", "2.5", "sum over axes (1,) from kernel 0"
   DType dtype = DType::Float32;
   Shape shape;
   Strides strides;    // buffers and generators: element strides as the kernel reads them
@@ -40,13 +43,16 @@ struct LeafRead {
 struct KernelReport {
   int group = 0;
   std::string name;
-  std::string kind = "elementwise";
+  std::string kind = "elementwise";  // the group's kind: elementwise, reduction, scan
   std::string rule, rule_doc;   // the planner's rule that made this group (plan/plan.hpp)
+  std::vector<std::string> fused;  // rules that fused more work into it (prologue, epilogue ...)
   Shape iteration_shape;
+  Axes axes;                    // reduction and scan kernels: the reduced axes of the iteration shape
   std::vector<WrittenValue> outputs;
   std::vector<LeafRead> inputs;
   std::string summary;          // codegen's one-line description (contiguity, vector width ...)
-  std::string source;
+  std::string source;           // complete, as NVRTC compiles it
+  size_t preamble_length = 0;   // source starts with codegen's shared preamble of this many characters
   // NVRTC
   bool compiled = false;
   std::string error;            // the CompileError message when it failed
@@ -57,20 +63,22 @@ struct KernelReport {
   bool from_disk = false;
 };
 
-// A cuBLAS / cuSOLVER / contraction call of the plan (none until library nodes exist).
+// A cuBLAS / cuSOLVER / contraction call of the plan.
 struct LibraryCallReport {
   int group = 0;
-  std::string name;
+  std::string name;    // "matmul"
   std::string rule, rule_doc;
   std::vector<WrittenValue> outputs;
-  std::string detail;
+  std::vector<LeafRead> inputs;
+  std::string detail;  // the call's own description (shapes, library, precision)
 };
 
 // The plan's DAG for --dot: the nodes each kernel computes (one cluster per kernel; a node
 // recomputed by two kernels appears in both) and the leaves they read (outside clusters).
 struct GraphNode {
   int id = 0;
-  int kernel = -1;          // index into Report::kernels, -1 for a leaf
+  int kernel = -1;          // index into Report::kernels, or -1
+  int library_call = -1;    // index into Report::library_calls, or -1 (both -1: a leaf)
   std::string label;        // "multiply\nfloat32 (4096, 4096)"
   std::string kind;         // node kind: "elementwise", "view", "placeholder", "scalar", ...
   std::vector<int> inputs;  // ids of the nodes it reads, in order
@@ -82,7 +90,8 @@ struct ResultReport {
   DType dtype = DType::Float32;
   Shape shape;
   bool in_memory = false;  // already materialized: nothing to compute
-  int kernel = -1;         // the kernel writing it
+  int kernel = -1;         // the kernel writing it, or
+  int library_call = -1;   // the library call writing it
 };
 
 struct Report {
@@ -104,7 +113,10 @@ struct Report {
 // recorded per kernel, not thrown; cufuse errors in planning are thrown.
 Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt);
 
-std::string render_text(const Report& r, bool with_source);
+// How much of each kernel's source the text shows: none, the kernel after the preamble that
+// every kernel shares (one line says where it went), or all of it.
+enum class SourceMode { None, Body, Full };
+std::string render_text(const Report& r, SourceMode source);
 // {"arch": .., "results": [..], "kernels": [..], "library_calls": [..]}; with_source false
 // gives "source": null.
 std::string render_json(const Report& r, bool with_source);

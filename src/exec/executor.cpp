@@ -1,6 +1,7 @@
 // src/exec/executor.cpp: one evaluation, start to end: scan the pending graph, find or
 // build its executable (plan -> codegen -> compile), bind the leaves, launch (or run the
 // reference evaluator on the reference backend), and realize the results.
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "codegen/op_table.hpp"
 #include "cufuse/backend.hpp"
 #include "cufuse/eval.hpp"
+#include "exec/binding.hpp"
 #include "exec/counters.hpp"
 #include "exec/executable.hpp"
 #include "exec/realize.hpp"
@@ -29,22 +31,19 @@
 namespace cufuse {
 
 namespace {
-std::mutex& config_mutex() {
-  static std::mutex m;
-  return m;
-}
-Config& config_ref() {
-  static Config c;
-  return c;
-}
+// Read on every node built: atomics, not a lock.
+std::atomic<int32_t> g_max_pending{Config{}.max_pending_nodes};
+std::atomic<uint64_t> g_max_pinned{Config{}.max_pinned_bytes};
 }  // namespace
 Config config() {
-  std::lock_guard<std::mutex> lk(config_mutex());
-  return config_ref();
+  Config c;
+  c.max_pending_nodes = g_max_pending.load(std::memory_order_relaxed);
+  c.max_pinned_bytes = g_max_pinned.load(std::memory_order_relaxed);
+  return c;
 }
 void set_config(const Config& c) {
-  std::lock_guard<std::mutex> lk(config_mutex());
-  config_ref() = c;
+  g_max_pending.store(c.max_pending_nodes, std::memory_order_relaxed);
+  g_max_pinned.store(c.max_pinned_bytes, std::memory_order_relaxed);
 }
 
 namespace detail {
@@ -173,99 +172,17 @@ std::string describe_executable(const Executable& ex, bool with_source) {
 }
 
 // ------------------------------------------------------------------ binding
-static void apply_patches(std::vector<unsigned char>& bytes, const KernelSpec& spec, const GraphScan& scan,
-                          const std::vector<void*>& buffers, void* workspace) {
-  bytes.assign(spec.params.begin(), spec.params.end());
-  for (const Patch& p : spec.patches) {
-    unsigned char* dst = bytes.data() + p.offset;
-    switch (p.src) {
-      case PatchSrc::BufferPtr: std::memcpy(dst, &buffers[p.index], sizeof(void*)); break;
-      case PatchSrc::Workspace: {
-        char* w = static_cast<char*>(workspace) + p.index;
-        std::memcpy(dst, &w, sizeof(void*));
-        break;
-      }
-      case PatchSrc::LeafPtr: {
-        const Node* l = scan.leaves[p.index];
-        const char* ptr = static_cast<const char*>(l->storage->ptr) + l->layout.offset * itemsize(l->dtype);
-        std::memcpy(dst, &ptr, sizeof(void*));
-        break;
-      }
-      case PatchSrc::ScalarValue: {
-        const Scalar& s = scan.leaves[p.index]->scalar;
-        write_compute_value(dst, p.dtype, s.to_double(), s.to_int64(), s.to_uint64(), s.to_bool());
-        break;
-      }
-      case PatchSrc::GenA:
-      case PatchSrc::GenB:
-      case PatchSrc::GenC: {
-        const Node* l = scan.leaves[p.index];
-        const GenParams& g = l->gen;
-        const auto kind = static_cast<GenKind>(l->op);
-        if (kind == GenKind::Arange && !is_float(l->dtype)) {
-          int64_t v = p.src == PatchSrc::GenA ? g.istart : g.istep_second;
-          write_compute_value(dst, p.dtype, static_cast<double>(v), v, static_cast<uint64_t>(v), v != 0);
-        } else {
-          double v = p.src == PatchSrc::GenA ? g.start : (p.src == PatchSrc::GenB ? (kind == GenKind::Arange || kind == GenKind::Linspace ? g.step : g.stop) : g.stop);
-          write_compute_value(dst, p.dtype, v, static_cast<int64_t>(v), static_cast<uint64_t>(v), v != 0);
-        }
-        break;
-      }
-      case PatchSrc::GenSeed: std::memcpy(dst, &scan.leaves[p.index]->gen.seed, 8); break;
-      case PatchSrc::GenCounter: std::memcpy(dst, &scan.leaves[p.index]->gen.counter, 8); break;
-    }
-  }
-}
+// apply_patches, run_library_step, the evaluation's device and cross-stream bookkeeping
+// live in exec/binding.cpp, shared with fuse() replay (src/fuse).
 
 // ------------------------------------------------------------------ running
-static void run_library_step(const Step& st, const GraphScan& scan, const std::vector<void*>& ptrs, void* stream) {
-  const LibraryCall& call = *st.call;
-  std::vector<TensorRef> in, out;
-  for (const auto& li : st.lib_in) {
-    TensorRef t;
-    if (li.buffer >= 0) {
-      t.ptr = ptrs[li.buffer];
-      t.dtype = li.dtype;
-      t.shape = li.shape;
-      t.strides = contiguous_strides(li.shape);
-    } else {
-      const Node* l = scan.leaves[li.leaf];
-      t.ptr = static_cast<char*>(l->storage->ptr) + l->layout.offset * itemsize(l->dtype);
-      t.dtype = l->dtype;
-      t.shape = l->shape();
-      t.strides = l->layout.strides;
-    }
-    in.push_back(std::move(t));
-  }
-  std::vector<std::shared_ptr<Storage>> scratch;
-  for (int k = 0; k < call.num_outputs(); ++k) {
-    TensorRef t;
-    t.dtype = call.output_dtype(k);
-    t.shape = call.output_shape(k);
-    t.strides = contiguous_strides(t.shape);
-    if (st.lib_out[k] >= 0) {
-      t.ptr = ptrs[st.lib_out[k]];
-    } else {
-      scratch.push_back(allocate_device(static_cast<size_t>(numel(t.shape) * itemsize(t.dtype))));
-      t.ptr = scratch.back()->ptr;
-    }
-    out.push_back(std::move(t));
-  }
-  call.run(in, out, stream);
-  counters().kernels_launched++;
-  if (log_enabled(LogChannel::Launch)) log(LogChannel::Launch, "library: {}", call.describe());
-}
-
 static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.storage = std::move(st);
   n.layout = contiguous_layout(n.shape());
   n.inputs.clear();
   n.attrs.reset();
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
-  n.pending = 0;
-  n.pins = PinSet{};
-  n.pins.add(n.storage.get(), n.storage ? n.storage->nbytes : 0);
-  n.reads_placeholder = false;
+  // pending/pins keep their values: builders account a realized input as a leaf.
 }
 
 enum class Where { Device, Host };
@@ -354,6 +271,9 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   }
 
   require_device();
+  // An array lives on one device: the evaluation runs where its memory is (binding.hpp),
+  // and its kernels are built for that device's arch.
+  RunOnDevice on_leaves_device(leaves_device(scan));
   std::shared_ptr<Executable> ex;
   {
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
@@ -385,9 +305,10 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     }
   }
   thread_local std::vector<unsigned char> bytes;
+  const ScanSource source(scan);
   for (const auto& st : ex->steps) {
     if (st.call) {
-      run_library_step(st, scan, ptrs, stream);
+      run_library_step(st, source, ptrs, stream);
       continue;
     }
     if (st.spec.numel == 0) continue;
@@ -396,13 +317,18 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
       ws = allocate_device(st.spec.workspace_bytes);
       if (st.spec.workspace_zero_bytes) memset_device(ws->ptr, 0, st.spec.workspace_zero_bytes, stream);
     }
-    apply_patches(bytes, st.spec, scan, ptrs, ws ? ws->ptr : nullptr);
+    apply_patches(bytes, st.spec, source, ptrs, ws ? ws->ptr : nullptr);
     void* k = st.kernel->kernel_for(dev);
     launch_kernel(k, st.spec.dims, bytes.data(), stream);
     counters().kernels_launched++;
     if (log_enabled(LogChannel::Launch))
       log(LogChannel::Launch, "{} grid {} block {}", st.spec.name, st.spec.dims.grid[0], st.spec.dims.block[0]);
   }
+  // Memory ordered on another stream that this work read or wrote is not reused by the
+  // pool before this stream is done with it.
+  note_leaves_used(scan, stream, dev);
+  for (const Target* t : targets)
+    if (t) note_stream_use(*t->storage, stream, dev);
   for (size_t b = 0; b < ex->buffers.size(); ++b)
     if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
 }
@@ -457,9 +383,10 @@ void write_into(const NodePtr& target, const NodePtr& value_in) {
 
 void maybe_auto_eval(const NodePtr& node) {
   if (node->reads_placeholder || node->is_leaf()) return;
-  const Config cfg = config();
-  bool go = node->pending > cfg.max_pending_nodes;
-  if (!go && node->pins.total() > cfg.max_pinned_bytes && node->pending % 16 == 0) {
+  const int32_t max_nodes = g_max_pending.load(std::memory_order_relaxed);
+  const uint64_t max_bytes = g_max_pinned.load(std::memory_order_relaxed);
+  bool go = node->pending > max_nodes;
+  if (!go && node->pins.total() > max_bytes && node->pending % 16 == 0) {
     // Count only memory nothing but this graph keeps alive (no Array holds its leaf).
     uint64_t dead = 0;
     std::vector<const Node*> stack{node.get()};
@@ -480,7 +407,7 @@ void maybe_auto_eval(const NodePtr& node) {
       }
       for (const auto& in : n->inputs) stack.push_back(in.get());
     }
-    go = dead > cfg.max_pinned_bytes;
+    go = dead > max_bytes;
   }
   if (go) {
     counters().auto_evaluations++;
@@ -496,7 +423,9 @@ std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {
   std::vector<detail::NodePtr> roots;
   for (const auto& a : outputs) {
     if (!a.defined()) throw ValueError("plan_dump: an Array handle is empty");
-    if (!a.node()->is_materialized()) roots.push_back(a.node());
+    bool dup = false;
+    for (const auto& r : roots) dup |= r.get() == a.node().get();
+    if (!a.node()->is_materialized() && !dup) roots.push_back(a.node());
   }
   if (roots.empty()) return "plan: nothing to compute (all results are in memory)\n";
   detail::GraphScan scan;

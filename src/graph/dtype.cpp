@@ -45,7 +45,7 @@ DType parse_dtype(std::string_view s) {
     if (kInfo[i].name == s || kInfo[i].short_name == s) return static_cast<DType>(i);
   if (s == "bool_" || s == "b" || s == "?") return DType::Bool;
   if (s == "half") return DType::Float16;
-  if (s == "float" || s == "double") return s == "float" ? DType::Float32 : DType::Float64;
+  if (s == "float" || s == "double") return DType::Float64;  // NumPy: np.dtype('float') is float64
   if (s == "int" || s == "long") return DType::Int64;
   throw TypeError(fmt::format("unknown dtype '{}' (expected one of bool, int8..int64, uint8..uint64, "
                               "float16, bfloat16, float32, float64 or f32-style short names)", s));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/ops.hpp"
+#include "exec/binding.hpp"
 #include "exec/realize.hpp"
 #include "graph/views.hpp"
 
@@ -76,7 +77,9 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   NodePtr nodes[3];
   bool have_strong = false;
   DType strong = DType::Bool;
-  Shape shape;
+  // The result's shape: the first array's, until broadcasting makes a new one.
+  const Shape* shp = nullptr;
+  Shape broadcast;
   for (int i = 0; i < n; ++i) {
     if (args[i].is_array()) {
       const Array& a = args[i].array();
@@ -86,9 +89,15 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
         strong = have_strong ? promote_types(strong, a.dtype()) : a.dtype();
         have_strong = true;
       }
-      shape = broadcast_shapes(shape, a.shape());
+      if (!shp) {
+        shp = &a.shape();
+      } else if (!(*shp == a.shape())) {
+        broadcast = broadcast_shapes(*shp, a.shape());
+        shp = &broadcast;
+      }
     }
   }
+  check_same_device(nodes, n, row.name);  // arrays of two devices: an error naming both
   // Weak scalars take the dtype NumPy 2 gives a Python scalar next to the strong operands.
   DType dts[3];
   for (int i = 0; i < n; ++i) {
@@ -122,6 +131,8 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
     dts[i] = t;
   }
   OpTyping typing = type_op(op, dts, n, cast_to);
+  static const Shape kScalarShape{};
+  const Shape& shape = shp ? *shp : kScalarShape;
   InputVec ins;
   for (int i = 0; i < n; ++i) {
     if (args[i].is_array()) ins.push_back(broadcast_node(nodes[i], shape));

@@ -9,6 +9,84 @@
 
 namespace cufuse::detail {
 
+Node::~Node() {
+  // A chain of nodes each holding the next is released recursively, one stack frame per
+  // node; past a depth, unwind it here instead: take over every input this node is the last
+  // owner of.
+  if (inputs.empty()) return;
+  thread_local int depth = 0;
+  if (depth < 256) {
+    ++depth;
+    inputs.clear();
+    --depth;
+    return;
+  }
+  std::vector<NodePtr> stack;
+  for (auto& in : inputs) stack.push_back(std::move(in));
+  inputs.clear();
+  while (!stack.empty()) {
+    NodePtr n = std::move(stack.back());
+    stack.pop_back();
+    if (n && n.use_count() == 1) {
+      for (auto& in : n->inputs) stack.push_back(std::move(in));
+      n->inputs.clear();
+    }
+  }
+}
+
+namespace {
+// Fixed-size blocks recycled per thread (a block freed on another thread joins that
+// thread's list: blocks of one size are interchangeable).
+struct FreeList {
+  void* head = nullptr;
+  int count = 0;
+  ~FreeList() {
+    while (head) {
+      void* next = *static_cast<void**>(head);
+      ::operator delete(head);
+      head = next;
+    }
+  }
+};
+template <class T>
+struct PoolAlloc {
+  using value_type = T;
+  PoolAlloc() = default;
+  template <class U>
+  PoolAlloc(const PoolAlloc<U>&) {}  // NOLINT
+  static FreeList& list() {
+    thread_local FreeList fl;
+    return fl;
+  }
+  T* allocate(size_t n) {
+    FreeList& fl = list();
+    if (n == 1 && fl.head) {
+      void* p = fl.head;
+      fl.head = *static_cast<void**>(p);
+      --fl.count;
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    FreeList& fl = list();
+    if (n == 1 && fl.count < 4096) {
+      *reinterpret_cast<void**>(p) = fl.head;
+      fl.head = p;
+      ++fl.count;
+      return;
+    }
+    ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const PoolAlloc<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const PoolAlloc<U>&) const { return false; }
+};
+}  // namespace
+
+NodePtr new_node(NodeKind k) { return std::allocate_shared<Node>(PoolAlloc<Node>{}, k); }
+
 std::recursive_mutex& graph_mutex() {
   static std::recursive_mutex m;
   return m;
@@ -73,7 +151,9 @@ uint64_t PinSet::total() const {
 }
 
 void finish_node(Node& n) {
-  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  // No lock: an input's hash, pending count and pins never change once made (realization
+  // leaves them), and a realized input (kind Buffer, published with release order) is
+  // accounted as the leaf it now is.
   uint64_t h = hash_mix(static_cast<uint64_t>(n.k()), n.op);
   h = hash_mix(h, static_cast<uint64_t>(n.dtype));
   for (auto d : n.layout.shape) h = hash_mix(h, static_cast<uint64_t>(d));
@@ -85,19 +165,29 @@ void finish_node(Node& n) {
   if (n.k() == NodeKind::Buffer) {
     n.pins.add(n.storage.get(), storage_bytes(n));
     n.reads_placeholder = n.storage == nullptr;
+    n.device = n.storage ? static_cast<int16_t>(n.storage->device) : int16_t(-2);
   }
   for (const auto& in : n.inputs) {
     h = hash_mix(h, in->hash);
-    pending += in->pending;
-    n.pins.merge(in->pins);
-    n.reads_placeholder |= in->reads_placeholder;
+    if (n.device == -2)  // the first input that reads memory names the device
+      n.device = in->k() != NodeKind::Buffer ? in->device
+                 : in->storage                ? static_cast<int16_t>(in->storage->device)
+                                              : int16_t(-2);
+    if (in->k() == NodeKind::Buffer) {
+      n.pins.add(in->storage.get(), storage_bytes(*in));
+      n.reads_placeholder |= in->storage == nullptr;
+    } else {
+      pending += in->pending;
+      n.pins.merge(in->pins);
+      n.reads_placeholder |= in->reads_placeholder;
+    }
   }
   n.hash = h;
   n.pending = static_cast<int32_t>(std::min<int64_t>(pending, 1 << 30));
 }
 
 NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage) {
-  auto n = std::make_shared<Node>(NodeKind::Buffer);
+  auto n = new_node(NodeKind::Buffer);
   n->dtype = t;
   n->layout = std::move(layout);
   n->storage = std::move(storage);
@@ -112,7 +202,7 @@ NodePtr make_placeholder(DType t, const Shape& shape, int slot) {
 }
 
 NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape) {
-  auto n = std::make_shared<Node>(NodeKind::Scalar);
+  auto n = new_node(NodeKind::Scalar);
   n->dtype = t;
   n->layout.shape = shape;
   n->scalar = value.weak() || value.dtype() != t ? Scalar::typed(value, t) : value;
@@ -121,7 +211,7 @@ NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape) {
 }
 
 NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p) {
-  auto n = std::make_shared<Node>(NodeKind::Generator);
+  auto n = new_node(NodeKind::Generator);
   n->dtype = t;
   n->op = static_cast<uint16_t>(g);
   n->layout = std::move(layout);
@@ -131,7 +221,7 @@ NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p) {
 }
 
 NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs) {
-  auto n = std::make_shared<Node>(NodeKind::Elementwise);
+  auto n = new_node(NodeKind::Elementwise);
   n->dtype = t;
   n->op = op;
   n->layout.shape = shape;
@@ -141,7 +231,7 @@ NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inpu
 }
 
 NodePtr make_view(NodePtr input, Layout layout) {
-  auto n = std::make_shared<Node>(NodeKind::View);
+  auto n = new_node(NodeKind::View);
   n->dtype = input->dtype;
   n->layout = std::move(layout);
   n->inputs.push_back(std::move(input));

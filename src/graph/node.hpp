@@ -97,8 +97,11 @@ struct Node {
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
   int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
   bool read_only = false;            // a Buffer leaf seen through broadcast_to (NumPy: read-only)
+  int16_t device = -2;               // device of the memory the node reads (-1 host, -2 none):
+                                     // for the mixed-device check of exec/binding.hpp
 
   explicit Node(NodeKind k) : kind(k) {}
+  ~Node();  // releases long input chains without recursing (see node.cpp)
   const Shape& shape() const { return layout.shape; }
   int ndim() const { return layout.shape.ndim(); }
   int64_t numel() const { return cufuse::numel(layout.shape); }
@@ -115,6 +118,10 @@ struct Node {
 // where it walks nodes that realization may change (pushing views through lazy nodes).
 std::recursive_mutex& graph_mutex();
 
+// A new node, from a per-thread free list of node blocks (building an expression makes
+// one node per op; malloc/free would be a fifth of the host time of a small expression).
+NodePtr new_node(NodeKind k);
+
 // ------------------------------------------------------------- builders
 NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage);
 NodePtr make_placeholder(DType t, const Shape& shape, int slot = -1);
@@ -122,8 +129,8 @@ NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape = {});  // 
 NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p);
 NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs);
 NodePtr make_view(NodePtr input, Layout layout);  // general remap, see Layout
-// Fills hash, pending, pins and reads_placeholder from the inputs; called by every builder
-// (under graph_mutex(), since inputs may be realized concurrently).
+// Fills hash, pending, pins and reads_placeholder from the inputs; called by every builder.
+// (These describe the node while unrealized; realization does not touch them.)
 void finish_node(Node& n);
 
 // Bytes of the storage behind a Buffer leaf (0 for a placeholder).

@@ -10,6 +10,7 @@
 #include "exec/realize.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/reduce_attrs.hpp"
+#include "library/matrix_norm.hpp"
 
 namespace cufuse {
 
@@ -29,12 +30,13 @@ const char* reduce_name(ReduceOp op) {
     case ReduceOp::ArgMin: return "argmin";
     case ReduceOp::CumSum: return "cumsum";
     case ReduceOp::CumProd: return "cumprod";
+    case ReduceOp::User: return "user";  // ReductionKernel (codegen/user_kernel.hpp)
   }
   return "?";
 }
 
 NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
-  auto n = std::make_shared<Node>(NodeKind::Reduce);
+  auto n = new_node(NodeKind::Reduce);
   n->op = static_cast<uint16_t>(op);
   n->dtype = is_arg(op) ? DType::Int64 : (op == ReduceOp::Any || op == ReduceOp::All ? DType::Bool : input->dtype);
   const Shape& in = input->shape();
@@ -262,13 +264,12 @@ Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtyp
 namespace linalg {
 Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
   Array x = is_float(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
-  if (axis.all() && ord && x.ndim() == 2)
-    throw NotSupportedError(fmt::format("norm: matrix norm (ord={}) of a 2-D array: pass axis for a vector norm; "
-                                        "matrix norms come with the linear algebra library nodes", *ord));
+  // Matrix norms (2 axes, or a 2-D array with an ord): src/library/linalg.cpp.
+  if (axis.all() && ord && x.ndim() == 2) return detail::matrix_norm_axes(x, ord, 0, 1, keepdims);
   if (axis.all() && ord && x.ndim() > 2)
     throw ValueError(fmt::format("norm: improper number of dimensions to norm ({}-D with ord={})", x.ndim(), *ord));
   if (!axis.all() && axis.axes().size() == 2)
-    throw NotSupportedError("norm: matrix norms over two axes come with the linear algebra library nodes");
+    return detail::matrix_norm_axes(x, ord, axis.axes()[0], axis.axes()[1], keepdims);
   if (!axis.all() && axis.axes().size() != 1) throw ValueError("norm: improper number of dimensions to norm");
   const double p = ord ? *ord : 2.0;
   if (std::isinf(p)) return p > 0 ? max(abs(x), axis, keepdims) : min(abs(x), axis, keepdims);

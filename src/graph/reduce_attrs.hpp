@@ -12,7 +12,8 @@
 
 namespace cufuse::detail {
 
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, NanMax, NanMin, Any, All, ArgMax, ArgMin, CumSum, CumProd };
+// User: a ReductionKernel's reduction; the node's op is its id in codegen/user_kernel.hpp.
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, NanMax, NanMin, Any, All, ArgMax, ArgMin, CumSum, CumProd, User };
 const char* reduce_name(ReduceOp op);
 inline bool is_scan(ReduceOp op) { return op == ReduceOp::CumSum || op == ReduceOp::CumProd; }
 inline bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }

@@ -8,7 +8,7 @@ namespace cufuse::detail {
 std::vector<NodePtr> make_library_nodes(std::shared_ptr<const LibraryCall> call, InputVec inputs) {
   std::vector<NodePtr> out;
   for (int i = 0; i < call->num_outputs(); ++i) {
-    auto n = std::make_shared<Node>(NodeKind::Library);
+    auto n = new_node(NodeKind::Library);
     n->dtype = call->output_dtype(i);
     n->layout.shape = call->output_shape(i);
     n->op = static_cast<uint16_t>(i);

@@ -12,6 +12,7 @@
 // A reduction result that anything else reads (another domain, a reshape, a library call)
 // is written to memory (rule materialize) and read back as a buffer by later groups.
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -21,6 +22,7 @@
 #include "cufuse/error.hpp"
 #include "graph/reduce_attrs.hpp"
 #include "library/library_call.hpp"
+#include "library/epilogue.hpp"
 #include "plan/plan.hpp"
 
 namespace cufuse::detail {
@@ -399,14 +401,44 @@ struct Planner {
         place_library(n);
       }
     }
+    // Rule library, fused epilogue: a bias add / ReLU / GELU root of one GEMM result is that
+    // GEMM with a cuBLASLt epilogue (src/library/epilogue.hpp); the plain GEMM's group then
+    // writes nothing and goes.
+    std::unordered_set<const Node*> absorbed;
+    std::vector<bool> fused_root(roots.size(), false);
+    for (size_t i = 0; i < roots.size(); ++i) {
+      EpilogueFusion f;
+      if ((i < targets.size() && targets[i]) || !try_fuse_epilogue(roots[i], topo, roots, f)) continue;
+      Group grp;
+      grp.kind = GroupKind::Library;
+      grp.rule = Rule::Library;
+      grp.fused.push_back(Rule::Epilogue);
+      grp.iter_shape = roots[i]->shape();
+      grp.call = f.call;
+      for (size_t k = 0; k < f.inputs.size(); ++k) {
+        const NodePtr& x = f.inputs[k];
+        grp.lib_inputs.push_back(x);
+        const NodeKind kk = x->k();
+        if (kk == NodeKind::Reduce || kk == NodeKind::Library) materialize.insert(x.get());
+        else if (!(kk == NodeKind::Buffer && f.call->accepts_layout(static_cast<int>(k), x->layout, x->dtype)) &&
+                 std::find(prep.begin(), prep.end(), x) == prep.end())
+          prep.push_back(x);
+      }
+      p.groups.push_back(std::move(grp));
+      domain.resize(p.groups.size());
+      add_output(static_cast<int>(p.groups.size() - 1), roots[i], OutKind::Plain, static_cast<int>(i));
+      p.groups.back().lib_output_index.push_back(0);
+      absorbed.insert(f.absorbed.get());
+      fused_root[i] = true;
+    }
     for (const auto& n : topo) {  // every output of a call goes to memory
-      if (n->k() != NodeKind::Library) continue;
+      if (n->k() != NodeKind::Library || absorbed.count(n.get())) continue;
       const int g = group_of.at(n.get());
       add_output(g, n, OutKind::Plain, root_index(n.get()));
       p.groups[g].lib_output_index.push_back(library_attrs(*n).output);
     }
     for (int i = 0; i < static_cast<int>(roots.size()); ++i)
-      if (roots[i]->k() != NodeKind::Library) place_root(i);
+      if (roots[i]->k() != NodeKind::Library && !fused_root[i]) place_root(i);
     // Plain elementwise groups, one per shape: results, and library inputs to lay out.
     std::vector<std::pair<NodePtr, int>> ew_out;
     for (int i : plain) ew_out.emplace_back(roots[i], i);
@@ -427,10 +459,26 @@ struct Planner {
       add_rule(p.groups[it->second], Rule::Materialize);
     }
     std::vector<int> ew_groups;
+    // Results of one shape share a kernel only at the same library depth (how many library
+    // calls deep they read): a library input and a result computed from that call's output
+    // cannot be one kernel (the groups would depend on each other in a cycle).
+    std::unordered_map<const Node*, int> depth_memo;
+    std::function<int(const Node*)> library_depth = [&](const Node* n) -> int {
+      if (n->is_leaf()) return 0;
+      auto it = depth_memo.find(n);
+      if (it != depth_memo.end()) return it->second;
+      int d = 0;
+      for (const auto& in : n->inputs) d = std::max(d, library_depth(in.get()));
+      if (n->k() == NodeKind::Library) ++d;
+      depth_memo.emplace(n, d);
+      return d;
+    };
+    std::vector<int> ew_depth;
     for (const auto& [x, i] : ew_out) {
       int g = -1;
-      for (int k : ew_groups)
-        if (p.groups[k].iter_shape == x->shape()) g = k;
+      const int depth = library_depth(x.get());
+      for (size_t k = 0; k < ew_groups.size(); ++k)
+        if (p.groups[ew_groups[k]].iter_shape == x->shape() && ew_depth[k] == depth) g = ew_groups[k];
       if (g < 0) {
         Group grp;
         grp.kind = GroupKind::Elementwise;
@@ -439,6 +487,7 @@ struct Planner {
         p.groups.push_back(std::move(grp));
         g = static_cast<int>(p.groups.size() - 1);
         ew_groups.push_back(g);
+        ew_depth.push_back(depth);
       }
       add_output(g, x, OutKind::Plain, i);
       if (i < 0) add_rule(p.groups[g], Rule::LibraryInput);

@@ -9,7 +9,9 @@
 namespace cufuse::detail {
 
 bool is_aligned16(const Node* n) {
-  if (!n->storage) return true;  // placeholder: plan for the common case
+  // A placeholder plans for the common case, except a fuse() argument's: its offset carries
+  // the argument's address mod 16 (in elements), so the plan knows its alignment.
+  if (!n->storage) return n->placeholder_slot < 0 || (n->layout.offset * itemsize(n->dtype)) % 16 == 0;
   auto p = reinterpret_cast<uintptr_t>(n->storage->ptr) + static_cast<uintptr_t>(n->layout.offset * itemsize(n->dtype));
   return p % 16 == 0;
 }

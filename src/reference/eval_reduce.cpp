@@ -57,6 +57,7 @@ T identity(ReduceOp op) {
     case ReduceOp::NanMin: return cf_nan_or<T>(cf_highest<T>());
     case ReduceOp::Any: return T(false);
     case ReduceOp::All: return T(true);
+    case ReduceOp::User: break;  // ReductionKernel: refused before this (evaluator.cpp)
   }
   return T(0);
 }

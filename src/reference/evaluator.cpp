@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/user_kernel.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
 #include "reference/kern.hpp"
@@ -72,6 +73,7 @@ struct Slot {
 };
 
 HostArray evaluate_one(const Node& n, const HostArray* const* inputs) {
+  if (is_user_node(n)) throw_user_node_on_host(n);  // user CUDA cannot run here (codegen/user_kernel.hpp)
   switch (n.k()) {
     case NodeKind::Buffer: return ref::eval_buffer(n);
     case NodeKind::Scalar: return ref::eval_scalar(n);

@@ -139,6 +139,8 @@ Storage::~Storage() {
     std::free(ptr);
     return;
   }
+  // Cross-stream safety: work on other streams that used this block finishes first.
+  if (!other_streams.empty()) wait_for_stream_uses(*this);
   // The legacy default stream means "of the current device": make the block's device
   // current for the free when it is not.
   int prev = -1;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace cufuse::detail {
 
@@ -18,6 +19,15 @@ struct Storage {
   // Stream may go away before the arrays made on it). Whoever changes `stream` sets this
   // too: current_stream_owner() goes with current_stream().
   std::shared_ptr<void> stream_owner;
+  // Streams other than `stream` whose work used this block (recorded by the executor and
+  // fuse() replay, exec/binding.hpp): before the block goes back to the pool, `stream`
+  // waits for the work each of them had queued (wait_for_stream_uses).
+  struct StreamUse {
+    void* stream;
+    int device;
+    std::shared_ptr<void> owner;  // keeps that Stream alive until the wait is enqueued
+  };
+  std::vector<StreamUse> other_streams;
 
   Storage() = default;
   Storage(const Storage&) = delete;
@@ -25,6 +35,10 @@ struct Storage {
   ~Storage();
   bool on_host() const { return device < 0; }
 };
+
+// Makes s.stream wait for the work of s.other_streams (defined in exec/binding.cpp; called
+// by ~Storage before the block is freed; logs, never throws).
+void wait_for_stream_uses(Storage& s);
 
 // nbytes of device memory on the current device, ordered on the current stream, from the
 // pool. On out-of-memory: trims the pool and retries once, then throws OutOfMemoryError

@@ -1,0 +1,98 @@
+// src/fuse/engine.hpp: the state behind cufuse::fuse (include/cufuse/fuse.hpp): one traced
+// signature (an Entry: what the trace assumed about each argument, the executable planned
+// from the traced graph, and the binding table that turns a call's arguments into kernel
+// parameters) and the engine holding a function's entries. trace.cpp builds entries;
+// replay.cpp matches a call to an entry and launches it.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cufuse/fuse.hpp"
+#include "exec/executable.hpp"
+#include "graph/node.hpp"
+
+namespace cufuse::detail {
+
+// What a trace assumed about one argument. A call matches when every argument does.
+struct ArgSig {
+  bool is_array = false;
+  // arrays
+  DType dtype = DType::Float32;
+  Shape shape;
+  Strides strides;
+  uint8_t mod16 = 0;     // data address mod 16 bytes
+  int16_t device = -1;   // -1: host memory (reference backend)
+  int64_t residue = 0;   // mod16 in elements: the traced placeholder's layout offset
+  // scalars
+  Scalar::Kind kind = Scalar::Kind::Int;
+  bool weak = true;
+  DType sdtype = DType::Int64;
+  bool by_value = false;  // the traced code used the value itself: it is part of the signature
+  Scalar value;
+};
+
+// Where the kernel parameters of one leaf of the planned graph come from at replay.
+struct LeafBind {
+  enum class Kind : uint8_t { Fixed, ArgData, ArgScalar } kind = Kind::Fixed;
+  int slot = -1;            // the argument (ArgData, ArgScalar)
+  int64_t delta_bytes = 0;  // ArgData: from the argument's data address to this leaf's
+  const char* fixed = nullptr;  // Fixed Buffer leaves: captured memory (kept alive by the plan)
+};
+
+struct StepBind {
+  std::vector<unsigned char> params;  // every fixed patch already applied
+  std::vector<Patch> dynamic;         // patches each call applies (arguments, buffers, workspace)
+  void* kernel = nullptr;             // the loaded kernel on the entry's device
+};
+
+struct GraphState;  // replay.cpp: the CUDA graph of an entry (FuseOptions::cuda_graph)
+
+struct Entry {
+  std::vector<ArgSig> sig;
+  int device = -1;      // where it runs (-1: the host reference)
+  bool host = false;
+  std::vector<std::pair<int, DType>> fits;  // weak int scalar argument slot -> dtype it must fit
+  std::vector<NodePtr> roots;         // the traced results (they keep the traced graph alive)
+  std::vector<const Node*> leaves;    // the plan's leaves, in scan order
+  std::vector<LeafBind> binds;        // per leaf
+  std::shared_ptr<Executable> ex;
+  std::vector<StepBind> steps;        // per executable step
+  std::vector<int> out_root;          // result k -> root (== its buffer)
+  std::vector<uint64_t> root_hash;    // hash of the Buffer leaf each root becomes
+  std::vector<Layout> root_layout;    // and its (contiguous) layout
+  std::vector<std::shared_ptr<Storage>> captured;  // memory read at fixed addresses
+  std::vector<std::pair<const Node*, int>> arg_scalar_nodes;  // Scalar leaves bound to arguments
+  int kernel_steps = 0;
+  bool graph_ok = false;              // cuda_graph requested and the plan is kernels only
+  std::shared_ptr<GraphState> graph;
+  std::mutex graph_mu;
+  uint64_t last_use = 0;
+  ~Entry();
+};
+
+struct FuseEngine {
+  FuseOptions opt;
+  std::mutex mu;
+  std::vector<std::shared_ptr<Entry>> entries;  // most recently used first
+  uint64_t clock = 0;
+  std::atomic<uint64_t> traces{0}, replays{0}, graph_launches{0};
+  std::atomic<bool> scalars_by_value{false};  // set once a trace found scalars used other than as operands
+};
+
+bool same_scalar(const Scalar& a, const Scalar& b);  // kind, weak-ness, dtype and bits
+// True while this thread runs a callable being traced (a fused call inside is inlined).
+bool fuse_is_tracing();
+// Traces `thunk` on the call's arguments (arrays already in memory) into a new entry.
+std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
+                                   int nout);
+// Does the call match the entry? Fills data[i] with array i's data address.
+bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data);
+// The parameter bytes of kernel step `step` for one call (what replay launches with).
+void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* const* data, void* const* buffers,
+               void* workspace, std::vector<unsigned char>& out);
+// Runs an entry for one call (results into out[0..nroots) by result index).
+void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out);
+
+}  // namespace cufuse::detail

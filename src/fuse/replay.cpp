@@ -1,0 +1,397 @@
+// src/fuse/replay.cpp: a fused call (include/cufuse/fuse.hpp). The hot path: match the
+// arguments against the most recently used entries (dtype, shape, strides, alignment,
+// device; scalar kinds), allocate one block per buffer from the stream-ordered pool, copy
+// each kernel's parameter template and apply the patches that depend on the call (argument
+// addresses and scalars, buffers, workspace), one cudaLaunchKernel per kernel (or one CUDA
+// graph launch), record cross-stream use, and wrap each result in a Buffer node built
+// directly (its hash precomputed at trace time). No graph building, no planning.
+// Entries for the host reference run the traced graph, arguments substituted, on the host.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "cufuse/backend.hpp"
+#include "exec/binding.hpp"
+#include "exec/counters.hpp"
+#include "fuse/engine.hpp"
+#include "reference/evaluator.hpp"
+#include "runtime/device.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/log.hpp"
+#include "runtime/storage.hpp"
+#include "runtime/transfer.hpp"
+
+namespace cufuse::detail {
+
+// The CUDA graph of an entry: one kernel node per launched step, in a chain.
+struct GraphState {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::vector<cudaGraphNode_t> nodes;
+  std::vector<int> step;  // the executable step of each node
+  ~GraphState() {
+    if (exec && cudaGraphExecDestroy(exec) != cudaSuccess) cudaGetLastError();
+    if (graph && cudaGraphDestroy(graph) != cudaSuccess) cudaGetLastError();
+  }
+};
+
+Entry::~Entry() = default;
+
+namespace {
+
+class ReplaySource final : public LeafSource {
+ public:
+  ReplaySource(const Entry& en, const FuseArg* args, const char* const* data) : en_(en), args_(args), data_(data) {}
+  const Node& node(int leaf) const override { return *en_.leaves[leaf]; }
+  const char* data(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    return b.kind == LeafBind::Kind::ArgData ? data_[b.slot] + b.delta_bytes : b.fixed;
+  }
+  Scalar scalar(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    if (b.kind == LeafBind::Kind::ArgScalar) return Scalar::typed(args_[b.slot].scalar, en_.leaves[leaf]->dtype);
+    return en_.leaves[leaf]->scalar;
+  }
+
+ private:
+  const Entry& en_;
+  const FuseArg* args_;
+  const char* const* data_;
+};
+
+// A result: a contiguous Buffer leaf on new memory, made without finish_node.
+NodePtr result_node(const Entry& en, int r, std::shared_ptr<Storage> st) {
+  auto n = new_node(NodeKind::Buffer);
+  const Node& root = *en.roots[r];
+  n->dtype = root.dtype;
+  n->layout = en.root_layout[r];
+  n->hash = en.root_hash[r];
+  n->pins.add(st.get(), st->nbytes);
+  n->device = static_cast<int16_t>(st->device);
+  n->storage = std::move(st);
+  return n;
+}
+
+void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out) {
+  const size_t nout = en.out_root.size();
+  for (size_t k = 0; k < nout; ++k) {
+    const int r = en.out_root[k];
+    bool dup = false;
+    for (size_t j = 0; j < k && !dup; ++j)
+      if (en.out_root[j] == r) {
+        out[k] = out[j];  // the function returned one array twice: one array, twice
+        dup = true;
+      }
+    if (!dup) out[k] = Array(result_node(en, r, std::move(stor[r])));
+  }
+}
+
+// ---- the host reference: the traced graph with the arguments in place of placeholders
+NodePtr substitute(const Entry& en, const FuseArg* args, const NodePtr& root,
+                   std::unordered_map<const Node*, NodePtr>& memo) {
+  std::vector<std::pair<const Node*, size_t>> stack{{root.get(), 0}};
+  std::unordered_map<const Node*, NodePtr> owner;  // const Node* -> its NodePtr (from the parent)
+  owner.emplace(root.get(), root);
+  while (!stack.empty()) {
+    auto& [x, i] = stack.back();
+    if (memo.count(x)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!x->is_leaf() && i < x->inputs.size()) {
+      const NodePtr& in = x->inputs[i++];
+      owner.emplace(in.get(), in);
+      if (!memo.count(in.get())) stack.emplace_back(in.get(), 0);
+      continue;
+    }
+    NodePtr out;
+    if (x->is_placeholder() && x->placeholder_slot >= 0) {
+      const int s = x->placeholder_slot;
+      const NodePtr& a = args[s].array->node();
+      out = make_buffer(x->dtype, Layout{x->shape(), x->layout.strides, a->layout.offset + (x->layout.offset - en.sig[s].residue)},
+                        a->storage);
+    } else if (x->k() == NodeKind::Scalar) {
+      out = owner.at(x);
+      for (const auto& [n, slot] : en.arg_scalar_nodes)
+        if (n == x) out = make_scalar(Scalar::typed(args[slot].scalar, x->dtype), x->dtype, x->shape());
+    } else if (x->is_leaf()) {
+      out = owner.at(x);
+    } else {
+      auto c = new_node(x->k());
+      c->dtype = x->dtype;
+      c->op = x->op;
+      c->layout = x->layout;
+      c->attrs = x->attrs;
+      c->gen = x->gen;
+      c->scalar = x->scalar;
+      for (const auto& in : x->inputs) c->inputs.push_back(memo.at(in.get()));
+      finish_node(*c);
+      c->hash = x->hash;
+      out = std::move(c);
+    }
+    memo.emplace(x, std::move(out));
+    stack.pop_back();
+  }
+  return memo.at(root.get());
+}
+
+void replay_on_host(const Entry& en, const FuseArg* args, Array* out) {
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  std::unordered_map<const Node*, NodePtr> memo;
+  std::vector<NodePtr> roots;
+  for (const auto& r : en.roots) roots.push_back(substitute(en, args, r, memo));
+  std::vector<HostArray> vals = reference_evaluate(roots);
+  counters().kernels_launched += en.ex->steps.size();
+  std::vector<std::shared_ptr<Storage>> stor;
+  for (auto& v : vals) {
+    auto st = allocate_host(v.bytes.size());
+    if (!v.bytes.empty()) std::memcpy(st->ptr, v.bytes.data(), v.bytes.size());
+    stor.push_back(std::move(st));
+  }
+  deliver(en, stor.data(), out);
+}
+
+// ---- CUDA graph: built at the first graph replay, parameters set per call
+void build_graph(Entry& en, const std::vector<std::vector<unsigned char>>& params) {
+  auto g = std::make_shared<GraphState>();
+  CUFUSE_CUDA_CHECK(cudaGraphCreate(&g->graph, 0));
+  cudaGraphNode_t prev = nullptr;
+  for (size_t s = 0; s < en.steps.size(); ++s) {
+    const Step& st = en.ex->steps[s];
+    if (st.call || st.spec.numel == 0) continue;
+    const LaunchDims& d = st.spec.dims;
+    cudaKernelNodeParams p{};
+    p.func = en.steps[s].kernel;  // a cudaKernel_t: accepted by graph kernel nodes
+    p.gridDim = dim3(d.grid[0], d.grid[1], d.grid[2]);
+    p.blockDim = dim3(d.block[0], d.block[1], d.block[2]);
+    p.sharedMemBytes = d.shared_bytes;
+    void* kp[1] = {const_cast<unsigned char*>(params[s].data())};
+    p.kernelParams = kp;
+    cudaGraphNode_t node = nullptr;
+    CUFUSE_CUDA_CHECK(cudaGraphAddKernelNode(&node, g->graph, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+    g->nodes.push_back(node);
+    g->step.push_back(static_cast<int>(s));
+    prev = node;
+  }
+  CUFUSE_CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0));
+  en.graph = std::move(g);
+  log(LogChannel::Launch, "fuse: CUDA graph of {} kernels built", en.graph->nodes.size());
+}
+
+void launch_as_graph(FuseEngine& e, Entry& en, const std::vector<std::vector<unsigned char>>& params, void* stream) {
+  std::lock_guard<std::mutex> lk(en.graph_mu);
+  if (!en.graph) build_graph(en, params);
+  GraphState& g = *en.graph;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const int s = g.step[i];
+    const LaunchDims& d = en.ex->steps[s].spec.dims;
+    cudaKernelNodeParams p{};
+    p.func = en.steps[s].kernel;
+    p.gridDim = dim3(d.grid[0], d.grid[1], d.grid[2]);
+    p.blockDim = dim3(d.block[0], d.block[1], d.block[2]);
+    p.sharedMemBytes = d.shared_bytes;
+    void* kp[1] = {const_cast<unsigned char*>(params[s].data())};
+    p.kernelParams = kp;  // copied by the call: later launches are not affected
+    CUFUSE_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(g.exec, g.nodes[i], &p));
+  }
+  CUFUSE_CUDA_CHECK(cudaGraphLaunch(g.exec, static_cast<cudaStream_t>(stream)));
+  e.graph_launches++;
+}
+
+}  // namespace
+
+void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* const* data, void* const* buffers,
+               void* workspace, std::vector<unsigned char>& out) {
+  const StepBind& sb = en.steps[step];
+  out.assign(sb.params.begin(), sb.params.end());
+  const ReplaySource src(en, args, data);
+  apply_patches(out.data(), sb.dynamic.data(), sb.dynamic.size(), src, buffers, workspace);
+}
+
+bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data) {
+  if (static_cast<int>(en.sig.size()) != nargs) return false;
+  bool any_array = false;
+  for (int i = 0; i < nargs; ++i) {
+    const ArgSig& s = en.sig[i];
+    if (s.is_array != (args[i].array != nullptr)) return false;
+    if (s.is_array) {
+      const NodePtr& n = args[i].array->node();
+      if (!n || !n->is_materialized()) return false;
+      if (n->dtype != s.dtype || n->layout.shape != s.shape || n->layout.strides != s.strides) return false;
+      const Storage& st = *n->storage;
+      if (st.device != s.device) return false;
+      const char* p = static_cast<const char*>(st.ptr) + n->layout.offset * itemsize(n->dtype);
+      if ((reinterpret_cast<uintptr_t>(p) & 15u) != s.mod16) return false;
+      data[i] = p;
+      any_array = true;
+    } else {
+      const Scalar& v = args[i].scalar;
+      if (v.kind() != s.kind || v.weak() != s.weak || v.dtype() != s.sdtype) return false;
+      if (s.by_value && !same_scalar(v, s.value)) return false;
+      data[i] = nullptr;
+    }
+  }
+  for (const auto& [slot, t] : en.fits)
+    if (!args[slot].scalar.fits(t)) return false;  // re-traced: NumPy's OverflowError comes from there
+  if (!any_array) {  // where it runs follows the backend and the current device
+    const bool host = current_backend() == Backend::Reference;
+    if (host != en.host || (!host && en.device != current_device())) return false;
+  }
+  return true;
+}
+
+void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out) {
+  if (en.host) {
+    replay_on_host(en, args, out);
+    return;
+  }
+  RunOnDevice on(en.device);
+  void* stream = current_stream();
+  const int dev = en.device;
+  const Executable& ex = *en.ex;
+  const size_t nb = ex.buffers.size();
+  thread_local std::vector<void*> ptrs;
+  ptrs.assign(nb, nullptr);
+  std::shared_ptr<Storage> small[8];
+  std::vector<std::shared_ptr<Storage>> big(nb > 8 ? nb : 0);
+  std::shared_ptr<Storage>* stor = nb > 8 ? big.data() : small;
+  for (size_t b = 0; b < nb; ++b) {
+    const BufferSpec& bs = ex.buffers[b];
+    stor[b] = allocate_device(static_cast<size_t>(bs.numel) * static_cast<size_t>(itemsize(bs.dtype)));
+    ptrs[b] = stor[b]->ptr;
+  }
+  const ReplaySource src(en, args, data);
+  std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
+  if (en.graph_ok) {
+    thread_local std::vector<std::vector<unsigned char>> params;
+    params.resize(en.steps.size());
+    for (size_t s = 0; s < en.steps.size(); ++s) {
+      const Step& st = ex.steps[s];
+      if (st.spec.numel == 0) continue;
+      void* w = nullptr;
+      if (st.spec.workspace_bytes) {
+        ws.push_back(allocate_device(st.spec.workspace_bytes));
+        w = ws.back()->ptr;
+        if (st.spec.workspace_zero_bytes) memset_device(w, 0, st.spec.workspace_zero_bytes, stream);
+      }
+      bind_step(en, s, args, data, ptrs.data(), w, params[s]);
+    }
+    launch_as_graph(e, en, params, stream);
+    counters().kernels_launched += static_cast<uint64_t>(en.kernel_steps);
+  } else {
+    thread_local std::vector<unsigned char> bytes;
+    uint64_t launched = 0;
+    for (size_t s = 0; s < en.steps.size(); ++s) {
+      const Step& st = ex.steps[s];
+      if (st.call) {
+        run_library_step(st, src, ptrs, stream);
+        continue;
+      }
+      if (st.spec.numel == 0) continue;
+      void* w = nullptr;
+      if (st.spec.workspace_bytes) {
+        ws.push_back(allocate_device(st.spec.workspace_bytes));
+        w = ws.back()->ptr;
+        if (st.spec.workspace_zero_bytes) memset_device(w, 0, st.spec.workspace_zero_bytes, stream);
+      }
+      bind_step(en, s, args, data, ptrs.data(), w, bytes);
+      launch_kernel(en.steps[s].kernel, st.spec.dims, bytes.data(), stream);
+      ++launched;
+    }
+    counters().kernels_launched += launched;
+  }
+  // Memory ordered on another stream is not reused before this stream is done with it.
+  for (size_t i = 0; i < en.sig.size(); ++i)
+    if (en.sig[i].is_array) note_stream_use(*args[i].array->node()->storage, stream, dev);
+  for (const auto& c : en.captured) note_stream_use(*c, stream, dev);
+  deliver(en, stor, out);
+}
+
+// ------------------------------------------------------------------ the entry point
+std::shared_ptr<FuseEngine> new_fuse_engine(const FuseOptions& opt) {
+  auto e = std::make_shared<FuseEngine>();
+  e->opt = opt;
+  if (e->opt.max_signatures < 1) e->opt.max_signatures = 1;
+  return e;
+}
+
+FuseStats fuse_stats(const FuseEngine& e) {
+  FuseStats s;
+  s.traces = e.traces.load();
+  s.replays = e.replays.load();
+  s.graph_launches = e.graph_launches.load();
+  std::lock_guard<std::mutex> lk(const_cast<FuseEngine&>(e).mu);
+  s.signatures = e.entries.size();
+  return s;
+}
+
+void fuse_clear(FuseEngine& e) {
+  std::lock_guard<std::mutex> lk(e.mu);
+  e.entries.clear();
+  e.scalars_by_value = false;
+}
+
+namespace {
+std::shared_ptr<Entry> find_entry(FuseEngine& e, const FuseArg* args, int nargs, const char** data) {
+  std::lock_guard<std::mutex> lk(e.mu);
+  for (size_t i = 0; i < e.entries.size(); ++i) {
+    if (!matches(*e.entries[i], args, nargs, data)) continue;
+    if (i > 0) std::rotate(e.entries.begin(), e.entries.begin() + static_cast<std::ptrdiff_t>(i),
+                           e.entries.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
+    return e.entries[0];
+  }
+  return nullptr;
+}
+}  // namespace
+
+void fuse_call(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs, Array* out, int nout,
+               std::vector<Array>* dynamic) {
+  if (fuse_is_tracing()) {  // inside another fused function's trace: its ops join that graph
+    std::vector<Array> r;
+    thunk(fn, args, r);
+    if (nout < 0) *dynamic = std::move(r);
+    else
+      for (int k = 0; k < nout; ++k) out[k] = std::move(r[static_cast<size_t>(k)]);
+    return;
+  }
+  const char* small[16];
+  std::vector<const char*> big(nargs > 16 ? static_cast<size_t>(nargs) : 0);
+  const char** data = nargs > 16 ? big.data() : small;
+  std::shared_ptr<Entry> en = find_entry(e, args, nargs, data);
+  if (!en) {
+    for (int i = 0; i < nargs; ++i) {  // arrays in memory first (a lazy argument is computed now)
+      if (!args[i].array) continue;
+      const Array& a = *args[i].array;
+      if (!a.defined())
+        throw ValueError(fmt::format("{}: argument {} is an empty Array handle; expected an array with data",
+                                     e.opt.name, i));
+      if (a.node()->reads_placeholder || a.node()->is_placeholder())
+        throw ValueError(fmt::format("{}: argument {} is a placeholder ({} {}); expected an array with data "
+                                     "(placeholders are for planning and dumping kernels)", e.opt.name, i,
+                                     name(a.dtype()), to_string(a.shape())));
+      a.eval();
+    }
+    en = find_entry(e, args, nargs, data);
+  }
+  if (!en) {
+    en = trace_entry(e, fn, thunk, args, nargs, nout);
+    if (!matches(*en, args, nargs, data))
+      throw InternalError(fmt::format("{}: a fresh trace does not match the call it was traced from", e.opt.name));
+    std::lock_guard<std::mutex> lk(e.mu);
+    e.entries.insert(e.entries.begin(), en);
+    if (static_cast<int>(e.entries.size()) > e.opt.max_signatures) e.entries.pop_back();
+  }
+  e.replays++;
+  if (nout < 0) {
+    std::vector<Array> r(en->out_root.size());
+    replay_entry(e, *en, args, data, r.data());
+    *dynamic = std::move(r);
+  } else {
+    replay_entry(e, *en, args, data, out);
+  }
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,188 @@
+// src/library/blas_runtime.cpp: status checks, per-(device, stream) handles and the small
+// device helpers of src/library (see blas_runtime.hpp).
+#include "library/blas_runtime.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "cufuse/error.hpp"
+#include "runtime/device.hpp"
+#include "runtime/transfer.hpp"
+
+namespace cufuse::detail {
+
+void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
+  const char* nm = cublasGetStatusName(s);
+  throw CudaError(fmt::format("cuBLAS call {} failed: {} ({}) at {}:{}", call, nm ? nm : "?", static_cast<int>(s),
+                              file, line));
+}
+
+const char* cusolver_status_name(cusolverStatus_t s) {
+  switch (s) {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_MAPPING_ERROR: return "CUSOLVER_STATUS_MAPPING_ERROR";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_ZERO_PIVOT: return "CUSOLVER_STATUS_ZERO_PIVOT";
+    case CUSOLVER_STATUS_INVALID_LICENSE: return "CUSOLVER_STATUS_INVALID_LICENSE";
+    default: return "CUSOLVER_STATUS_(other)";
+  }
+}
+
+void throw_cusolver_error(cusolverStatus_t s, const char* call, const char* file, int line) {
+  throw CudaError(fmt::format("cuSOLVER call {} failed: {} ({}) at {}:{}", call, cusolver_status_name(s),
+                              static_cast<int>(s), file, line));
+}
+
+cudaDataType_t cuda_data_type(DType t) {
+  switch (t) {
+    case DType::Float16: return CUDA_R_16F;
+    case DType::BFloat16: return CUDA_R_16BF;
+    case DType::Float32: return CUDA_R_32F;
+    case DType::Float64: return CUDA_R_64F;
+    default: throw InternalError(fmt::format("no cuBLAS data type for {}", name(t)));
+  }
+}
+
+// ------------------------------------------------------------------ handles
+namespace {
+
+// cuBLAS on Hopper uses up to 32 MiB of workspace for its fastest kernels.
+constexpr size_t kCublasWorkspace = size_t(32) << 20;
+
+struct HandleSet {
+  cublasHandle_t blas = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  cusolverDnHandle_t solver = nullptr;
+  std::shared_ptr<Storage> blas_workspace;  // lives as long as the handle (the process)
+};
+
+std::mutex& handles_mutex() {
+  static std::mutex m;
+  return m;
+}
+// Keyed by (device, stream). Handles are never destroyed: they live for the process (a
+// stream that goes away leaves a handle that nothing asks for again, or that a new stream
+// with the same address reuses with the same stream value).
+std::map<std::pair<int, void*>, HandleSet>& handle_table() {
+  static auto* t = new std::map<std::pair<int, void*>, HandleSet>();
+  return *t;
+}
+
+HandleSet& handles_for(void* stream) {
+  require_device();
+  const int dev = current_device();
+  // Caller holds handles_mutex().
+  return handle_table()[{dev, stream}];
+}
+
+}  // namespace
+
+cublasHandle_t cublas_handle(void* stream) {
+  std::lock_guard<std::mutex> lk(handles_mutex());
+  HandleSet& h = handles_for(stream);
+  if (!h.blas) {
+    cublasHandle_t b = nullptr;
+    CUFUSE_CUBLAS_CHECK(cublasCreate(&b));
+    CUFUSE_CUBLAS_CHECK(cublasSetStream(b, static_cast<cudaStream_t>(stream)));
+    auto ws = allocate_device(kCublasWorkspace);
+    CUFUSE_CUBLAS_CHECK(cublasSetWorkspace(b, ws->ptr, kCublasWorkspace));
+    h.blas_workspace = std::move(ws);
+    h.blas = b;
+  }
+  return h.blas;
+}
+
+cublasLtHandle_t cublaslt_handle(void* stream) {
+  std::lock_guard<std::mutex> lk(handles_mutex());
+  HandleSet& h = handles_for(stream);
+  if (!h.lt) CUFUSE_CUBLAS_CHECK(cublasLtCreate(&h.lt));
+  return h.lt;
+}
+
+cusolverDnHandle_t cusolver_handle(void* stream) {
+  std::lock_guard<std::mutex> lk(handles_mutex());
+  HandleSet& h = handles_for(stream);
+  if (!h.solver) {
+    cusolverDnHandle_t s = nullptr;
+    CUFUSE_CUSOLVER_CHECK(cusolverDnCreate(&s));
+    CUFUSE_CUSOLVER_CHECK(cusolverDnSetStream(s, static_cast<cudaStream_t>(stream)));
+    h.solver = s;
+  }
+  return h.solver;
+}
+
+std::shared_ptr<Storage> device_scratch(size_t nbytes) { return allocate_device(nbytes ? nbytes : 1); }
+
+// ------------------------------------------------------------------ helpers
+void transpose_device(DType t, int64_t rows, int64_t cols, const void* src, int64_t lds, void* dst, int64_t ldd,
+                      void* stream) {
+  if (rows == 0 || cols == 0) return;
+  cublasHandle_t h = cublas_handle(stream);
+  // Column-major: C (rows x cols, ldc = ldd) = op(A)^T with A column-major (cols x rows, lda = lds).
+  if (t == DType::Float32) {
+    const float one = 1.0f, zero = 0.0f;
+    auto a = static_cast<const float*>(src);
+    CUFUSE_CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, a, lds, &zero, a, lds,
+                                       static_cast<float*>(dst), ldd));
+  } else if (t == DType::Float64) {
+    const double one = 1.0, zero = 0.0;
+    auto a = static_cast<const double*>(src);
+    CUFUSE_CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, a, lds, &zero, a, lds,
+                                       static_cast<double*>(dst), ldd));
+  } else {
+    throw InternalError(fmt::format("transpose_device: {} is not float32/float64", name(t)));
+  }
+}
+
+void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream) {
+  const size_t sz = static_cast<size_t>(itemsize(t));
+  if (n == 0 || batch == 0) return;
+  memset_device(dst, 0, static_cast<size_t>(n * n * batch) * sz, stream);
+  // A column of ones, then one strided 2-D copy per matrix onto its diagonal.
+  std::vector<unsigned char> ones(static_cast<size_t>(n) * sz);
+  for (int64_t i = 0; i < n; ++i) {
+    if (t == DType::Float32) {
+      const float v = 1.0f;
+      std::memcpy(ones.data() + i * sz, &v, sz);
+    } else {
+      const double v = 1.0;
+      std::memcpy(ones.data() + i * sz, &v, sz);
+    }
+  }
+  auto dev_ones = device_scratch(ones.size());
+  copy_from_host(dev_ones->ptr, ones.data(), ones.size(), stream);
+  for (int64_t b = 0; b < batch; ++b) {
+    char* base = static_cast<char*>(dst) + static_cast<size_t>(b * n * n) * sz;
+    CUFUSE_CUDA_CHECK(cudaMemcpy2DAsync(base, static_cast<size_t>(n + 1) * sz, dev_ones->ptr, sz, sz,
+                                        static_cast<size_t>(n), cudaMemcpyDeviceToDevice,
+                                        static_cast<cudaStream_t>(stream)));
+  }
+}
+
+std::shared_ptr<Storage> device_pointer_array(void* base, int64_t stride_bytes, int64_t count, void* stream) {
+  std::vector<void*> ptrs(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) ptrs[i] = static_cast<char*>(base) + i * stride_bytes;
+  auto dev = device_scratch(ptrs.size() * sizeof(void*));
+  copy_from_host(dev->ptr, ptrs.data(), ptrs.size() * sizeof(void*), stream);
+  return dev;
+}
+
+std::vector<int> read_device_ints(const void* src, int64_t count, void* stream) {
+  std::vector<int> v(static_cast<size_t>(count));
+  if (count) copy_to_host(v.data(), src, v.size() * sizeof(int), stream);
+  return v;
+}
+
+}  // namespace cufuse::detail

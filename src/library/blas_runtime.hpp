@@ -1,0 +1,62 @@
+// src/library/blas_runtime.hpp: what every cuBLAS/cuBLASLt/cuSOLVER call of src/library
+// shares: the status checks (one macro per library, naming the status), the handles (one
+// per (device, stream), created on first use, thread-safe, kept for the process), device
+// workspace from the stream-ordered pool, and small device helpers (transpose by geam,
+// identity fill, pointer arrays, reading info back).
+#pragma once
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cufuse/dtype.hpp"
+#include "runtime/storage.hpp"
+
+namespace cufuse::detail {
+
+[[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusolver_error(cusolverStatus_t s, const char* call, const char* file, int line);
+const char* cusolver_status_name(cusolverStatus_t s);
+
+// cuBLAS and cuBLASLt calls (both return cublasStatus_t).
+#define CUFUSE_CUBLAS_CHECK(call)                                                              \
+  do {                                                                                         \
+    cublasStatus_t cufuse_st_ = (call);                                                        \
+    if (cufuse_st_ != CUBLAS_STATUS_SUCCESS)                                                   \
+      ::cufuse::detail::throw_cublas_error(cufuse_st_, #call, __FILE__, __LINE__);             \
+  } while (0)
+#define CUFUSE_CUSOLVER_CHECK(call)                                                            \
+  do {                                                                                         \
+    cusolverStatus_t cufuse_st_ = (call);                                                      \
+    if (cufuse_st_ != CUSOLVER_STATUS_SUCCESS)                                                 \
+      ::cufuse::detail::throw_cusolver_error(cufuse_st_, #call, __FILE__, __LINE__);           \
+  } while (0)
+
+// Handles for the current device and `stream` (a cudaStream_t). The cuBLAS handle has the
+// stream set and a workspace from the pool; the cuSOLVER handle has the stream set.
+cublasHandle_t cublas_handle(void* stream);
+cublasLtHandle_t cublaslt_handle(void* stream);
+cusolverDnHandle_t cusolver_handle(void* stream);
+
+// CUDA's data type of a cufuse float dtype (f16, bf16, f32, f64).
+cudaDataType_t cuda_data_type(DType t);
+
+// nbytes of device memory from the pool, on the current stream (at least 1 byte).
+std::shared_ptr<Storage> device_scratch(size_t nbytes);
+
+// dst (row-major cols x rows, i.e. column-major rows x cols with ld = rows) = transpose of
+// src (column-major cols x rows with ld = lds), float32 or float64, by cublas<t>geam.
+//   In row-major words: dst[j][i] = src[i][j] for src row-major (rows x cols, row stride lds).
+void transpose_device(DType t, int64_t rows, int64_t cols, const void* src, int64_t lds, void* dst, int64_t ldd,
+                      void* stream);
+// batch identity matrices (n x n, contiguous) of dtype t (float32 or float64) at dst.
+void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream);
+// A device array holding the pointers base + i * stride_bytes, i < count.
+std::shared_ptr<Storage> device_pointer_array(void* base, int64_t stride_bytes, int64_t count, void* stream);
+// Copies count int32 values from the device (synchronizes the stream).
+std::vector<int> read_device_ints(const void* src, int64_t count, void* stream);
+
+}  // namespace cufuse::detail

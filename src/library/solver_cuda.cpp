@@ -1,0 +1,386 @@
+// src/library/solver_cuda.cpp: the solver nodes on the device (cuSOLVER, cuBLAS batched LU
+// for small matrices). Row-major memory read column-major is the transpose; see the table
+// in solver_call.hpp for what each kind computes and solver_call.hpp's header comment for
+// how the transposes are used or undone (transpose_device: cublas<t>geam).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "cufuse/error.hpp"
+#include "library/blas_runtime.hpp"
+#include "library/solver_call.hpp"
+#include "runtime/device.hpp"
+#include "runtime/transfer.hpp"
+
+namespace cufuse::detail {
+
+namespace {
+
+// ------------------------------------------------------------------ typed entry points
+#define CF_BOTH(NAME, SFN, DFN, PARAMS_F, PARAMS_D, ARGS) \
+  inline cusolverStatus_t NAME PARAMS_F { return SFN ARGS; } \
+  inline cusolverStatus_t NAME PARAMS_D { return DFN ARGS; }
+
+CF_BOTH(getrf_bs, cusolverDnSgetrf_bufferSize, cusolverDnDgetrf_bufferSize,
+        (cusolverDnHandle_t h, int m, int n, float* A, int lda, int* lw),
+        (cusolverDnHandle_t h, int m, int n, double* A, int lda, int* lw), (h, m, n, A, lda, lw))
+CF_BOTH(getrf, cusolverDnSgetrf, cusolverDnDgetrf,
+        (cusolverDnHandle_t h, int m, int n, float* A, int lda, float* w, int* piv, int* info),
+        (cusolverDnHandle_t h, int m, int n, double* A, int lda, double* w, int* piv, int* info),
+        (h, m, n, A, lda, w, piv, info))
+CF_BOTH(getrs, cusolverDnSgetrs, cusolverDnDgetrs,
+        (cusolverDnHandle_t h, cublasOperation_t t, int n, int k, const float* A, int lda, const int* piv, float* B,
+         int ldb, int* info),
+        (cusolverDnHandle_t h, cublasOperation_t t, int n, int k, const double* A, int lda, const int* piv, double* B,
+         int ldb, int* info),
+        (h, t, n, k, A, lda, piv, B, ldb, info))
+CF_BOTH(potrf_bs, cusolverDnSpotrf_bufferSize, cusolverDnDpotrf_bufferSize,
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float* A, int lda, int* lw),
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double* A, int lda, int* lw), (h, u, n, A, lda, lw))
+CF_BOTH(potrf, cusolverDnSpotrf, cusolverDnDpotrf,
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float* A, int lda, float* w, int lw, int* info),
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double* A, int lda, double* w, int lw, int* info),
+        (h, u, n, A, lda, w, lw, info))
+CF_BOTH(potrf_batched, cusolverDnSpotrfBatched, cusolverDnDpotrfBatched,
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float** A, int lda, int* info, int nb),
+        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double** A, int lda, int* info, int nb),
+        (h, u, n, A, lda, info, nb))
+CF_BOTH(geqrf_bs, cusolverDnSgeqrf_bufferSize, cusolverDnDgeqrf_bufferSize,
+        (cusolverDnHandle_t h, int m, int n, float* A, int lda, int* lw),
+        (cusolverDnHandle_t h, int m, int n, double* A, int lda, int* lw), (h, m, n, A, lda, lw))
+CF_BOTH(geqrf, cusolverDnSgeqrf, cusolverDnDgeqrf,
+        (cusolverDnHandle_t h, int m, int n, float* A, int lda, float* tau, float* w, int lw, int* info),
+        (cusolverDnHandle_t h, int m, int n, double* A, int lda, double* tau, double* w, int lw, int* info),
+        (h, m, n, A, lda, tau, w, lw, info))
+CF_BOTH(orgqr_bs, cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize,
+        (cusolverDnHandle_t h, int m, int n, int k, const float* A, int lda, const float* tau, int* lw),
+        (cusolverDnHandle_t h, int m, int n, int k, const double* A, int lda, const double* tau, int* lw),
+        (h, m, n, k, A, lda, tau, lw))
+CF_BOTH(orgqr, cusolverDnSorgqr, cusolverDnDorgqr,
+        (cusolverDnHandle_t h, int m, int n, int k, float* A, int lda, const float* tau, float* w, int lw, int* info),
+        (cusolverDnHandle_t h, int m, int n, int k, double* A, int lda, const double* tau, double* w, int lw,
+         int* info),
+        (h, m, n, k, A, lda, tau, w, lw, info))
+CF_BOTH(gesvd, cusolverDnSgesvd, cusolverDnDgesvd,
+        (cusolverDnHandle_t h, signed char ju, signed char jv, int m, int n, float* A, int lda, float* S, float* U,
+         int ldu, float* VT, int ldvt, float* w, int lw, float* rw, int* info),
+        (cusolverDnHandle_t h, signed char ju, signed char jv, int m, int n, double* A, int lda, double* S, double* U,
+         int ldu, double* VT, int ldvt, double* w, int lw, double* rw, int* info),
+        (h, ju, jv, m, n, A, lda, S, U, ldu, VT, ldvt, w, lw, rw, info))
+CF_BOTH(syevd_bs, cusolverDnSsyevd_bufferSize, cusolverDnDsyevd_bufferSize,
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* A, int lda, const float* W,
+         int* lw),
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* A, int lda,
+         const double* W, int* lw),
+        (h, j, u, n, A, lda, W, lw))
+CF_BOTH(syevd, cusolverDnSsyevd, cusolverDnDsyevd,
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* A, int lda, float* W, float* w,
+         int lw, int* info),
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* A, int lda, double* W,
+         double* w, int lw, int* info),
+        (h, j, u, n, A, lda, W, w, lw, info))
+CF_BOTH(syevj_batched_bs, cusolverDnSsyevjBatched_bufferSize, cusolverDnDsyevjBatched_bufferSize,
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* A, int lda, const float* W,
+         int* lw, syevjInfo_t p, int nb),
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* A, int lda,
+         const double* W, int* lw, syevjInfo_t p, int nb),
+        (h, j, u, n, A, lda, W, lw, p, nb))
+CF_BOTH(syevj_batched, cusolverDnSsyevjBatched, cusolverDnDsyevjBatched,
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* A, int lda, float* W, float* w,
+         int lw, int* info, syevjInfo_t p, int nb),
+        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* A, int lda, double* W,
+         double* w, int lw, int* info, syevjInfo_t p, int nb),
+        (h, j, u, n, A, lda, W, w, lw, info, p, nb))
+#undef CF_BOTH
+
+inline cublasStatus_t getrf_batched(cublasHandle_t h, int n, float** A, int lda, int* piv, int* info, int nb) {
+  return cublasSgetrfBatched(h, n, A, lda, piv, info, nb);
+}
+inline cublasStatus_t getrf_batched(cublasHandle_t h, int n, double** A, int lda, int* piv, int* info, int nb) {
+  return cublasDgetrfBatched(h, n, A, lda, piv, info, nb);
+}
+inline cublasStatus_t getrs_batched(cublasHandle_t h, cublasOperation_t t, int n, int k, float** A, int lda,
+                                    const int* piv, float** B, int ldb, int* info, int nb) {
+  return cublasSgetrsBatched(h, t, n, k, A, lda, piv, B, ldb, info, nb);
+}
+inline cublasStatus_t getrs_batched(cublasHandle_t h, cublasOperation_t t, int n, int k, double** A, int lda,
+                                    const int* piv, double** B, int ldb, int* info, int nb) {
+  return cublasDgetrsBatched(h, t, n, k, A, lda, piv, B, ldb, info, nb);
+}
+
+// cuBLAS's batched LU pays off for many small matrices; cuSOLVER's getrf for the rest.
+constexpr int64_t kSmallLU = 32;
+
+int as_int(int64_t v, const char* what) {
+  if (v > INT_MAX) throw NotSupportedError(fmt::format("linalg: {} = {} is past cuSOLVER's 32-bit sizes", what, v));
+  return static_cast<int>(v);
+}
+
+template <class T>
+struct Solver {
+  const SolverSpec& s;
+  void* stream;
+  cusolverDnHandle_t h;
+  int64_t nb;
+  DType t;
+
+  T* scratch(std::vector<std::shared_ptr<Storage>>& keep, int64_t count) {
+    keep.push_back(device_scratch(static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
+    return static_cast<T*>(keep.back()->ptr);
+  }
+  int* ints(std::vector<std::shared_ptr<Storage>>& keep, int64_t count) {
+    keep.push_back(device_scratch(static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(int)));
+    memset_device(keep.back()->ptr, 0, static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(int), stream);
+    return static_cast<int*>(keep.back()->ptr);
+  }
+  // Throws `msg` if any info is positive (reads it back: synchronizes the stream).
+  void check_info(const int* info, int64_t count, const char* msg) {
+    for (int v : read_device_ints(info, count, stream)) {
+      if (v > 0) throw ValueError(msg);
+      if (v < 0) throw InternalError(fmt::format("cuSOLVER rejected parameter {} of linalg.{}", -v, solver_kind_name(s.kind)));
+    }
+  }
+
+  // LU of the n x n column-major matrices at lu (contiguous), pivots at piv, info per matrix.
+  void lu(T* lu, int64_t n, int* piv, int* info, std::vector<std::shared_ptr<Storage>>& keep) {
+    const int ni = as_int(n, "n");
+    if (nb > 1 && n <= kSmallLU) {
+      keep.push_back(device_pointer_array(lu, n * n * static_cast<int64_t>(sizeof(T)), nb, stream));
+      CUFUSE_CUBLAS_CHECK(getrf_batched(cublas_handle(stream), ni, static_cast<T**>(keep.back()->ptr), ni, piv, info,
+                                        as_int(nb, "batch")));
+      return;
+    }
+    int lwork = 0;
+    CUFUSE_CUSOLVER_CHECK(getrf_bs(h, ni, ni, lu, ni, &lwork));
+    T* ws = scratch(keep, lwork);
+    for (int64_t b = 0; b < nb; ++b) CUFUSE_CUSOLVER_CHECK(getrf(h, ni, ni, lu + b * n * n, ni, ws, piv + b * n, info + b));
+  }
+
+  // Solves op(LU) X = B for the column-major n x k right-hand sides at x (in place).
+  void lu_solve(T* lu, int64_t n, const int* piv, cublasOperation_t op, T* x, int64_t k,
+                std::vector<std::shared_ptr<Storage>>& keep) {
+    const int ni = as_int(n, "n"), ki = as_int(k, "nrhs");
+    if (nb > 1 && n <= kSmallLU) {
+      auto pa = device_pointer_array(lu, n * n * static_cast<int64_t>(sizeof(T)), nb, stream);
+      auto pb = device_pointer_array(x, n * k * static_cast<int64_t>(sizeof(T)), nb, stream);
+      int host_info = 0;  // cuBLAS's getrsBatched reports parameter errors on the host
+      CUFUSE_CUBLAS_CHECK(getrs_batched(cublas_handle(stream), op, ni, ki, static_cast<T**>(pa->ptr), ni, piv,
+                                        static_cast<T**>(pb->ptr), ni, &host_info, as_int(nb, "batch")));
+      if (host_info != 0) throw InternalError(fmt::format("cublasXgetrsBatched rejected parameter {}", -host_info));
+      keep.push_back(pa);
+      keep.push_back(pb);
+      return;
+    }
+    int* info = ints(keep, nb);
+    for (int64_t b = 0; b < nb; ++b)
+      CUFUSE_CUSOLVER_CHECK(getrs(h, op, ni, ki, lu + b * n * n, ni, piv + b * n, x + b * n * k, ni, info + b));
+  }
+
+  void run(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
+    std::vector<std::shared_ptr<Storage>> keep;
+    const int64_t m = s.m, n = s.n, k = std::min(m, n);
+    const T* A = static_cast<const T*>(in[0].ptr);
+    const size_t mat = static_cast<size_t>(m * n) * sizeof(T);
+    switch (s.kind) {
+      case SolverKind::LU: {  // no error: det of a singular matrix is 0
+        T* lu_out = static_cast<T*>(out[0].ptr);
+        copy_device(lu_out, A, mat * static_cast<size_t>(nb), stream);
+        lu(lu_out, n, static_cast<int*>(out[1].ptr), ints(keep, nb), keep);
+        break;
+      }
+      case SolverKind::Inv: {  // LU of A^T, then A^T Y = I: Y read row-major is inv(A)
+        T* f = scratch(keep, nb * n * n);
+        copy_device(f, A, mat * static_cast<size_t>(nb), stream);
+        int* piv = ints(keep, nb * n);
+        int* info = ints(keep, nb);
+        lu(f, n, piv, info, keep);
+        T* x = static_cast<T*>(out[0].ptr);
+        fill_identity(t, n, nb, x, stream);
+        lu_solve(f, n, piv, CUBLAS_OP_N, x, n, keep);
+        check_info(info, nb, kSingular);
+        break;
+      }
+      case SolverKind::Solve: {  // LU of A^T, then (A^T)^T X = B
+        T* f = scratch(keep, nb * n * n);
+        copy_device(f, A, mat * static_cast<size_t>(nb), stream);
+        int* piv = ints(keep, nb * n);
+        int* info = ints(keep, nb);
+        lu(f, n, piv, info, keep);
+        const int64_t kk = s.vector_rhs ? 1 : s.nrhs;
+        const T* B = static_cast<const T*>(in[1].ptr);
+        T* x = static_cast<T*>(out[0].ptr);
+        if (kk == 1) {
+          copy_device(x, B, static_cast<size_t>(nb * n) * sizeof(T), stream);
+          lu_solve(f, n, piv, CUBLAS_OP_T, x, 1, keep);
+        } else {
+          T* xc = scratch(keep, nb * n * kk);  // column-major B, then X
+          for (int64_t b = 0; b < nb; ++b) transpose_device(t, n, kk, B + b * n * kk, kk, xc + b * n * kk, n, stream);
+          lu_solve(f, n, piv, CUBLAS_OP_T, xc, kk, keep);
+          for (int64_t b = 0; b < nb; ++b) transpose_device(t, kk, n, xc + b * n * kk, n, x + b * n * kk, kk, stream);
+        }
+        check_info(info, nb, kSingular);
+        break;
+      }
+      case SolverKind::Cholesky: {  // row-major lower = column-major upper: A^T = U^T U, L = U^T
+        T* l = static_cast<T*>(out[0].ptr);
+        copy_device(l, A, mat * static_cast<size_t>(nb), stream);
+        int* info = ints(keep, nb);
+        const int ni = as_int(n, "n");
+        if (nb > 1) {
+          auto ptrs = device_pointer_array(l, n * n * static_cast<int64_t>(sizeof(T)), nb, stream);
+          keep.push_back(ptrs);
+          CUFUSE_CUSOLVER_CHECK(potrf_batched(h, CUBLAS_FILL_MODE_UPPER, ni, static_cast<T**>(ptrs->ptr), ni, info,
+                                              as_int(nb, "batch")));
+        } else {
+          int lwork = 0;
+          CUFUSE_CUSOLVER_CHECK(potrf_bs(h, CUBLAS_FILL_MODE_UPPER, ni, l, ni, &lwork));
+          T* ws = scratch(keep, lwork);
+          CUFUSE_CUSOLVER_CHECK(potrf(h, CUBLAS_FILL_MODE_UPPER, ni, l, ni, ws, lwork, info));
+        }
+        check_info(info, nb, kNotPositiveDefinite);
+        break;
+      }
+      case SolverKind::QR: run_qr(in, out, keep); break;
+      case SolverKind::SVD: run_svd(in, out, keep); break;
+      case SolverKind::Eigh: run_eigh(in, out, keep); break;
+    }
+    (void)k;
+  }
+
+  void run_qr(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+              std::vector<std::shared_ptr<Storage>>& keep) {
+    const int64_t m = s.m, n = s.n, k = std::min(m, n);
+    const int mi = as_int(m, "m"), ni = as_int(n, "n"), ki = as_int(k, "k");
+    const bool want_q = s.qr_mode != 2;
+    const int64_t kq = s.qr_mode == 1 ? m : k, kr = s.qr_mode == 1 ? m : k;
+    const bool extend = want_q && kq > n;  // complete Q of a tall matrix: an m x m buffer
+    const T* A = static_cast<const T*>(in[0].ptr);
+    T* f = scratch(keep, m * n);  // column-major A, then the factorization
+    T* tau = scratch(keep, k);
+    T* g = extend ? scratch(keep, m * m) : f;
+    int lwork = 0, lq = 0;
+    CUFUSE_CUSOLVER_CHECK(geqrf_bs(h, mi, ni, f, mi, &lwork));
+    if (want_q) {
+      CUFUSE_CUSOLVER_CHECK(orgqr_bs(h, mi, as_int(kq, "kq"), ki, g, mi, tau, &lq));
+      lwork = std::max(lwork, lq);
+    }
+    T* ws = scratch(keep, lwork);
+    int* info = ints(keep, nb);
+    T* q_out = want_q ? static_cast<T*>(out[0].ptr) : nullptr;
+    T* r_out = static_cast<T*>(out[want_q ? 1 : 0].ptr);
+    for (int64_t b = 0; b < nb; ++b) {
+      transpose_device(t, m, n, A + b * m * n, n, f, m, stream);
+      CUFUSE_CUSOLVER_CHECK(geqrf(h, mi, ni, f, mi, tau, ws, lwork, info + b));
+      // R = the first kr rows of the column-major factor (its lower part is masked later).
+      transpose_device(t, n, kr, f, m, r_out + b * kr * n, n, stream);
+      if (!want_q) continue;
+      if (extend) {
+        memset_device(g, 0, static_cast<size_t>(m * m) * sizeof(T), stream);
+        copy_device(g, f, static_cast<size_t>(m * n) * sizeof(T), stream);
+      }
+      CUFUSE_CUSOLVER_CHECK(orgqr(h, mi, as_int(kq, "kq"), ki, g, mi, tau, ws, lwork, info + b));
+      transpose_device(t, kq, m, g, m, q_out + b * m * kq, kq, stream);
+    }
+    // geqrf/orgqr only report bad parameters (their status says so): no read-back, no sync.
+  }
+
+  void run_svd(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+               std::vector<std::shared_ptr<Storage>>& keep) {
+    const int64_t m = s.m, n = s.n, k = std::min(m, n);
+    const bool uv = s.vectors;
+    const int64_t ku = s.full ? m : k, kv = s.full ? n : k;
+    const T* A = static_cast<const T*>(in[0].ptr);
+    T* u_out = uv ? static_cast<T*>(out[0].ptr) : nullptr;
+    T* s_out = static_cast<T*>(out[uv ? 1 : 0].ptr);
+    T* v_out = uv ? static_cast<T*>(out[2].ptr) : nullptr;
+    const bool wide = n >= m;  // gesvd needs rows >= cols: a wide A is used as the tall A^T
+    const int64_t rm = wide ? n : m, rn = wide ? m : n;  // the column-major matrix decomposed
+    const int rmi = as_int(rm, "rows"), rni = as_int(rn, "cols");
+    int lwork = 0;
+    CUFUSE_CUSOLVER_CHECK(s.dtype == DType::Float32 ? cusolverDnSgesvd_bufferSize(h, rmi, rni, &lwork)
+                                                    : cusolverDnDgesvd_bufferSize(h, rmi, rni, &lwork));
+    T* ws = scratch(keep, lwork);
+    T* rwork = scratch(keep, k);
+    T* w = scratch(keep, m * n);
+    int* info = ints(keep, nb);
+    const signed char jobu = uv ? (s.full ? 'A' : 'S') : 'N';
+    const signed char jobvt = uv ? 'A' : 'N';
+    T* uc = (!wide && uv) ? scratch(keep, m * ku) : nullptr;
+    T* vtc = (!wide && uv) ? scratch(keep, n * n) : nullptr;
+    for (int64_t b = 0; b < nb; ++b) {
+      T* sb = s_out + b * k;
+      if (wide) {
+        // A^T = U' S V'^T (column-major n x m): U_A = V' (its V'^T read row-major), Vh_A = U'^T
+        // (U' read row-major): both written straight into the outputs.
+        copy_device(w, A + b * m * n, static_cast<size_t>(m * n) * sizeof(T), stream);
+        T* up = uv ? v_out + b * kv * n : nullptr;   // U' (n x kv, ld n)
+        T* vtp = uv ? u_out + b * m * ku : nullptr;  // V'^T (m x m, ld m)
+        CUFUSE_CUSOLVER_CHECK(gesvd(h, jobu, jobvt, rmi, rni, w, rmi, sb, up, rmi, vtp, rni, ws, lwork, rwork, info + b));
+      } else {
+        transpose_device(t, m, n, A + b * m * n, n, w, m, stream);
+        CUFUSE_CUSOLVER_CHECK(gesvd(h, jobu, jobvt, rmi, rni, w, rmi, sb, uc, rmi, vtc, rni, ws, lwork, rwork, info + b));
+        if (uv) {
+          transpose_device(t, ku, m, uc, m, u_out + b * m * ku, ku, stream);
+          transpose_device(t, n, n, vtc, n, v_out + b * n * n, n, stream);
+        }
+      }
+    }
+    check_info(info, nb, kSvdNotConverged);
+  }
+
+  void run_eigh(const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                std::vector<std::shared_ptr<Storage>>& keep) {
+    const int64_t n = s.n;
+    const int ni = as_int(n, "n");
+    const cusolverEigMode_t jobz = s.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    // NumPy's lower triangle (row-major) is the column-major upper triangle.
+    const cublasFillMode_t uplo = s.lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const T* A = static_cast<const T*>(in[0].ptr);
+    T* w_out = static_cast<T*>(out[0].ptr);
+    T* v_out = s.vectors ? static_cast<T*>(out[1].ptr) : nullptr;
+    T* a = scratch(keep, nb * n * n);
+    copy_device(a, A, static_cast<size_t>(nb * n * n) * sizeof(T), stream);
+    int* info = ints(keep, nb);
+    if (nb > 1 && n <= 32) {
+      syevjInfo_t params = nullptr;
+      CUFUSE_CUSOLVER_CHECK(cusolverDnCreateSyevjInfo(&params));
+      struct Destroy {
+        syevjInfo_t p;
+        ~Destroy() { cusolverDnDestroySyevjInfo(p); }
+      } destroy{params};
+      CUFUSE_CUSOLVER_CHECK(cusolverDnXsyevjSetSortEig(params, 1));
+      int lwork = 0;
+      const int nbi = as_int(nb, "batch");
+      CUFUSE_CUSOLVER_CHECK(syevj_batched_bs(h, jobz, uplo, ni, a, ni, w_out, &lwork, params, nbi));
+      T* ws = scratch(keep, lwork);
+      CUFUSE_CUSOLVER_CHECK(syevj_batched(h, jobz, uplo, ni, a, ni, w_out, ws, lwork, info, params, nbi));
+      check_info(info, nb, kEighNotConverged);  // before params goes
+    } else {
+      int lwork = 0;
+      CUFUSE_CUSOLVER_CHECK(syevd_bs(h, jobz, uplo, ni, a, ni, w_out, &lwork));
+      T* ws = scratch(keep, lwork);
+      for (int64_t b = 0; b < nb; ++b)
+        CUFUSE_CUSOLVER_CHECK(syevd(h, jobz, uplo, ni, a + b * n * n, ni, w_out + b * n, ws, lwork, info + b));
+      check_info(info, nb, kEighNotConverged);
+    }
+    if (s.vectors)  // eigenvectors are the columns of the column-major result
+      for (int64_t b = 0; b < nb; ++b) transpose_device(t, n, n, a + b * n * n, n, v_out + b * n * n, n, stream);
+  }
+};
+
+}  // namespace
+
+void run_solver_cuda(const SolverSpec& s, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
+                     void* stream) {
+  const int64_t nb = numel(s.batch);
+  if (nb == 0 || s.m == 0 || s.n == 0) return;  // the front ends build empty results without a call
+  cusolverDnHandle_t h = cusolver_handle(stream);
+  if (s.dtype == DType::Float32) Solver<float>{s, stream, h, nb, s.dtype}.run(in, out);
+  else if (s.dtype == DType::Float64) Solver<double>{s, stream, h, nb, s.dtype}.run(in, out);
+  else throw InternalError(fmt::format("linalg: {} reached cuSOLVER", name(s.dtype)));
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,153 @@
+// tests/gpu/test_user_kernel_gpu.cpp: user kernels on a device, against the equivalent cufuse
+// expression evaluated by the host reference (the reference cannot run user CUDA) and, for
+// reductions, against cufuse's own reduction on the device (same kernel shape, same order
+// of operations, so the same bits). Fusion is checked by counting launches.
+#include "gpu_compare.hpp"
+
+namespace {
+
+template <class T>
+std::vector<T> host(const cf::Array& a) {
+  return a.to_host<T>();
+}
+
+uint64_t launches() {
+  cf::synchronize();
+  return cf::stats().kernels_launched;
+}
+
+// Mismatches between a device result and the host reference of an equivalent expression.
+int64_t compare(const cf::Array& got, const cf::Array& equivalent, double ulps, const std::string& what) {
+  cf::detail::HostArray want = cf::detail::reference_evaluate(equivalent.node());
+  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
+  got.copy_to_host(bytes.data(), bytes.size());
+  cf::detail::HostArray dev;
+  dev.dtype = got.dtype();
+  dev.shape = got.shape();
+  dev.bytes = bytes;
+  REQUIRE(want.dtype == dev.dtype);
+  REQUIRE(want.shape == dev.shape);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    bool ok;
+    if (cf::is_float(dev.dtype)) {
+      const double a = dev.get_double(i), b = want.get_double(i);
+      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= ulps * ulp_of(dev.dtype, std::fabs(b));
+    } else {
+      ok = dev.get_uint64(i) == want.get_uint64(i);
+    }
+    if (!ok && bad++ < 5) MESSAGE(what << ": element " << i << " device " << dev.get_double(i) << " reference " << want.get_double(i));
+  }
+  return bad;
+}
+
+const cf::ElementwiseKernel sqdiff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+
+}  // namespace
+
+TEST_CASE("ElementwiseKernel gpu: against the reference of the same expression, fused with its neighbours") {
+  for (cf::DType t : {cf::f32, cf::f64, cf::i32, cf::i64}) {
+    const int kind = cf::is_float(t) ? 0 : 2;  // small integers: signed overflow is UB in user C++
+    auto x = random_array(t, {3, 1031}, kind);
+    auto y = random_array(t, {1031}, kind);  // broadcast
+    CHECK(compare(sqdiff(x, y), (x - y) * (x - y), 0, std::string(cf::name(t))) == 0);
+  }
+  auto x = random_array(cf::f32, {1 << 16});
+  auto y = random_array(cf::f32, {1 << 16});
+  const uint64_t before = launches();
+  auto z = cf::sqrt(sqdiff(x * 2, y) + 1);
+  z.eval();
+  CHECK(launches() - before == 1);  // one fused kernel; CuPy would launch four
+  CHECK(compare(z, cf::sqrt((x * 2 - y) * (x * 2 - y) + 1), 0, "fused") == 0);
+  // strided and reversed inputs
+  auto m = random_array(cf::f64, {200, 300});
+  auto r = m.T()[{cf::slice(cf::none, cf::none, -1)}];
+  CHECK(compare(sqdiff(r, m.T()), (r - m.T()) * (r - m.T()), 0, "strided") == 0);
+}
+
+TEST_CASE("ElementwiseKernel gpu: parameter names that are kernel variables elsewhere") {
+  cf::ElementwiseKernel k("T k, T u, T p, T n, T v0", "T z", "z = k + u * p - n / v0", "names");
+  auto a = random_array(cf::f64, {4099});
+  auto b = random_array(cf::f64, {4099});
+  auto c = random_array(cf::f64, {4099}, 1);
+  CHECK(compare(k(a, b, a, b, c), a + b * a - b / c, 0, "contiguous") == 0);  // vector body: k, u in scope
+  auto s = random_array(cf::f64, {4099, 2})(cf::_, 1);
+  CHECK(compare(k(s, b, s, 2.0, c), s + b * s - 2.0 / c, 0, "strided") == 0);
+}
+
+TEST_CASE("ElementwiseKernel gpu: several outputs, output arrays, scalars, explicit types") {
+  cf::ElementwiseKernel two("T x, T y, float64 s", "T sum, float64 prod", "sum = x + y; prod = (double)x * y * s;",
+                            "two");
+  auto x = random_array(cf::f32, {777});
+  auto y = random_array(cf::f32, {777});
+  auto r = two.call({x, y, 0.5});
+  CHECK(compare(r[0], x + y, 0, "sum") == 0);
+  CHECK(compare(r[1], x.astype(cf::f64) * y.astype(cf::f64) * 0.5, 0, "prod") == 0);
+  cf::ElementwiseKernel acc("T x", "T y", "y += x * 2", "accumulate");
+  auto out = random_array(cf::f32, {777});
+  auto old = out.copy().eval();
+  auto w = acc.call({x, out});
+  CHECK(w[0].node() == out.node());
+  CHECK(compare(out, old + x * 2, 0, "written into") == 0);
+}
+
+TEST_CASE("ReductionKernel gpu: the bits of cufuse's own reduction, every path") {
+  cf::ReductionKernel l2("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+  for (auto shape : {cf::Shape{64, 1000}, cf::Shape{3, 70000}, cf::Shape{100000}, cf::Shape{40, 7, 33}}) {
+    auto x = random_array(cf::f32, shape);
+    const int last = shape.ndim() - 1;
+    CHECK(host<float>(l2({x}, last)) == host<float>(cf::sqrt(cf::sum(x * x, last))));
+    CHECK(host<float>(l2(x)) == host<float>(cf::sqrt(cf::sum(x * x))));  // split: partials combined by a + b
+    CHECK(host<float>(l2({x}, 0, true)) == host<float>(cf::sqrt(cf::sum(x * x, 0, true))));
+    CHECK(compare(l2({x}, last), cf::sqrt(cf::sum(x * x, last)), 4, "l2 vs reference") == 0);
+  }
+  cf::ReductionKernel mean("T x", "float64 y", "x", "a + b", "y = a / _in_ind.size() * _out_ind.size()", "0",
+                           "mean", "float64");
+  auto i = random_array(cf::i32, {50, 300});
+  CHECK(compare(mean({i}, 1), cf::mean(i.astype(cf::f64), 1), 4, "mean") == 0);  // a/N*M: two roundings
+  cf::ReductionKernel amax("T x", "T y", "x", "a > b ? a : b", "y = a", "-1e300", "amax");
+  auto d = random_array(cf::f64, {33, 5000});
+  CHECK(compare(amax({d}, 1), cf::max(d, 1), 0, "max") == 0);
+  // fused: its prologue and epilogue, one launch
+  const uint64_t before = launches();
+  auto z = l2({d * 2 + 1}, 1) - 3;
+  z.eval();
+  CHECK(launches() - before == 1);
+}
+
+TEST_CASE("RawKernel gpu: launches, scalars, shared memory, modules; pending reads settled first") {
+  const std::string src = R"(
+extern "C" __global__ void axpy(float* y, const float* x, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void block_sum(const float* x, float* out, int n) {
+  extern __shared__ float s[];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? x[i] : 0.f;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.f;
+    for (int k = 0; k < blockDim.x; ++k) t += s[k];
+    out[blockIdx.x] = t;
+  }
+}
+)";
+  const int n = 5000;
+  auto x = random_array(cf::f32, {n}, 1);  // finite, positive
+  auto y = random_array(cf::f32, {n}, 1);
+  auto y0 = y.copy().eval();
+  auto pending = y * 1;  // lazy: must see y before the kernel writes it
+  cf::RawKernel axpy(src, "axpy");
+  axpy((n + 255) / 256, 256, {y, x, 2.0f, n});
+  CHECK(host<float>(pending) == host<float>(y0));
+  CHECK(compare(y, y0 + x * 2.0f, 0, "axpy") == 0);
+  cf::RawModule mod(src);
+  auto sums = cf::empty({(n + 127) / 128}, cf::f32);
+  mod.get_function("block_sum").launch((n + 127) / 128, 128, {x, sums, n}, 128 * sizeof(float));
+  auto hs = host<float>(sums);
+  auto hx = host<float>(x);
+  float first = 0;
+  for (int k = 0; k < 128; ++k) first += hx[k];
+  CHECK(hs[0] == doctest::Approx(first).epsilon(1e-5));
+}
