@@ -90,7 +90,8 @@ struct Acc {
   Strides rs;  // reduced strides (row context only)
   int64_t off = 0;
   bool row_ctx = true;
-  bool vec = false;  // read as V-wide vectors along the row
+  bool vec = false;     // read as V-wide vectors along the row
+  bool cached = false;  // kept in registers across phases (row-varying data only)
 };
 
 struct RedEmitter {
@@ -360,7 +361,7 @@ struct RedEmitter {
       const std::string J = std::to_string(j);
       v = e.fresh();
       std::string src;
-      if (cache) src = fmt::format("c{}[kk].v[t]", J);
+      if (accs[j].cached) src = fmt::format("c{}[kk].v[t]", J);
       else if (accs[j].vec) src = fmt::format("l{}.v[t]", J);
       else src = fmt::format("p.a{}[b{} + {}]", J, J, row_offset(accs[j].rs, "a" + J + "r"));
       e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)), 8);
@@ -504,8 +505,13 @@ struct RedEmitter {
     }();
     f();
     if (cache) {
+      std::string vl;  // data the same for every row (a broadcast vector): read, not cached
+      for (size_t j = 0; j < accs.size(); ++j)
+        if (accs[j].vec && !accs[j].cached)
+          vl += fmt::format("      const cf_vec<{}, V> l{} = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n",
+                            storage_type(accs[j].node->dtype), j, storage_type(accs[j].node->dtype), j, j);
       s += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n"
-           "      if (j * V < N) {\n" + pre + "#pragma unroll\n      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
+           "      if (j * V < N) {\n" + vl + pre + "#pragma unroll\n      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
       s += q_unravel + e.code + "      }\n" + post + "      }\n    }\n";
     } else {
       std::string vloads;
@@ -641,8 +647,13 @@ struct RedEmitter {
       b += "    const I jb = chunk * (I)blockIdx.y;\n    const I je = (jb + chunk < N / V) ? jb + chunk : N / V;\n";
     }
     if (cache) {
+      for (auto& a : accs) {
+        bool varies = false;
+        for (auto k : a.ks) varies |= k != 0;
+        a.cached = a.row_ctx && a.kind == Acc::Mem && varies;
+      }
       for (size_t j = 0; j < accs.size(); ++j) {
-        if (!accs[j].row_ctx || accs[j].kind != Acc::Mem) continue;
+        if (!accs[j].cached) continue;
         const std::string st = storage_type(accs[j].node->dtype);
         b += fmt::format("    cf_vec<{}, V> c{}[K];\n", st, j);
         b += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n";
@@ -691,18 +702,21 @@ struct RedEmitter {
       b += "    }\n    __threadfence();\n    __syncthreads();\n";
       b += "    if (threadIdx.x == 0) cf_last = atomicAdd(p.ctr + blockIdx.x, 1u) == gridDim.y - 1;\n";
       b += "    __syncthreads();\n    if (!cf_last) return;\n    __threadfence();\n";
-      b += "    if (lane == 0 && active) {\n";
+      // The row's lanes combine the partials (lane, lane + G, ... in order), then the
+      // fixed group tree: the same order every run.
+      b += "    if (active) {\n";
       for (size_t k = 0; k < reds.size(); ++k) {
         const std::string a = "red" + std::to_string(k);
         b += fmt::format("      {} = {};\n", a, identity(reds[k]));
         if (is_arg(reds[k].op)) b += fmt::format("      {}_i = 0x7fffffffffffffffLL;\n", a);
-        b += fmt::format("      for (unsigned s = 0; s < gridDim.y; ++s) {{\n        const {} pv = ((volatile {}*)p.w{})[(size_t)s * M + row];\n",
+        b += fmt::format("      for (unsigned s = (unsigned)lane; s < gridDim.y; s += G) {{\n        const {} pv = ((volatile {}*)p.w{})[(size_t)s * M + row];\n",
                          reds[k].T, reds[k].T, k);
         b += is_arg(reds[k].op) ? fmt::format("        const long long pi = ((volatile long long*)p.wi{})[(size_t)s * M + row];\n", k)
                                 : "        const long long pi = 0; (void)pi;\n";
         b += "        " + combine(reds[k], a, a + "_i", "pv", "pi") + "\n      }\n";
       }
       b += "    }\n";
+      for (size_t k = 0; k < reds.size(); ++k) b += group_reduce(reds[k], static_cast<int>(k));
     }
     // row outputs
     bool any_row = false;

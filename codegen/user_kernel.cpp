@@ -122,7 +122,7 @@ std::string user_op_value(ExprEmitter& e, const Node* n, const std::string* in) 
     s += fmt::format("const {} {} = _cf_i{}; ", reg_type(op.vars[k].dtype), op.vars[k].name, k);
   for (const auto& o : op.outs) {
     const std::string T = reg_type(o.dtype);
-    s += o.init >= 0 ? fmt::format("{} {} = _cf_i{}; ", T, o.name, o.init) : fmt::format("{} {} = {}(); ", T, o.name, T);
+    s += o.init >= 0 ? fmt::format("{} {} = _cf_i{}; ", T, o.name, o.init) : fmt::format("{} {}{{}}; ", T, o.name);
   }
   switch (op.kind) {
     case UserOp::Kind::Map: s += fmt::format("_cf_r = static_cast<{}>(({})); ", R, op.code); break;

@@ -193,3 +193,12 @@ extern "C" __global__ void shift(float* y, float b, int n) {
     CHECK_THROWS_AS(k(128, 1, {x, x, 2.0f, 4}), cf::NoDeviceError);
   }
 }
+
+TEST_CASE("ElementwiseKernel: compiles for every dtype (multi-word C types such as long long)") {
+  cf::ElementwiseKernel sq("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
+  for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64}) {
+    INFO(cf::name(t));
+    auto a = cf::placeholder(t, {100});
+    compiles({sq(a, a)});
+  }
+}
