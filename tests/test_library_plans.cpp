@@ -257,3 +257,13 @@ TEST_CASE("a GEMM whose result is reshaped (einsum, tensordot) writes it in that
   CHECK(t->plan.groups.size() == 1);
   CHECK(cf::tensordot(x, y, 1).shape() == cf::Shape{4, 8, 5});
 }
+
+TEST_CASE("GELU and bias+ReLU epilogues are planned into the GEMM for float32, float16 and bfloat16") {
+  for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
+    INFO(cf::name(t));
+    auto a = cf::placeholder(t, {96, 8}), w = cf::placeholder(t, {72, 8}), b = cf::placeholder(t, {72});
+    CHECK(plan_of({cf::gelu(cf::matmul(a, w.T()))})->steps.size() == 1);
+    CHECK(plan_of({cf::gelu(cf::matmul(a, w.T()) + b)})->steps.size() == 1);
+    CHECK(plan_of({cf::relu(cf::matmul(a, w.T()) + b)})->steps.size() == 1);
+  }
+}

@@ -37,7 +37,9 @@ bool is_op(const NodePtr& n, Op op) { return n && n->k() == NodeKind::Elementwis
 bool is_scalar(const NodePtr& n, double v) {
   if (!n || n->k() != NodeKind::Scalar) return false;
   const double s = n->scalar.to_double();
-  return std::fabs(s - v) <= 1e-6 * std::fabs(v) + 1e-12;
+  // The constant as the node holds it: rounded to its dtype (float16 keeps ~3 digits).
+  const double want = Scalar::typed(Scalar(v), n->dtype).to_double();
+  return s == want || std::fabs(s - v) <= 1e-6 * std::fabs(v) + 1e-12;
 }
 
 // gelu(x) as cufuse::gelu builds it: (x * 0.5) * (tanh((x + (x * x * x) * a) * c) + 1). Returns x.

@@ -68,10 +68,28 @@ inline double ulp_of(cf::DType t, double v) {
   }
 }
 
+// The same bits (NaN == NaN): for results that must be identical, e.g. a fused function
+// against the same expression unfused.
+inline bool same_bits(const cf::Array& a, const cf::Array& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  std::vector<unsigned char> x(static_cast<size_t>(a.nbytes())), y(static_cast<size_t>(b.nbytes()));
+  a.copy_to_host(x.data(), x.size());
+  b.copy_to_host(y.data(), y.size());
+  return x == y;
+}
+
+// A bound for sums computed in different orders (the reference adds sequentially, the GPU by
+// a tree): eps of the accumulator times the number of terms times the largest |term|.
+inline double sum_atol(const cf::Array& a, int64_t terms) {
+  const double mx = cf::max(cf::abs(a.astype(cf::f64))).item<double>();
+  const double eps = a.dtype() == cf::f64 || !cf::is_float(a.dtype()) ? 2.2e-16 : 1.2e-7;
+  return 8 * eps * static_cast<double>(terms) * (std::isfinite(mx) ? mx : 1.0);
+}
+
 // Compares the device result of `expr` with the reference evaluator's, element by element.
 // Must be called before `expr` is evaluated (the reference reads its inputs from the device).
 // Returns the number of mismatches (and reports the first few).
-inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what) {
+inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what, double atol = 0) {
   cf::detail::HostArray ref = cf::detail::reference_evaluate(expr.node());
   std::vector<unsigned char> got(static_cast<size_t>(expr.nbytes()));
   expr.copy_to_host(got.data(), got.size());
@@ -87,7 +105,7 @@ inline int64_t check_against_reference(const cf::Array& expr, double ulps, const
       double a = dev.get_double(i), b = ref.get_double(i);
       if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
       else if (std::isinf(a) || std::isinf(b)) ok = a == b || (ulps > 0 && std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(std::isinf(a) ? b : a)) * 2);
-      else ok = a == b || std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(b));
+      else ok = a == b || std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(b)) || std::fabs(a - b) <= atol;
     } else {
       ok = dev.get_uint64(i) == ref.get_uint64(i);
     }

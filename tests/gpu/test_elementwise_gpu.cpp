@@ -100,7 +100,10 @@ TEST_CASE("generators match the reference") {
     CHECK(check_against_reference(cf::linspace(-3, 7, 1001, true, t)[{cf::slice(cf::none, cf::none, -2)}], 0, "linspace") == 0);
     if (cf::is_float(t)) {
       CHECK(check_against_reference(cf::random::uniform({4099}, t, 11, -2, 5), 0, "uniform") == 0);
-      CHECK(check_against_reference(cf::random::normal({4099}, t, 12, 1, 2), cf::is_half(t) ? 1 : 16, "normal") == 0);
+      // Box-Muller's cos near its zeros turns libm's last bits into a large relative error:
+      // bound the absolute error by the scale instead
+      CHECK(check_against_reference(cf::random::normal({4099}, t, 12, 1, 2), cf::is_half(t) ? 1 : 16, "normal",
+                                    t == cf::f64 ? 1e-12 : 2e-5) == 0);
     }
   }
 }
