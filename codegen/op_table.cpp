@@ -1,6 +1,7 @@
 // codegen/op_table.cpp: the rows of the op table, the type rules, and the host reference
 // of each op instantiated from the very expression the CUDA code uses.
 #include "codegen/op_table.hpp"
+#include "codegen/host_helpers.hpp"
 
 #include <cmath>
 #include <type_traits>
@@ -11,19 +12,8 @@
 
 namespace cufuse::detail {
 
-// The helpers, compiled for the host. <cmath>'s overloads are brought in so that sin(a)
-// on a float calls the float function, as it does in CUDA.
-namespace kern {
-using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
-using std::atan2; using std::atanh; using std::cbrt; using std::ceil; using std::copysign;
-using std::cos; using std::cosh; using std::exp; using std::exp2; using std::expm1;
-using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::log;
-using std::log10; using std::log1p; using std::log2; using std::pow; using std::rint;
-using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
-#define CF_FN inline
-#include "codegen/device_helpers.inc"
-#undef CF_FN
-}  // namespace kern
+// The helpers, compiled for the host (sin(a) on a float calls the float function, as in CUDA).
+namespace kern = ref_kern;
 
 namespace {
 

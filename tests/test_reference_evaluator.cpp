@@ -17,7 +17,7 @@
 #include "cufuse/error.hpp"
 #include "graph/node.hpp"
 #include "reference/evaluator.hpp"
-#include "reference/kern.hpp"
+#include "codegen/host_helpers.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"
 

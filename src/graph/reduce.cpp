@@ -64,13 +64,7 @@ NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
   return n;
 }
 
-}  // namespace detail
-
-using detail::ReduceOp;
-
-namespace {
-
-Axes normalize_axes(const AxisArg& axis, int ndim, const char* what) {
+Axes normalize_axes(const AxisArg& axis, int ndim, const std::string& what) {
   Axes out;
   if (axis.all()) {
     for (int i = 0; i < ndim; ++i) out.push_back(i);
@@ -88,6 +82,13 @@ Axes normalize_axes(const AxisArg& axis, int ndim, const char* what) {
     if (seen[i]) out.push_back(i);
   return out;
 }
+
+}  // namespace detail
+
+using detail::ReduceOp;
+using detail::normalize_axes;
+
+namespace {
 
 int64_t reduced_count(const Shape& s, const Axes& axes) {
   int64_t n = 1;

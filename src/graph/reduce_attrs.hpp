@@ -8,6 +8,9 @@
 // A Scan node (NodeKind::Reduce with op CumSum/CumProd) keeps the input's shape and runs
 // along its single axis.
 #pragma once
+#include <string>
+
+#include "cufuse/reduce.hpp"
 #include "graph/node.hpp"
 
 namespace cufuse::detail {
@@ -25,6 +28,10 @@ struct ReduceAttrs {
 };
 
 inline const ReduceAttrs& reduce_attrs(const Node& n) { return *static_cast<const ReduceAttrs*>(n.attrs.get()); }
+
+// NumPy's axis argument as sorted, non-negative axes of an ndim-array: IndexError for an
+// axis out of range, ValueError for a repeated one (messages start with `what`).
+Axes normalize_axes(const AxisArg& axis, int ndim, const std::string& what);
 
 // Builds a Reduce (or scan) node; `out_dtype` is T, bool or int64 as above.
 NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims);

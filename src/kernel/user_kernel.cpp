@@ -17,8 +17,8 @@
 #include "cufuse/ops.hpp"
 #include "exec/binding.hpp"
 #include "exec/realize.hpp"
-#include "graph/elementwise.hpp"
 #include "graph/reduce_attrs.hpp"
+#include "graph/elementwise.hpp"
 
 namespace cufuse {
 
@@ -229,24 +229,6 @@ NodePtr user_elementwise_node(UserOp op, DType result, const Shape& shape, Input
   return n;
 }
 
-Axes normalize_axes(const AxisArg& axis, int ndim, const std::string& what) {
-  Axes out;
-  if (axis.all()) {
-    for (int i = 0; i < ndim; ++i) out.push_back(i);
-    return out;
-  }
-  std::vector<bool> seen(static_cast<size_t>(ndim), false);
-  for (int a : axis.axes()) {
-    if (a < -ndim || a >= ndim)
-      throw IndexError(fmt::format("{}: axis {} is out of bounds for array of dimension {}", what, a, ndim));
-    const int b = a < 0 ? a + ndim : a;
-    if (seen[b]) throw ValueError(fmt::format("{}: duplicate value in 'axis'", what));
-    seen[b] = true;
-  }
-  for (int i = 0; i < ndim; ++i)
-    if (seen[i]) out.push_back(i);
-  return out;
-}
 
 }  // namespace
 }  // namespace detail

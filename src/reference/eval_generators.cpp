@@ -25,7 +25,7 @@
 
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
-#include "reference/kern.hpp"
+#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail::ref {
 

@@ -9,7 +9,7 @@
 #include "graph/reduce_attrs.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
-#include "reference/kern.hpp"
+#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail::ref {
 

@@ -15,7 +15,7 @@
 #include "codegen/user_kernel.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
-#include "reference/kern.hpp"
+#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail {
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "reference/kern.hpp"
+#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail::ref {
 
