@@ -1,6 +1,5 @@
 """bench/peers_frameworks.py: one class per framework (CuPy, PyTorch, JAX) that makes each
 workload's random inputs and the callables of its peers (eager, fused, compiled, jitted)."""
-import math
 
 from peers_common import (CONV, DIST, EIN, MM, N1, PROD, ROWS, SMALL, gaussian_kernel,
                           time_batches)
@@ -75,11 +74,12 @@ class CupyFW:
         if wid == "W10":
             return dict(a=self.randn((CONV, CONV), f64), k=cp.asarray(gaussian_kernel()))
         if wid == "W11":
-            def well(n):  # I + 0.5 G / sqrt(n): det and inverse well conditioned in f32
-                m = self.randn((n, n), f32) * f32(0.5 / math.sqrt(n))
-                m += cp.eye(n, dtype=f32)
-                return m
-            return dict(qr=self.randn((512, 512), f32), det=well(512), inv=well(6000))
+            # The inputs cufuse-bench uses (bench/library_workloads.cpp), so that both run the same
+            # pivoting: seed 004's randn(512, 512) for qr and det (det's scaled so that it stays
+            # finite in float32) and its rand(6000, 6000) for inv.
+            det = self.randn((512, 512), f32) * f32(0.0727)
+            inv = self.rs.random_sample((6000, 6000), dtype=f32)
+            return dict(qr=self.randn((512, 512), f32), det=det, inv=inv)
         raise KeyError(wid)
 
     def set_tf32(self, on):

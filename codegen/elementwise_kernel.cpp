@@ -7,6 +7,13 @@
 //                     at stride 0): each thread handles `unroll` vectors of `V` elements
 //                     (16-byte loads and stores when all pointers are 16-byte aligned),
 //                     loads first, then compute and store; a tail of < V elements after.
+//   rows mode       — rank >= 2 whose innermost dimension is at stride 1 for every memory
+//                     read and output (or 0 for a read: a broadcast along the row), at least
+//                     kMinRow long: a 2-D grid, x along the row, y over rows (unravelled once
+//                     per row, not per element); 16-byte vectors when every row start is
+//                     16-byte aligned and the row length a multiple of the vector width.
+//                     Outer products and row/column broadcasts (W6's epilogue) run at the
+//                     copy bandwidth this way.
 //   strided mode    — a grid-stride loop over elements, unravelling each index.
 // Index arithmetic is 32-bit when every offset fits, else 64-bit. Shapes, strides, scalar
 // values and generator parameters are kernel parameters, so one kernel serves all sizes.
@@ -34,6 +41,7 @@ int elementwise_unroll() {
 namespace {
 
 constexpr int kBlock = 256;
+constexpr int64_t kMinRow = 32;  // rows mode: shortest innermost extent (else most threads idle)
 
 struct Acc {
   enum Kind { Mem, Gen, View, Out } kind;
@@ -55,8 +63,9 @@ struct EwEmitter {
   std::unordered_map<const Node*, int> scalar_of;
 
   Shape cs;
-  bool contiguous = false, vectorize = false, i64 = false;
+  bool contiguous = false, rows = false, vectorize = false, i64 = false;
   int V = 1, U = 1;
+  int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
   std::unordered_map<const Node*, std::string> vals;
 
@@ -115,15 +124,46 @@ struct EwEmitter {
       if (cs.ndim() == 1 && (a.kind == Acc::Mem || a.kind == Acc::Out))
         contiguous = a.st[0] == 1 || (a.st[0] == 0 && a.kind == Acc::Mem);
     }
-    vectorize = contiguous && cs.ndim() == 1;
+    const int nd = cs.ndim();
+    rows = !contiguous && nd >= 2 && cs[nd - 1] >= kMinRow;
+    for (const auto& a : accs) {
+      if (!rows) break;
+      if (a.kind == Acc::Mem || a.kind == Acc::Out)
+        rows = a.st[nd - 1] == 1 || (a.st[nd - 1] == 0 && a.kind == Acc::Mem);
+    }
+    vectorize = (contiguous && nd == 1) || rows;
     int maxsz = 1;
     for (const auto& a : accs) {
       if (a.kind != Acc::Mem && a.kind != Acc::Out) continue;
-      if (a.kind == Acc::Mem && a.st[0] == 0) continue;
+      if (a.kind == Acc::Mem && a.st[nd - 1 < 0 ? 0 : nd - 1] == 0) continue;
       if (!a.aligned) vectorize = false;
       maxsz = std::max(maxsz, itemsize(a.node->dtype));
     }
-    if (vectorize) {
+    if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
+      const int64_t v = 16 / maxsz;
+      if (cs[nd - 1] % v != 0) vectorize = false;
+      for (const auto& a : accs) {
+        if (!vectorize) break;
+        if ((a.kind != Acc::Mem && a.kind != Acc::Out) || a.st[nd - 1] == 0) continue;
+        for (int d = 0; d + 1 < nd; ++d)
+          if ((a.st[d] * itemsize(a.node->dtype)) % 16 != 0) vectorize = false;
+      }
+    }
+    if (rows) {
+      // The row in vectors of V, U per thread: the largest U (<= 4) that leaves few idle threads.
+      V = vectorize ? 16 / maxsz : 1;
+      const int64_t nvec = cs[nd - 1] / V;
+      BX = 32;
+      while (BX < kBlock && BX < nvec) BX *= 2;
+      U = 1;
+      for (int u : {4, 2}) {
+        const int64_t per = int64_t(BX) * u;
+        if ((nvec + per - 1) / per * per - nvec <= nvec / 16) {
+          U = u;
+          break;
+        }
+      }
+    } else if (vectorize) {
       V = 16 / maxsz;
       U = std::max(1, std::min(elementwise_unroll(), 16 / V));
     } else {
@@ -142,6 +182,10 @@ struct EwEmitter {
     e.pl.add("long long", 8, "n");
     e.pl.set<long long>(0, numel(S));
     if (!contiguous) e.add_idx_array("shape", cs);
+    if (rows) {
+      const size_t off = e.pl.add("long long", 8, "nrows");
+      e.pl.set<long long>(off, numel(S) / cs[cs.ndim() - 1]);
+    }
     for (size_t j = 0; j < accs.size(); ++j) {
       const Acc& a = accs[j];
       const std::string J = std::to_string(j);
@@ -168,7 +212,14 @@ struct EwEmitter {
     for (size_t k = 0; k < scalars.size(); ++k) e.add_scalar("s" + std::to_string(k), scalars[k]);
   }
 
+  // Rows mode: accessor j's offset at the start of the current row (declared per row).
+  std::string row_base(int j) const { return "r" + std::to_string(j); }
   std::string direct_offset(const Acc& a, const std::string& stride_name) const {
+    if (rows) {
+      const int j = static_cast<int>(&a - accs.data());
+      const int64_t inner = a.st[cs.ndim() - 1];
+      return inner == 0 ? row_base(j) : (inner == 1 ? row_base(j) + " + i" : row_base(j) + " + i * p." + stride_name + "[" + std::to_string(cs.ndim() - 1) + "]");
+    }
     if (contiguous) {
       if (cs.ndim() == 0) return "0";
       return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? "i" : fmt::format("i * p.{}[0]", stride_name));
@@ -197,7 +248,7 @@ struct EwEmitter {
       const std::string J = std::to_string(j);
       v = e.fresh();
       std::string src;
-      if (in_vector_body && cs.ndim() == 1 && accs[j].st[0] != 0) src = fmt::format("l{}[u].v[k]", J);
+      if (in_vector_body && (rows || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
       else src = fmt::format("p.a{}[{}]", J, direct_offset(accs[j], "a" + J + "s"));
       e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)));
     } else if (n->k() == NodeKind::Scalar) {
@@ -261,6 +312,8 @@ struct EwEmitter {
       emit_element(e, false);
       b += fmt::format("  if (V > 1 && blockIdx.x == 0) {{\n    const I i = nvec * V + (I)threadIdx.x;\n"
                        "    if (i < n) {{\n{}    }}\n  }}\n", e.code);
+    } else if (rows) {
+      b += rows_body(e);
     } else {
       e.code.clear();
       emit_element(e, false);
@@ -272,6 +325,49 @@ struct EwEmitter {
       b += fmt::format("  for (I i = (I)blockIdx.x * {} + (I)threadIdx.x; i < n; i += (I)gridDim.x * {}) {{\n{}{}  }}\n",
                        kBlock, kBlock, unravel, e.code);
     }
+    return b;
+  }
+
+  // Rows mode: blockIdx.y walks the rows (unravelled over the outer dims once per row),
+  // blockIdx.x and the thread walk the row in U vectors of V elements.
+  std::string rows_body(ExprEmitter& e) {
+    const int nd = cs.ndim(), last = nd - 1;
+    std::string b = fmt::format("  constexpr int V = {}, U = {}, BX = {}, BY = {};\n  const I nvec = (I)p.shape[{}] / V;\n", V,
+                                U, BX, kBlock / BX, last);
+    b += "  const I t0 = (I)blockIdx.x * (BX * U) + (I)threadIdx.x;\n";
+    b += "  for (I row = (I)blockIdx.y * BY + (I)threadIdx.y; row < (I)p.nrows; row += (I)gridDim.y * BY) {\n    I q = row;\n";
+    for (int d = last - 1; d >= 0; --d) {
+      if (d == 0) b += "    const I c0 = q;\n";
+      else b += fmt::format("    const I c{} = q % p.shape[{}]; q /= p.shape[{}];\n", d, d, d);
+    }
+    std::string loads, stores_decl, stores;
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      const std::string J = std::to_string(j);
+      if (a.kind != Acc::Mem && a.kind != Acc::Out) continue;
+      const std::string sn = (a.kind == Acc::Mem ? "a" : "o") + J + "s";
+      std::string base;
+      for (int d = 0; d < last; ++d) base += fmt::format("{}c{} * p.{}[{}]", d ? " + " : "", d, sn, d);
+      b += fmt::format("    const I {} = {};\n", row_base(static_cast<int>(j)), base);
+      const std::string st = storage_type(a.node->dtype);
+      if (a.kind == Acc::Mem && a.st[last] == 1) {
+        b += fmt::format("    cf_vec<{}, V> l{}[U];\n", st, J);
+        loads += fmt::format("        l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + r{} + iv * V);\n", J, st, J, J);
+      }
+      if (a.kind == Acc::Out) {
+        stores_decl += fmt::format("        cf_vec<{}, V> o{};\n", st, J);
+        stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + r{} + iv * V) = o{};\n", st, J, J, J);
+      }
+    }
+    if (!loads.empty())
+      b += fmt::format("#pragma unroll\n    for (int u = 0; u < U; ++u) {{\n      const I iv = t0 + u * BX;\n"
+                       "      if (iv < nvec) {{\n{}      }}\n    }}\n", loads);
+    e.code.clear();
+    emit_element(e, true);
+    b += fmt::format("#pragma unroll\n    for (int u = 0; u < U; ++u) {{\n      const I iv = t0 + u * BX;\n"
+                     "      if (iv < nvec) {{\n{}#pragma unroll\n        for (int k = 0; k < V; ++k) {{\n"
+                     "        const I i = iv * V + k;\n        const I c{} = i;\n{}        }}\n{}      }}\n    }}\n  }}\n",
+                     stores_decl, last, e.code, stores);
     return b;
   }
 
@@ -296,16 +392,27 @@ struct EwEmitter {
     if (contiguous) {
       int64_t nvec = k.numel / V;
       blocks = std::max<int64_t>(1, (nvec + int64_t(kBlock) * U - 1) / (int64_t(kBlock) * U));
+    } else if (rows) {
+      const int64_t nvec = cs[cs.ndim() - 1] / V, nrows = k.numel / cs[cs.ndim() - 1], by = kBlock / BX;
+      blocks = (nvec + int64_t(BX) * U - 1) / (int64_t(BX) * U);
+      k.dims.grid[1] = static_cast<unsigned>(std::min<int64_t>((nrows + by - 1) / by, 65535));
     } else {
       blocks = std::min<int64_t>(std::max<int64_t>(1, (k.numel + kBlock - 1) / kBlock), int64_t(1) << 20);
     }
     if (blocks > 0x7fffffffLL)
       throw NotSupportedError(fmt::format("elementwise kernel over {} elements needs too many blocks", k.numel));
     k.dims.grid[0] = static_cast<unsigned>(blocks);
-    k.dims.block[0] = kBlock;
-    k.summary = contiguous ? fmt::format("contiguous, {} x {} elements per thread{}, {}-bit index", U, V,
-                                         vectorize ? " (16-byte vectors)" : "", i64 ? 64 : 32)
-                           : fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
+    k.dims.block[0] = rows ? BX : kBlock;
+    k.dims.block[1] = rows ? kBlock / BX : 1;
+    if (contiguous)
+      k.summary = fmt::format("contiguous, {} x {} elements per thread{}, {}-bit index", U, V,
+                              vectorize ? " (16-byte vectors)" : "", i64 ? 64 : 32);
+    else if (rows)
+      k.summary = fmt::format("rows rank {}: {} thread(s) along a row, {} row(s) per block, {} x {} elements per thread{}, "
+                              "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V, vectorize ? " (16-byte vectors)" : "",
+                              i64 ? 64 : 32);
+    else
+      k.summary = fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
     return k;
   }
 };

@@ -48,9 +48,10 @@ if(CMAKE_SCRIPT_MODE_FILE)
     set(expect_rc 2)
     set(want_err "--arg:1:8: syntax error: expected '\\)' to close the shape" "    x=f32\\(3\n           \\^")
   elseif(CASE STREQUAL "matmul")
-    set(args --arg "a=f32[8,8]" "a @ a")
-    set(expect_rc 2)
-    set(want_err "matmul is not available yet" "\n      \\^\n")
+    # seed 000's distance matrix: one GEMM (the 2 goes into its alpha) and two kernels
+    set(args --no-source --arg "q=f32[1000,64]" --arg "p=f32[1000,64]"
+        "sqrt(maximum(sum(q*q,1)[:,None] - 2*q@p.T + sum(p*p,1)[None,:], 0))")
+    set(want_out "2 kernels, 1 library call" "cuBLASLt, alpha 2")
   elseif(CASE STREQUAL "dot")
     set(dot_file ${WORKDIR}/cli_plan.dot)
     file(REMOVE ${dot_file})

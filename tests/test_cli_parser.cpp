@@ -336,13 +336,14 @@ TEST_CASE("cli evaluator: semantic errors name the problem and the call") {
   e = error_of("x.astype('f99')", a);
   CHECK(std::string(e.what()).find("f99") != std::string::npos);
   CHECK(e.loc().column == 10);  // at the argument
-  e = error_of("x @ y", a);
-  CHECK(std::string(e.what()) == "matmul is not available yet");
-  CHECK(e.loc().column == 3);
-  e = error_of("einsum('i,i->', x, x)", a);
-  CHECK(std::string(e.what()) == "einsum is not available yet");
-  e = error_of("np.linalg.solve(x, x)", a);
-  CHECK(std::string(e.what()) == "linalg.solve is not available yet");
+  e = error_of("kron(x, x)", a);
+  CHECK(std::string(e.what()) == "kron is not available yet");
+  CHECK(e.loc().column == 1);
+  e = error_of("np.linalg.vector_norm(x)", a);
+  CHECK(std::string(e.what()) == "linalg.vector_norm is not available yet");
+  e = error_of("x @ y", a);  // matmul exists now: NumPy's shape error, over the whole `x @ y`
+  CHECK(std::string(e.what()).find("ValueError: matmul: Input operand 1 has a mismatch") != std::string::npos);
+  CHECK(e.loc().column == 1);
   e = error_of("sum(x, axis=3)", a);
   CHECK(std::string(e.what()).find("axis 3 is out of bounds") != std::string::npos);
   e = error_of("reshape(x, (2, 2))", a);
@@ -391,4 +392,130 @@ TEST_CASE("cli function table: every op of the op table is callable by name") {
     CHECK(cli::find_function(row.name) == &row);
     CHECK(!cli::signature(row).empty());
   }
+}
+
+TEST_CASE("cli evaluator: contractions and linear algebra by their NumPy names") {
+  const std::vector<std::string> a = {"a=f32[6,6]", "b=f32[6,6]", "v=f32[6]", "r=f32[6,4]", "t=f32[2,3,4]",
+                                      "i=i32[6,6]"};
+  // Contractions.
+  CHECK(result("a @ b.T", a).shape() == cufuse::Shape{6, 6});
+  CHECK(result("matmul(a, v)", a).shape() == cufuse::Shape{6});
+  CHECK(result("np.matmul(a, r)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("2 * a @ r", a).dtype() == cufuse::f32);
+  CHECK(result("dot(v, v)", a).shape().empty());
+  CHECK(result("a.dot(r)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("vdot(a, b)", a).shape().empty());
+  CHECK(result("inner(a, r.T)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("outer(v, r)", a).shape() == cufuse::Shape{6, 24});
+  CHECK(result("tensordot(a, r, 1)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("tensordot(t, t, axes=((1, 2), (1, 2)))", a).shape() == cufuse::Shape{2, 2});
+  CHECK(result("tensordot(a, r, axes=(0, 0))", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("tensordot(a, b, axes=0)", a).shape() == cufuse::Shape{6, 6, 6, 6});
+  CHECK(result("einsum('ij,jk->ik', a, r)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("einsum('ij,jk,kl->il', a, b, r)", a).shape() == cufuse::Shape{6, 4});
+  CHECK(result("einsum('ij,ij->i', a, b)", a).shape() == cufuse::Shape{6});
+  CHECK(result("einsum('ii', a)", a).shape().empty());
+  CHECK(result("einsum('...j,j', t, t[0, 0], optimize=True)", a).shape() == cufuse::Shape{2, 3});
+  CHECK(result("trace(a)", a).shape().empty());
+  CHECK(result("a.trace(offset=1, dtype='f64')", a).dtype() == cufuse::f64);
+  CHECK(result("diagonal(t, 0, 1, 2)", a).shape() == cufuse::Shape{2, 3});
+  CHECK(result("a.diagonal(-1)", a).shape() == cufuse::Shape{5});
+  CHECK(result("relu(a @ b)", a).shape() == cufuse::Shape{6, 6});
+  CHECK(result("gelu(a @ b + v)", a).shape() == cufuse::Shape{6, 6});
+  // Linear algebra: arrays, and tuples where NumPy gives tuples.
+  CHECK(result("np.linalg.det(a)", a).shape().empty());
+  CHECK(result("linalg.inv(a)", a).shape() == cufuse::Shape{6, 6});
+  CHECK(result("linalg.inv(i)", a).dtype() == cufuse::f64);
+  CHECK(result("linalg.solve(a, v)", a).shape() == cufuse::Shape{6});
+  CHECK(result("linalg.cholesky(a, upper=True)", a).shape() == cufuse::Shape{6, 6});
+  CHECK(result("linalg.qr(r, mode='r')", a).shape() == cufuse::Shape{4, 4});
+  CHECK(result("linalg.svd(r, compute_uv=False)", a).shape() == cufuse::Shape{4});
+  CHECK(result("linalg.svdvals(r)", a).shape() == cufuse::Shape{4});
+  CHECK(result("linalg.eigvalsh(a, UPLO='U')", a).shape() == cufuse::Shape{6});
+  CHECK(result("linalg.pinv(r, rcond=1e-6)", a).shape() == cufuse::Shape{4, 6});
+  CHECK(result("linalg.matrix_rank(r, tol=None)", a).dtype() == cufuse::i64);
+  CHECK(result("linalg.matrix_norm(t, ord='nuc', keepdims=True)", a).shape() == cufuse::Shape{2, 1, 1});
+  CHECK(result("linalg.matrix_norm(t, ord=-inf)", a).shape() == cufuse::Shape{2});
+  CHECK(result("linalg.norm(a, 'fro')", a).shape().empty());
+  CHECK(result("linalg.norm(t, ord='nuc', axis=(0, 2))", a).shape() == cufuse::Shape{3});
+  CHECK(result("linalg.norm(t, 2, axis=(2, 1), keepdims=True)", a).shape() == cufuse::Shape{2, 1, 1});
+  CHECK(result("linalg.norm(a, inf)", a).shape().empty());
+  auto shapes = [&](const std::string& src) {
+    auto ev = run(src, a);
+    std::vector<cufuse::Shape> out;
+    for (const auto& r : ev.results({})) out.push_back(r.array.shape());
+    return out;
+  };
+  using S = std::vector<cufuse::Shape>;
+  CHECK(shapes("linalg.slogdet(a)") == S{{}, {}});
+  CHECK(shapes("linalg.qr(r)") == S{{6, 4}, {4, 4}});
+  CHECK(shapes("linalg.qr(r, 'complete')") == S{{6, 6}, {6, 4}});
+  CHECK(shapes("linalg.svd(r)") == S{{6, 6}, {4}, {4, 4}});
+  CHECK(shapes("linalg.svd(r, full_matrices=False)") == S{{6, 4}, {4}, {4, 4}});
+  CHECK(shapes("linalg.eigh(a)") == S{{6}, {6, 6}});
+  CHECK(shapes("linalg.eigh(a)[1]") == S{{6, 6}});
+  // lstsq on placeholders: the rank is a 0-d int64 array; residuals as for a full-rank a.
+  auto ls = run("linalg.lstsq(r, v)", a).results({});
+  REQUIRE(ls.size() == 4);
+  CHECK(ls[0].array.shape() == cufuse::Shape{4});
+  CHECK(ls[1].array.shape() == cufuse::Shape{1});
+  CHECK(ls[2].array.dtype() == cufuse::i64);
+  CHECK(ls[3].array.shape() == cufuse::Shape{4});
+  CHECK(shapes("linalg.lstsq(r.T, r.T, rcond=1e-3)") == S{{6, 6}, {0}, {}, {4}});
+}
+
+TEST_CASE("cli evaluator: bad arguments of the library functions point at the argument") {
+  const std::vector<std::string> a = {"a=f32[6,6]", "v=f32[6]", "r=f32[6,4]", "h=f16[4,4]"};
+  auto what = [](const cli::ProgramError& e) { return std::string(e.what()); };
+  auto e = error_of("linalg.svd(a, full_matrix=False)", a);
+  CHECK(what(e).find("linalg.svd(): got an unexpected keyword argument 'full_matrix'") != std::string::npos);
+  CHECK(e.loc().column == 15);
+  e = error_of("linalg.eigh(a, uplo='U')", a);
+  CHECK(what(e).find("linalg.eigh(): got an unexpected keyword argument 'uplo'") != std::string::npos);
+  e = error_of("linalg.eigh(a, UPLO='X')", a);
+  CHECK(what(e).find("UPLO must be 'L' or 'U'") != std::string::npos);
+  CHECK(e.loc().column == 16);
+  e = error_of("linalg.qr(a, mode='raw')", a);
+  CHECK(what(e).find("unrecognized mode 'raw'") != std::string::npos);
+  CHECK(e.loc().column == 14);
+  e = error_of("linalg.inv(r)", a);
+  CHECK(what(e).find("must be square") != std::string::npos);
+  CHECK(e.loc().column == 12);
+  e = error_of("linalg.det(h)", a);
+  CHECK(what(e).find("float16 is unsupported in linalg") != std::string::npos);
+  e = error_of("linalg.cholesky(v)", a);
+  CHECK(what(e).find("1-dimensional array given") != std::string::npos);
+  e = error_of("a @ 2", a);
+  CHECK(what(e).find("input operand 1 does not have enough dimensions") != std::string::npos);
+  CHECK(e.loc().column == 5);
+  e = error_of("tensordot(a, r, axes='x')", a);
+  CHECK(what(e).find("axes must be an int or a pair") != std::string::npos);
+  e = error_of("tensordot(a, r, axes=((0, 1), (0,)))", a);
+  CHECK(what(e).find("shape-mismatch for sum") != std::string::npos);
+  e = error_of("einsum(a, a)", a);
+  CHECK(what(e).find("argument 'subscripts' must be a string") != std::string::npos);
+  e = error_of("einsum('ij')", a);
+  CHECK(what(e).find("at least one operand") != std::string::npos);
+  e = error_of("einsum('ij,jk->ik', a, 'r')", a);
+  CHECK(what(e).find("operands must be arrays") != std::string::npos);
+  e = error_of("einsum('ij,jk->iq', a, r)", a);
+  CHECK(what(e).find("ValueError") != std::string::npos);
+  e = error_of("linalg.norm(a, 'foo')", a);
+  CHECK(what(e).find("invalid norm order 'foo'") != std::string::npos);
+  e = error_of("linalg.norm(a, 'fro', axis=1)", a);
+  CHECK(what(e).find("for vectors") != std::string::npos);
+  e = error_of("linalg.norm(a, 3, axis=(0, 1))", a);
+  CHECK(what(e).find("invalid norm order 3 for matrices") != std::string::npos);
+  e = error_of("linalg.norm(v, 'nuc')", a);
+  CHECK(what(e).find("improper number of dimensions") != std::string::npos);
+  e = error_of("linalg.matrix_norm(v)", a);
+  CHECK(what(e).find("at least two-dimensional") != std::string::npos);
+  e = error_of("linalg.lstsq(a, r[:4])", a);
+  CHECK(what(e).find("incompatible dimensions") != std::string::npos);
+  e = error_of("linalg.pinv(a, hermitian=True)", a);
+  CHECK(what(e).find("hermitian=True is not supported") != std::string::npos);
+  e = error_of("trace(v)", a);
+  CHECK(what(e).find("at least two-dimensional") != std::string::npos);
+  e = error_of("trace(a, offset=0.5)", a);
+  CHECK(what(e).find("argument 'offset' must be an int") != std::string::npos);
 }

@@ -383,3 +383,77 @@ TEST_CASE("cli report: Graphviz") {
   q.kernels[0].name = "k\"1";
   CHECK(contains(cli::render_dot(q), "k\\\"1"));
 }
+
+namespace {
+
+// The entries of the JSON's "kernels" and "library_calls" lists (render_json writes each
+// kernel as "    {\n      \"name\"" and each call as one "    {\"name\"" line).
+struct JsonCounts {
+  size_t kernels = 0, library_calls = 0;
+  std::string first_call;
+};
+JsonCounts json_counts(const std::string& js) {
+  JsonCounts c;
+  const size_t k = js.find("\"kernels\": ["), l = js.find("\"library_calls\": [");
+  REQUIRE(k != std::string::npos);
+  REQUIRE(l != std::string::npos);
+  REQUIRE(k < l);
+  c.kernels = count(js.substr(k, l - k), "\n    {\n      \"name\": ");
+  const std::string calls = js.substr(l);
+  c.library_calls = count(calls, "\n    {\"name\": ");
+  const size_t n = calls.find("{\"name\": \"");
+  if (n != std::string::npos) c.first_call = calls.substr(n + 10, calls.find('"', n + 10) - (n + 10));
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("cli report: seed 000's distance matrix is one GEMM and at most two kernels") {
+  auto r = report_of("sqrt(maximum(sum(q*q,1)[:,None] - 2*q@p.T + sum(p*p,1)[None,:], 0))",
+                     {"q=f32[100,64]", "p=f32[100,64]"});
+  REQUIRE(r.library_calls.size() == 1);
+  CHECK(r.library_calls[0].name == "matmul");
+  CHECK(contains(r.library_calls[0].detail, "alpha 2"));  // the 2 is the GEMM's alpha, not a kernel
+  CHECK(r.kernels.size() <= 2);
+  CHECK(r.results[0].kernel == static_cast<int>(r.kernels.size()) - 1);  // the epilogue kernel writes it
+  const std::string js = cli::render_json(r, false);
+  CHECK(JsonCheck(js).ok());
+  auto c = json_counts(js);
+  CHECK(c.library_calls == 1);
+  CHECK(c.first_call == "matmul");
+  CHECK(c.kernels == r.kernels.size());
+  CHECK(c.kernels <= 2);
+}
+
+TEST_CASE("cli report: contractions and linear algebra from the program") {
+  const std::vector<std::string> args = {"a=f32[64,64]", "b=f32[64,64]", "x=f64[32,32]"};
+  // Nothing to multiply as matrices: one fused kernel, no GEMM.
+  auto r = report_of("einsum('ij,ij->i', a, b)", args);
+  CHECK(r.library_calls.empty());
+  CHECK(r.kernels.size() == 1);
+  auto c = json_counts(cli::render_json(r, false));
+  CHECK(c.library_calls == 0);
+  CHECK(c.kernels == 1);
+  // A transposed operand is read through the GEMM's op flags: one call, no kernel.
+  r = report_of("a @ b.T", args);
+  REQUIRE(r.library_calls.size() == 1);
+  CHECK(r.library_calls[0].name == "matmul");
+  CHECK(r.kernels.empty());
+  CHECK(r.results[0].library_call == 0);
+  // Each solver routine is one library call (plus kernels for triangles, signs, products).
+  for (const char* prog : {"linalg.inv(x)", "linalg.solve(x, x[:, 0])", "linalg.qr(x)", "linalg.svd(x)",
+                           "linalg.eigh(x)", "linalg.det(x)", "np.linalg.norm(x, 'nuc')", "linalg.cholesky(x)",
+                           "linalg.eigvalsh(x)", "linalg.svdvals(x)", "linalg.slogdet(x)", "linalg.matrix_rank(x)"}) {
+    CAPTURE(prog);
+    r = report_of(prog, args);
+    CHECK(r.library_calls.size() == 1);
+    const std::string js = cli::render_json(r, false);
+    CHECK(JsonCheck(js).ok());
+    CHECK(json_counts(js).library_calls == 1);
+  }
+  // The Frobenius norm is a reduction: one kernel, no library call.
+  r = report_of("linalg.norm(x, 'fro')", args);
+  CHECK(r.library_calls.empty());
+  CHECK(r.kernels.size() == 1);
+  CHECK(r.kernels[0].kind == "reduction");
+}

@@ -45,11 +45,28 @@ TEST_CASE("kernel shape follows the layout") {
   auto big = cf::placeholder(cf::f32, {(int64_t(1) << 31) + 64});
   CHECK(plan_of({big + 1})->steps[0].spec.summary.find("64-bit") != std::string::npos);
   auto m = cf::placeholder(cf::f32, {128, 256});
-  // a broadcast row vector keeps rank 2; a full slice collapses to rank 1
-  CHECK(plan_of({m + cf::placeholder(cf::f32, {256})})->steps[0].spec.summary.find("strided rank 2") !=
+  // a broadcast row vector keeps rank 2: rows mode, vectorized, the row vector read by vectors
+  // and the column vector once per row (no index division per element)
+  auto rowb = plan_of({m + cf::placeholder(cf::f32, {256})})->steps[0].spec;
+  CHECK(rowb.summary.find("rows rank 2") != std::string::npos);
+  CHECK(rowb.summary.find("16-byte vectors") != std::string::npos);
+  CHECK(rowb.source.find(" % p.shape") == std::string::npos);
+  auto outer = plan_of({cf::placeholder(cf::f32, {128})[{cf::_, cf::newaxis}] * cf::placeholder(cf::f32, {256})})->steps[0].spec;
+  CHECK(outer.summary.find("rows rank 2") != std::string::npos);
+  CHECK(count_of(outer.source, "reinterpret_cast<const cf_vec<float, V>*>") == 1);
+  // a row length that is not a multiple of the vector width: rows mode without vectors
+  auto odd = plan_of({cf::placeholder(cf::f32, {128, 255}) + cf::placeholder(cf::f32, {255})})->steps[0].spec;
+  CHECK(odd.summary.find("rows rank 2") != std::string::npos);
+  CHECK(odd.summary.find("16-byte") == std::string::npos);
+  // rank 3 with a broadcast middle axis: the outer two unravelled once per row
+  auto r3 = plan_of({cf::placeholder(cf::f32, {4, 1, 512}) * cf::placeholder(cf::f32, {4, 8, 512})})->steps[0].spec;
+  CHECK(r3.summary.find("rows rank") != std::string::npos);
+  // short rows stay strided (a 2-D grid would leave most threads idle)
+  CHECK(plan_of({cf::placeholder(cf::f32, {1000, 3}) + cf::placeholder(cf::f32, {3})})->steps[0].spec.summary.find("strided rank 2") !=
         std::string::npos);
   CHECK(plan_of({m[{cf::_, cf::slice(0, 256)}] + 1})->steps[0].spec.summary.find("contiguous") != std::string::npos);
-  CHECK(plan_of({m[{cf::slice(cf::none, cf::none, 2)}] * 2})->steps[0].spec.summary.find("strided") != std::string::npos);
+  CHECK(plan_of({m[{cf::slice(cf::none, cf::none, 2)}] * 2})->steps[0].spec.summary.find("rows rank 2") != std::string::npos);
+  CHECK(plan_of({m.T() * 2})->steps[0].spec.summary.find("strided rank 2") != std::string::npos);
   // a reshape strides cannot express reads through an index remap, still one kernel
   auto r = m.T().reshape({-1}) + 1;
   auto ex = plan_of({r});

@@ -81,6 +81,26 @@ TEST_CASE("layouts: strided, reversed, broadcast, remapped, unaligned, 0-d") {
   CHECK(check_against_reference(big * 0.5f + cf::sqrt(cf::abs(big)), 0, "4M contiguous") == 0);
 }
 
+TEST_CASE("rows mode: broadcasts along rows and columns, vectorized or not, any rank") {
+  auto m = random_array(cf::f32, {300, 1024});
+  auto col = random_array(cf::f32, {300});
+  auto row = random_array(cf::f32, {1024});
+  // W6's epilogue shape: a column vector, a matrix and a row vector
+  CHECK(check_against_reference(cf::sqrt(cf::maximum(col[{cf::_, cf::newaxis}] - 2 * m + row[{cf::newaxis, cf::_}], 0)), 0,
+                                "column - 2 m + row") == 0);
+  CHECK(check_against_reference(col[{cf::_, cf::newaxis}] * row, 0, "outer product") == 0);
+  auto odd = random_array(cf::f32, {77, 333});
+  CHECK(check_against_reference(odd + random_array(cf::f32, {333}), 0, "row length not a multiple of 4") == 0);
+  CHECK(check_against_reference(m[{cf::_, cf::slice(1, 1021)}] * 3, 0, "rows that start unaligned") == 0);
+  CHECK(check_against_reference(m[{cf::slice(cf::none, cf::none, 3)}] - row, 0, "every third row") == 0);
+  auto h = random_array(cf::f16, {64, 512});
+  CHECK(check_against_reference(h * random_array(cf::f16, {512}), 0, "float16 rows (8-wide vectors)") == 0);
+  auto d = random_array(cf::f64, {5, 7, 256});
+  CHECK(check_against_reference(d + random_array(cf::f64, {5, 1, 256}), 0, "rank 3, broadcast middle axis") == 0);
+  auto tall = random_array(cf::f32, {70000, 64});
+  CHECK(check_against_reference(tall - random_array(cf::f32, {64}), 0, "more rows than gridDim.y allows") == 0);
+}
+
 TEST_CASE("more than 2^31 elements: 64-bit indexing") {
   const int64_t n = (int64_t(1) << 31) + 77;
   auto x = cf::arange(n).astype(cf::u8).eval();
