@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "test_core_helpers.hpp"
+#include "codegen/compiler.hpp"
+#include "library/blas_runtime.hpp"
 
 namespace {
 
@@ -77,6 +79,18 @@ TEST_CASE("det, slogdet, inv, solve against NumPy") {
   CHECK(cf::linalg::solve(batch, mat({1, 0, 2, 1, 3, 5}, {1, 3, 2})).shape() == cf::Shape{3, 3, 2});
   CHECK_THROWS_WITH_AS(cf::linalg::inv(sing).eval(), "Singular matrix", cf::ValueError);
   CHECK_THROWS_WITH_AS(cf::linalg::solve(sing, mat({1, 2}, {2})).eval(), "Singular matrix", cf::ValueError);
+  {  // CuPy's default: no check (no wait for the stream), NaN for a singular matrix
+    cf::linalg::ErrorScope ignore(cf::linalg::Errors::Ignore);
+    CHECK(cf::linalg::errors() == cf::linalg::Errors::Ignore);
+    auto x = hd(cf::linalg::inv(sing));
+    CHECK(std::isnan(x[0]));
+    CHECK(std::isnan(hd(cf::linalg::solve(sing, mat({1, 2}, {2})))[1]));
+    CHECK(std::isnan(hd(cf::linalg::cholesky(mat({1, 2, 2, 1}, {2, 2})))[3]));
+    CHECK(hd(cf::linalg::inv(mat({2, 0, 0, 4}, {2, 2})))[3] == 0.25);  // a regular matrix as before
+  }
+  CHECK(cf::linalg::errors() == cf::linalg::Errors::Raise);
+  CHECK_THROWS_WITH_AS(cf::linalg::cholesky(mat({1, 2, 2, 1}, {2, 2})).eval(), "Matrix is not positive definite",
+                       cf::ValueError);
   CHECK(cf::linalg::inv(mat({}, {0, 0})).shape() == cf::Shape{0, 0});
   CHECK(cf::linalg::det(mat({}, {0, 0})).item<double>() == 1.0);
 }
@@ -218,4 +232,14 @@ TEST_CASE("linalg: shapes, dtypes and NumPy's errors") {
   check_close(w, {1.2679491924311228, 3, 4.732050807568877, 2 * 1.2679491924311228, 6, 2 * 4.732050807568877});
   auto c = hd(cf::linalg::cholesky(mat(two, {2, 3, 3})));
   CHECK(c[9] == doctest::Approx(std::sqrt(2.0) * 1.4142135623730951));
+}
+
+TEST_CASE("inv's permuted-identity kernel compiles with NVRTC for float32 and float64") {
+  for (cf::DType t : {cf::f32, cf::f64}) {
+    std::string name;
+    const std::string src = cf::detail::permuted_identity_source(t, name);
+    auto k = cf::detail::compile_kernel(src, name, 90);
+    CHECK(k->cubin.size() > 0);
+    CHECK(name.find(t == cf::f32 ? "f32" : "f64") != std::string::npos);
+  }
 }

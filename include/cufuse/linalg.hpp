@@ -18,6 +18,8 @@
 // supported everywhere NumPy supports them. Data-dependent errors (a singular matrix, a
 // matrix that is not positive definite) are raised as ValueError with NumPy's text when the
 // result is evaluated: the call reads cuSOLVER's info back, which synchronizes the stream.
+// Under linalg::ErrorScope(linalg::Errors::Ignore) (CuPy's default) there is no such wait,
+// so that work on several streams overlaps; a singular matrix then gives inf/NaN.
 #pragma once
 #include <optional>
 #include <string_view>
@@ -73,6 +75,23 @@ Array relu(const Array& x);  // maximum(x, 0)
 Array gelu(const Array& x);
 
 namespace linalg {
+
+// ------------------------------------------------------------------ data-dependent errors
+// Raise: NumPy's errors (the default). Ignore: no check and no wait, CuPy's default
+// (cupyx.errstate(linalg='ignore')). The innermost ErrorScope of this thread when a call is
+// written decides for that call, else CUFUSE_LINALG_ERRORS=ignore, else Raise.
+enum class Errors { Raise, Ignore };
+Errors errors();
+class ErrorScope {
+ public:
+  explicit ErrorScope(Errors e);
+  ~ErrorScope();
+  ErrorScope(const ErrorScope&) = delete;
+  ErrorScope& operator=(const ErrorScope&) = delete;
+
+ private:
+  int prev_;
+};
 
 // ------------------------------------------------------------------ factorizations
 Array det(const Array& a);

@@ -10,8 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "codegen/compiler.hpp"
 #include "cufuse/error.hpp"
 #include "runtime/device.hpp"
+#include "runtime/launch.hpp"
 #include "runtime/transfer.hpp"
 
 namespace cufuse::detail {
@@ -169,6 +171,61 @@ void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream) {
                                         static_cast<size_t>(n), cudaMemcpyDeviceToDevice,
                                         static_cast<cudaStream_t>(stream)));
   }
+}
+
+std::string permuted_identity_source(DType t, std::string& kname) {
+  const std::string tn = t == DType::Float32 ? "float" : "double";
+  kname = "cf_lu_permuted_identity_" + std::string(t == DType::Float32 ? "f32" : "f64");
+  const std::string src = fmt::format(
+      "struct cf_perm_params {{ const int* piv; {0}* out; long long n; }};\n"
+      "extern \"C\" __global__ void __launch_bounds__(256) {1}(const cf_perm_params p) {{\n"
+      "  extern __shared__ int sh[];\n"
+      "  const int n = (int)p.n;\n"
+      "  int* perm = sh;\n"
+      "  int* pv = sh + n;\n"
+      "  const int* piv = p.piv + (long long)blockIdx.x * n;\n"
+      "  {0}* out = p.out + (long long)blockIdx.x * n * n;\n"
+      "  for (int i = threadIdx.x; i < n; i += blockDim.x) {{ perm[i] = i; pv[i] = piv[i] - 1; }}\n"
+      "  __syncthreads();\n"
+      "  if (threadIdx.x == 0)\n"
+      "    for (int i = 0; i < n; ++i) {{ const int j = pv[i]; const int a = perm[i]; perm[i] = perm[j]; perm[j] = a; }}\n"
+      "  __syncthreads();\n"
+      "  for (int r = threadIdx.x; r < n; r += blockDim.x) out[r + (long long)perm[r] * n] = ({0})1;\n"
+      "}}\n",
+      tn, kname);
+  return src;
+}
+
+// One block per matrix: the pivots into shared memory, thread 0 applies the interchanges to
+// the row numbers there (they are sequential), then every thread places its rows' ones. This
+// replaces getrs's laswp on the n x n right-hand side, whose row swaps read a column-major
+// matrix across its columns (W11's inv: 19.1 ms of getrs against 14.0 ms of two trsm).
+bool fill_permuted_identity(DType t, int64_t n, int64_t batch, const int* piv, void* dst, void* stream) {
+  if (t != DType::Float32 && t != DType::Float64)
+    throw InternalError(fmt::format("fill_permuted_identity: {} is not float32/float64", name(t)));
+  constexpr int64_t kMaxShared = 200 * 1024;
+  const int64_t shared = 2 * n * static_cast<int64_t>(sizeof(int));
+  if (shared > kMaxShared || batch > INT32_MAX) return false;
+  if (n == 0 || batch == 0) return true;
+  const size_t sz = static_cast<size_t>(itemsize(t));
+  memset_device(dst, 0, static_cast<size_t>(n * n * batch) * sz, stream);
+  std::string kname;
+  const std::string src = permuted_identity_source(t, kname);
+  const int dev = current_device();
+  CompiledKernelPtr k = compile_kernel(src, kname, default_arch());
+  void* fn = k->kernel_for(dev);
+  if (shared > 48 * 1024) set_max_dynamic_shared(fn, dev, static_cast<unsigned>(shared));
+  struct {
+    const int* piv;
+    void* out;
+    long long n;
+  } params{piv, dst, static_cast<long long>(n)};
+  LaunchDims d;
+  d.grid[0] = static_cast<unsigned>(batch);
+  d.block[0] = 256;
+  d.shared_bytes = static_cast<unsigned>(shared);
+  launch_kernel(fn, d, &params, stream);
+  return true;
 }
 
 std::shared_ptr<Storage> device_pointer_array(void* base, int64_t stride_bytes, int64_t count, void* stream) {

@@ -54,6 +54,14 @@ void transpose_device(DType t, int64_t rows, int64_t cols, const void* src, int6
                       void* stream);
 // batch identity matrices (n x n, contiguous) of dtype t (float32 or float64) at dst.
 void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream);
+// The column-major n x n matrices P_b I (batch of them, contiguous at dst, float32 or
+// float64): the identity with getrf's row interchanges (piv, 1-based, n per matrix) applied in
+// order, i.e. what getrs makes of the identity before its two triangular solves. Returns
+// false, doing nothing, where n is too large for the swaps to run in one block's shared
+// memory (the caller then solves against the identity with getrs).
+bool fill_permuted_identity(DType t, int64_t n, int64_t batch, const int* piv, void* dst, void* stream);
+// Its kernel's CUDA source (float32 or float64); sets kname to the kernel's name.
+std::string permuted_identity_source(DType t, std::string& kname);
 // A device array holding the pointers base + i * stride_bytes, i < count.
 std::shared_ptr<Storage> device_pointer_array(void* base, int64_t stride_bytes, int64_t count, void* stream);
 // Copies count int32 values from the device (synchronizes the stream).

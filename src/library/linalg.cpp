@@ -2,6 +2,7 @@
 // solver nodes (solver_call.hpp), and what follows them as graph work: det/slogdet from the
 // LU (one reduction kernel), triangle masks, pinv/lstsq/matrix_rank from the SVD, and the
 // matrix norms.
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -17,6 +18,22 @@
 #include "library/solver_call.hpp"
 
 namespace cufuse::linalg {
+
+// ------------------------------------------------------------------ data-dependent errors
+namespace {
+thread_local int errors_override = -1;  // -1: none; else the innermost ErrorScope's Errors
+Errors errors_env() {
+  static const Errors v = [] {
+    const char* e = std::getenv("CUFUSE_LINALG_ERRORS");
+    return e && std::string_view(e) == "ignore" ? Errors::Ignore : Errors::Raise;
+  }();
+  return v;
+}
+}  // namespace
+Errors errors() { return errors_override >= 0 ? static_cast<Errors>(errors_override) : errors_env(); }
+ErrorScope::ErrorScope(Errors e) : prev_(errors_override) { errors_override = static_cast<int>(e); }
+ErrorScope::~ErrorScope() { errors_override = prev_; }
+
 
 namespace {
 
@@ -69,6 +86,7 @@ std::vector<Array> call(const SolverSpec& s, std::initializer_list<Array> inputs
 
 SolverSpec spec_of(SolverKind k, const Array& a, DType t) {
   SolverSpec s;
+  s.check_errors = errors() == Errors::Raise;
   s.kind = k;
   s.dtype = t;
   s.batch = batch_of(a.shape());

@@ -60,7 +60,7 @@ SolverCall::SolverCall(SolverSpec s) : s_(std::move(s)) {
   h = hash_mix(h, static_cast<uint64_t>(n));
   h = hash_mix(h, static_cast<uint64_t>(s_.nrhs));
   h = hash_mix(h, (s_.vector_rhs ? 1u : 0u) | static_cast<unsigned>(s_.qr_mode) << 1 | (s_.full ? 8u : 0u) |
-                      (s_.vectors ? 16u : 0u) | (s_.lower ? 32u : 0u));
+                      (s_.vectors ? 16u : 0u) | (s_.lower ? 32u : 0u) | (s_.check_errors ? 64u : 0u));
   hash_ = h;
 }
 

@@ -35,6 +35,7 @@ struct SolverSpec {
   bool full = true;         // SVD: full_matrices
   bool vectors = true;      // SVD: compute_uv; Eigh: eigenvectors
   bool lower = true;        // Eigh: UPLO 'L'
+  bool check_errors = true; // raise on a singular / not positive definite input (waits for the stream)
 };
 
 class SolverCall : public LibraryCall {

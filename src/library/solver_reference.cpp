@@ -3,6 +3,7 @@
 // elimination for inv/solve, Cholesky, Householder QR, one-sided Jacobi SVD, cyclic Jacobi
 // eigh. They are the oracle of the GPU tests and the reference backend's implementation;
 // factor signs may differ from cuSOLVER's (tests compare invariants).
+#include <limits>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -46,13 +47,18 @@ int lu_colmajor(double* c, int64_t n, int32_t* ipiv) {
 }
 
 // Solves A X = B (A n x n row-major, B n x k row-major, in place) by Gauss elimination with
-// partial pivoting; throws "Singular matrix" on an exact zero pivot (LAPACK's condition).
-void gauss_solve(Mat A, double* B, int64_t n, int64_t k) {
+// partial pivoting; throws "Singular matrix" on an exact zero pivot (LAPACK's condition), or
+// under Errors::Ignore (raise false) gives NaN.
+void gauss_solve(Mat A, double* B, int64_t n, int64_t k, bool raise = true) {
   for (int64_t j = 0; j < n; ++j) {
     int64_t p = j;
     for (int64_t i = j + 1; i < n; ++i)
       if (std::fabs(A[i * n + j]) > std::fabs(A[p * n + j])) p = i;
-    if (A[p * n + j] == 0) throw ValueError(kSingular);
+    if (A[p * n + j] == 0) {
+      if (raise) throw ValueError(kSingular);
+      std::fill(B, B + n * k, std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
     if (p != j) {
       for (int64_t c = 0; c < n; ++c) std::swap(A[j * n + c], A[p * n + c]);
       for (int64_t c = 0; c < k; ++c) std::swap(B[j * k + c], B[p * k + c]);
@@ -267,14 +273,14 @@ void run_solver_reference(const SolverSpec& s, const std::vector<const HostArray
       case SolverKind::Inv: {
         double* x = res[0].data() + b * n * n;
         for (int64_t i = 0; i < n; ++i) x[i * n + i] = 1;
-        gauss_solve(Mat(a, a + n * n), x, n, n);
+        gauss_solve(Mat(a, a + n * n), x, n, n, s.check_errors);
         break;
       }
       case SolverKind::Solve: {
         const int64_t kk = s.vector_rhs ? 1 : s.nrhs;
         double* x = res[0].data() + b * n * kk;
         std::copy(Bv.begin() + b * n * kk, Bv.begin() + (b + 1) * n * kk, x);
-        gauss_solve(Mat(a, a + n * n), x, n, kk);
+        gauss_solve(Mat(a, a + n * n), x, n, kk, s.check_errors);
         break;
       }
       case SolverKind::Cholesky: {
@@ -282,7 +288,10 @@ void run_solver_reference(const SolverSpec& s, const std::vector<const HostArray
         for (int64_t j = 0; j < n; ++j) {
           double d = a[j * n + j];
           for (int64_t t = 0; t < j; ++t) d -= L[j * n + t] * L[j * n + t];
-          if (!(d > 0)) throw ValueError(kNotPositiveDefinite);
+          if (!(d > 0)) {
+            if (s.check_errors) throw ValueError(kNotPositiveDefinite);
+            d = std::numeric_limits<double>::quiet_NaN();  // NaN from here on, as cuSOLVER leaves garbage
+          }
           L[j * n + j] = std::sqrt(d);
           for (int64_t i = j + 1; i < n; ++i) {
             double v = a[i * n + j];

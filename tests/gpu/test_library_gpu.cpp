@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "gpu_compare.hpp"
+#include "cufuse/random.hpp"
 
 namespace {
 
@@ -405,4 +406,28 @@ TEST_CASE("W11 shapes: qr and det of 512x512, inv of 2000x2000 in float32") {
   auto resid = cf::max(cf::abs(cf::matmul(big, inv) - cf::equal(cf::arange(2000).reshape({2000, 1}),
                                                                   cf::arange(2000).reshape({1, 2000})).astype(cf::f32)));
   CHECK(resid.item<float>() <= 1e-3f);
+  // Past 6144 rows the pivots' shared memory needs more than the default 48 KiB per block.
+  auto bigger = well_conditioned(cf::f32, {}, 6500);
+  auto resid2 = cf::max(cf::abs(cf::matmul(bigger, cf::linalg::inv(bigger)) -
+                                cf::equal(cf::arange(6500).reshape({6500, 1}), cf::arange(6500).reshape({1, 6500})).astype(cf::f32)));
+  CHECK(resid2.item<float>() <= 1e-3f);
+}
+
+TEST_CASE("inv with real pivoting (uniform entries, as seed 004's rand) against the float64 reference") {
+  // A well-conditioned test matrix barely pivots; uniform [0, 1) entries swap almost every row,
+  // which is what the permuted identity inv builds from getrf's pivots must get right.
+  for (int64_t n : {7, 64, 300}) {
+    for (const cf::Shape& batch : {cf::Shape{}, cf::Shape{2}}) {
+      cf::Shape s = batch;
+      s.push_back(n);
+      s.push_back(n);
+      cf::Array a = cf::random::uniform(s, cf::f64, 400 + n);
+      a.eval();
+      auto [r, d] = ref_and_dev(cf::linalg::inv(a));
+      double mx = 0;
+      for (double v : r) mx = std::max(mx, std::fabs(v));
+      const std::string w = "inv uniform n " + std::to_string(n) + " batch " + cf::to_string(batch);
+      CHECK_MESSAGE(compare(d, r, {}, 1e-7, 1e-9 * mx, w) == 0, w);
+    }
+  }
 }
