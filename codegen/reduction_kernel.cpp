@@ -774,6 +774,7 @@ struct RedEmitter {
     const int64_t row_blocks = (M + RB - 1) / RB;
     k.dims.grid[0] = static_cast<unsigned>(split ? row_blocks : std::min<int64_t>(std::max<int64_t>(row_blocks, 1), 1 << 20));
     k.dims.grid[1] = static_cast<unsigned>(S);
+    k.split_rows = split;
     k.dims.block[0] = static_cast<unsigned>(B);
     k.workspace_bytes = ws_bytes;
     k.workspace_zero_bytes = ws_zero;

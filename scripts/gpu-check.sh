@@ -129,8 +129,13 @@ CTEST_LINE=$(grep -E "tests passed|tests failed out of" "$LOGS/ctest.log" 2>/dev
 CTEST_FAILED=$(sed -n '/The following tests FAILED:/,/^Errors while running/p' "$LOGS/ctest.log" 2>/dev/null |
   grep -E "^\s+[0-9]+ - " | sed -E 's/^\s+[0-9]+ - //' | tr '\n' ';')
 CTEST_SKIPPED=$(grep -E "Test +#[0-9]+: .*\*\*\*Skipped" "$LOGS/ctest.log" 2>/dev/null | sed -E 's/.*Test +#[0-9]+: //; s/ +\.+.*//' | sort -u | tr '\n' ' ')
-DOCTEST=$(grep -E "\[doctest\] test cases:" "$LOGS/ctest.log" 2>/dev/null | sed -E 's/^[0-9]+: //' | sort | uniq -c | sed -E 's/^ +//')
-DOCTEST_FAILS=$(grep -E "^([0-9]+: )?TEST CASE: " "$LOGS/ctest.log" 2>/dev/null | sed -E 's/^([0-9]+: )?TEST CASE: +//' | sort -u | head -15)
+# One doctest summary per test process: add them up.
+DOCTEST=$(grep -E "\[doctest\] test cases:" "$LOGS/ctest.log" 2>/dev/null | sed -E 's/^[0-9]+: //' |
+  awk -F'|' '{ split($1, a, ":"); n += a[2]; p += $2; f += $3; c++ } END { if (c) printf "%d test cases in %d processes: %d passed, %d failed", n, c, p, f }')
+DOCTEST_FAILS=
+if grep -qE "\[doctest\] test cases:.*\| +[1-9][0-9]* failed" "$LOGS/ctest.log" 2>/dev/null; then
+  DOCTEST_FAILS=$(grep -B4 -E ": (ERROR|FATAL ERROR):" "$LOGS/ctest.log" | grep -E "TEST CASE: " | sed -E 's/^([0-9]+: )?TEST CASE: +//' | sort -u | head -15)
+fi
 BUILD_ERRORS=$(grep -E "error:|Error [0-9]+|undefined reference" "$LOGS/build.log" 2>/dev/null | grep -v "^make.*Waiting" | head -8)
 
 {
@@ -140,7 +145,7 @@ BUILD_ERRORS=$(grep -E "error:|Error [0-9]+|undefined reference" "$LOGS/build.lo
   [ -n "$CTEST_LINE" ] && echo "ctest: $CTEST_LINE"
   [ -n "$CTEST_FAILED" ] && echo "ctest failed: $CTEST_FAILED"
   [ -n "$CTEST_SKIPPED" ] && echo "ctest skipped: $CTEST_SKIPPED"
-  [ -n "$DOCTEST" ] && echo "$DOCTEST" | sed 's/^/doctest: /'
+  [ -n "$DOCTEST" ] && echo "doctest: $DOCTEST"
   [ -n "$DOCTEST_FAILS" ] && { echo "doctest failing cases:"; echo "$DOCTEST_FAILS" | cut -c1-160 | sed 's/^/  /'; }
   grep -E "no CUDA device" "$LOGS/bench.log" 2>/dev/null | head -1
   echo "---- bench table (full: bench-table.md, chart: bench-chart.png) ----"
