@@ -60,10 +60,6 @@ struct KernelSpec {
   int64_t numel = 0;    // elements in the iteration space (0: nothing to launch)
   size_t workspace_bytes = 0;       // scratch memory the launch needs (partials, counters)
   size_t workspace_zero_bytes = 0;  // leading bytes of it that must be zero at launch
-  // A reduction that splits rows over dims.grid[1] blocks (it reads gridDim.y, and its
-  // workspace holds grid[1] partials per row): fit_split_grid may lower grid[1] once the
-  // kernel's occupancy on the device is known.
-  bool split_rows = false;
 };
 
 // Writes v (given as double / int64 / uint64 per the dtype's kind) at dst in the compute

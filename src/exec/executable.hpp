@@ -49,9 +49,5 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch);
 std::string describe_executable(const Executable& ex, bool with_source);
-// For a device run: each split reduction's blocks per row cut to what the device holds at
-// once (CUFUSE_SPLIT_WAVES waves, default 1; 0 keeps the planned split). A memory-bound
-// reduction then reads in one wave with no tail of partly filled SMs.
-void fit_to_device(Executable& ex, int device);
 
 }  // namespace cufuse::detail

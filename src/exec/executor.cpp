@@ -1,11 +1,7 @@
 // src/exec/executor.cpp: one evaluation, start to end: scan the pending graph, find or
 // build its executable (plan -> codegen -> compile), bind the leaves, launch (or run the
 // reference evaluator on the reference backend), and realize the results.
-#include <cuda_runtime_api.h>
-
-#include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -175,32 +171,6 @@ std::string describe_executable(const Executable& ex, bool with_source) {
   return s;
 }
 
-void fit_to_device(Executable& ex, int device) {
-  static const int waves = [] {
-    const char* e = std::getenv("CUFUSE_SPLIT_WAVES");
-    return e ? std::max(0, std::atoi(e)) : 1;
-  }();
-  if (waves == 0) return;
-  for (auto& st : ex.steps) {
-    if (!st.kernel || !st.spec.split_rows) continue;
-    LaunchDims& d = st.spec.dims;
-    int per_sm = 0;
-    const int threads = static_cast<int>(d.block[0] * d.block[1] * d.block[2]);
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, st.kernel->kernel_for(device), threads,
-                                                      d.shared_bytes) != cudaSuccess) {
-      cudaGetLastError();
-      continue;  // keep the planned split
-    }
-    const int64_t resident = int64_t(per_sm) * device_props(device).sm_count * waves;
-    const int64_t s = std::max<int64_t>(1, resident / std::max<unsigned>(d.grid[0], 1));
-    if (per_sm > 0 && s < d.grid[1]) {
-      log(LogChannel::Plan, "{}: split over {} blocks per row instead of {} ({} resident per SM)", st.spec.name, s,
-          d.grid[1], per_sm);
-      d.grid[1] = static_cast<unsigned>(s);
-    }
-  }
-}
-
 // ------------------------------------------------------------------ binding
 // apply_patches, run_library_step, the evaluation's device and cross-stream bookkeeping
 // live in exec/binding.cpp, shared with fuse() replay (src/fuse).
@@ -314,7 +284,6 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     counters().plan_cache_hits++;
   } else {
     ex = build_executable(roots, targets, scan, true, default_arch());
-    fit_to_device(*ex, current_device());
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
     plan_cache().emplace(scan.key, ex);

@@ -342,7 +342,6 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   GraphScan scan;
   scan_graph(en->roots, {}, scan);
   en->ex = build_executable(en->roots, {}, scan, en->host ? reference_compiles() : true, default_arch());
-  if (!en->host) fit_to_device(*en->ex, en->device);
   en->leaves.assign(scan.leaves.begin(), scan.leaves.end());
   en->binds.resize(scan.leaves.size());
   for (size_t j = 0; j < scan.leaves.size(); ++j) {

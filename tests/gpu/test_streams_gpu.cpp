@@ -195,6 +195,40 @@ TEST_CASE("devices gpu: two devices: errors name both, to_device copies, work ru
   auto want = host<float>(c);
   c = cf::Array();
   CHECK(host<float>(c1) == want);
+  // a reduction, a GEMM and a solver call run where their inputs live, and match device 0's
+  cf::Array m1;
+  {
+    cf::DeviceScope d1(1);
+    m1 = random_array(cf::f32, {96, 96}) + eye(96) * 96.0f;
+  }
+  auto m0 = m1.to_device(0);
+  auto close = [](const cf::Array& x1, const cf::Array& x0, float tol) {
+    auto h1 = host<float>(x1), h0 = host<float>(x0);
+    float d = 0;
+    for (size_t i = 0; i < h1.size(); ++i) d = std::max(d, std::fabs(h1[i] - h0[i]));
+    return h1.size() == h0.size() && d <= tol;
+  };
+  auto red1 = cf::sum(m1 * m1, 1), mm1 = cf::matmul(m1, m1.T()), inv1 = cf::linalg::inv(m1);
+  cf::eval(red1, mm1, inv1);
+  CHECK(red1.device() == 1);
+  CHECK(mm1.device() == 1);
+  CHECK(inv1.device() == 1);
+  CHECK(close(red1, cf::sum(m0 * m0, 1), 1e-2f));
+  CHECK(close(mm1, cf::matmul(m0, m0.T()), 1e-2f));
+  CHECK(close(inv1, cf::linalg::inv(m0), 1e-5f));
+  // small blocks freed on one device are never handed out on the other
+  for (int i = 0; i < 100; ++i) {
+    auto x0 = a * float(i);
+    cf::Array x1;
+    {
+      cf::DeviceScope d1(1);
+      x1 = b * float(i);
+    }
+    x0.eval();
+    x1.eval();
+    CHECK(x0.device() == 0);
+    CHECK(x1.device() == 1);
+  }
 }
 
 TEST_CASE("streams gpu: seed 004's two inversions on two streams, with events") {
