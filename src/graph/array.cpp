@@ -5,6 +5,7 @@
 
 #include "cufuse/array.hpp"
 #include "cufuse/ops.hpp"
+#include "exec/binding.hpp"
 #include "exec/realize.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/lazy_base.hpp"
@@ -396,6 +397,8 @@ void Array::copy_to_host(void* dst, size_t nbytes_) const {
   if (nbytes_ == 0) return;
   eval();
   NodePtr leaf = node_;
+  // The copy runs on the array's device (its current stream there), whatever is current here.
+  detail::RunOnDevice on(leaf->storage && !leaf->storage->on_host() ? leaf->storage->device : -1);
   if (!leaf->layout.is_contiguous()) {
     // Gather a strided view into new contiguous memory first.
     auto tmp = detail::make_buffer(

@@ -413,6 +413,14 @@ TEST_CASE("W11 shapes: qr and det of 512x512, inv of 2000x2000 in float32") {
   CHECK(resid2.item<float>() <= 1e-3f);
 }
 
+TEST_CASE("one evaluation holding a reduction, a GEMM and a solver call") {
+  auto a = well_conditioned(cf::f32, {}, 96);
+  auto r = cf::sum(a, 0), g = cf::matmul(a, a.T()), i = cf::linalg::inv(a);
+  CHECK_NOTHROW(cf::eval(r, g, i));
+  CHECK(max_abs_diff(dev(i), dev(cf::linalg::inv(a * 1.0f))) <= 1e-6);
+  CHECK(max_abs_diff(dev(g), dev(cf::matmul(a * 1.0f, a.T()))) <= 1e-4);
+}
+
 TEST_CASE("inv with real pivoting (uniform entries, as seed 004's rand) against the float64 reference") {
   // A well-conditioned test matrix barely pivots; uniform [0, 1) entries swap almost every row,
   // which is what the permuted identity inv builds from getrf's pivots must get right.

@@ -199,7 +199,7 @@ TEST_CASE("devices gpu: two devices: errors name both, to_device copies, work ru
   cf::Array m1;
   {
     cf::DeviceScope d1(1);
-    m1 = random_array(cf::f32, {96, 96}) + eye(96) * 96.0f;
+    m1 = random_array(cf::f32, {96, 96}, /*positive, finite*/ 1) * 0.001f + eye(96);  // diagonally dominant
   }
   auto m0 = m1.to_device(0);
   auto close = [](const cf::Array& x1, const cf::Array& x0, float tol) {
@@ -209,7 +209,13 @@ TEST_CASE("devices gpu: two devices: errors name both, to_device copies, work ru
     return h1.size() == h0.size() && d <= tol;
   };
   auto red1 = cf::sum(m1 * m1, 1), mm1 = cf::matmul(m1, m1.T()), inv1 = cf::linalg::inv(m1);
-  cf::eval(red1, mm1, inv1);
+  CHECK_NOTHROW(red1.eval());
+  CHECK_NOTHROW(mm1.eval());
+  CHECK_NOTHROW(inv1.eval());
+  // the three kinds of work in one evaluation on device 1
+  auto r2 = cf::sum(m1, 0), g2 = cf::matmul(m1, m1), i2 = cf::linalg::inv(m1 * 2.0f);
+  CHECK_NOTHROW(cf::eval(r2, g2, i2));
+  CHECK(i2.device() == 1);
   CHECK(red1.device() == 1);
   CHECK(mm1.device() == 1);
   CHECK(inv1.device() == 1);
