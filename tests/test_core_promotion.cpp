@@ -66,3 +66,30 @@ TEST_CASE("values through the reference backend follow the promotions") {
   CHECK(host<int32_t>(cf::floor_divide(cf::from_host(std::vector<int32_t>{7, -7}), 2)) == std::vector<int32_t>{3, -4});
   CHECK(host<int32_t>(cf::from_host(std::vector<int32_t>{7, -7}) % 3) == std::vector<int32_t>{1, 2});
 }
+
+TEST_CASE("signed integers against uint64 compare exactly, as NumPy 2 does (not through float64)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<int64_t>{INT64_MAX, -1, (int64_t(1) << 53) + 1, 5, -7});
+  auto b = cf::from_host(std::vector<uint64_t>{uint64_t(1) << 63, UINT64_MAX, uint64_t(1) << 53, 5, 0});
+  using V = std::vector<bool>;
+  auto host = [](const cf::Array& x) {
+    V v;
+    for (auto c : x.astype(cf::u8).to_host<uint8_t>()) v.push_back(c != 0);
+    return v;
+  };
+  // numpy 2.4: a < b, a == b, a > b for these pairs
+  CHECK(host(a < b) == V{true, true, false, false, true});
+  CHECK(host(a <= b) == V{true, true, false, true, true});
+  CHECK(host(a == b) == V{false, false, false, true, false});
+  CHECK(host(a != b) == V{true, true, true, false, true});
+  CHECK(host(a > b) == V{false, false, true, false, false});
+  CHECK(host(a >= b) == V{false, false, true, true, false});
+  // the other order, and a narrower signed type
+  CHECK(host(b > a) == V{true, true, false, false, true});
+  CHECK(host(b == a) == host(a == b));
+  auto s8 = cf::from_host(std::vector<int8_t>{-1, 5, 0, 5, -7});
+  CHECK(host(s8 < b) == V{true, true, true, false, true});
+  CHECK((a < b).dtype() == cf::bool_);
+  // still one kernel
+  CHECK(plan_of({cf::placeholder(cf::i64, {64}) < cf::placeholder(cf::u64, {64})})->steps.size() == 1);
+}

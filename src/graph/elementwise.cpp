@@ -1,4 +1,5 @@
 // src/graph/elementwise.cpp: elementwise nodes from operands, and the public op functions.
+#include <cstdint>
 #include "graph/elementwise.hpp"
 
 #include <fmt/format.h>
@@ -65,6 +66,36 @@ NodePtr cast_node(const NodePtr& n, DType t, bool always) {
   InputVec ins;
   ins.push_back(n);
   return finish(make_elementwise(static_cast<uint16_t>(Op::Cast), t, n->shape(), std::move(ins)));
+}
+
+
+// cmp(a, b) for a signed integer and a uint64 (either order), exactly: where the uint64 is
+// past INT64_MAX the answer is known from the op alone; elsewhere both fit in int64.
+static NodePtr exact_int_compare(Op op, const NodePtr& a, const NodePtr& b, const Shape& shape) {
+  const bool u_left = is_unsigned_int(a->dtype);
+  const NodePtr& u = u_left ? a : b;
+  auto bin = [&](Op o, DType t, NodePtr x, NodePtr y) {
+    InputVec ins;
+    ins.push_back(std::move(x));
+    ins.push_back(std::move(y));
+    return finish(make_elementwise(static_cast<uint16_t>(o), t, shape, std::move(ins)));
+  };
+  NodePtr big = bin(Op::Greater, DType::Bool, cast_node(u, DType::UInt64),
+                    make_scalar(Scalar::typed(Scalar(uint64_t(INT64_MAX)), DType::UInt64), DType::UInt64, shape));
+  NodePtr cmp = bin(op, DType::Bool, cast_node(a, DType::Int64, false), cast_node(b, DType::Int64, false));
+  // The uint64 side is larger than any int64.
+  bool when_big = false;
+  switch (op) {
+    case Op::Less: case Op::LessEqual: when_big = !u_left; break;
+    case Op::Greater: case Op::GreaterEqual: when_big = u_left; break;
+    case Op::NotEqual: when_big = true; break;
+    default: when_big = false; break;  // Equal
+  }
+  InputVec ins;
+  ins.push_back(std::move(big));
+  ins.push_back(make_scalar(Scalar::typed(Scalar(when_big), DType::Bool), DType::Bool, shape));
+  ins.push_back(std::move(cmp));
+  return finish(make_elementwise(static_cast<uint16_t>(Op::Where), DType::Bool, shape, std::move(ins)));
 }
 
 NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
@@ -138,6 +169,11 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
     if (args[i].is_array()) ins.push_back(broadcast_node(nodes[i], shape));
     else ins.push_back(make_scalar(args[i].scalar(), dts[i], shape));
   }
+  // A signed integer against uint64 promotes to float64, where 2^53 + 1 == 2^53; NumPy 2
+  // compares such pairs exactly, and so does this rewrite.
+  if (row.rule == TypeRule::Compare && n == 2 && is_integer(dts[0]) && is_integer(dts[1]) &&
+      typing.compute[0] == DType::Float64)
+    return exact_int_compare(op, ins[0], ins[1], shape);
   return finish(make_elementwise(static_cast<uint16_t>(op), typing.result, shape, std::move(ins)));
 }
 
