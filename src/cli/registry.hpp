@@ -78,6 +78,10 @@ class Args {
 
 // The table (functions.cpp): every row the tool knows, op-table rows included.
 const std::vector<FunctionRow>& function_table();
+// An axes argument: an int or a tuple of ints (else a.fail naming param).
+Axes to_axes(const Args& a, const char* param, const Value& v);
+// The library rows (functions_library.cpp), part of function_table().
+const std::vector<FunctionRow>& library_function_rows();
 const FunctionRow* find_function(std::string_view name);
 // Functions of the library that the tool does not have yet: a message saying so
 // ("matmul is not available yet"), or nullopt.
