@@ -18,7 +18,7 @@
 namespace bench {
 
 void add_library_workloads(Registry& r);  // library_workloads.cpp: W5, W6, W8, W11
-void add_fuse_workloads(Registry& r);     // fuse_workloads.cpp: W7a-fuse, W7b-fuse, S004
+void add_stream_workloads(Registry& r);   // streams_workloads.cpp: S004
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1", "W2", "W3", "W4", "W5", "W6", "W7a",
@@ -163,7 +163,7 @@ int run(int argc, char** argv) {
   add_overhead_workloads(reg);
   add_first_call_workloads(reg);
   add_library_workloads(reg);
-  add_fuse_workloads(reg);
+  add_stream_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

@@ -1,11 +1,14 @@
-// bench/overhead.cpp: the host-overhead workloads (W7a, W7b): small arrays, where the time per
-// call is building the expression, planning (or the plan cache) and launching. A loop of many
-// calls then one synchronize; floor: one tiny kernel's launch cost, measured in this run.
+// bench/overhead.cpp: the host-overhead workloads, W7a and W7b, each as a plain lazy
+// expression (built, planned from the plan cache and launched every call) and through
+// cufuse::fuse (traced once, then replayed): small arrays, where the time per call is host
+// work. A loop of many calls then one synchronize; floor: one tiny kernel's launch cost,
+// measured in this run.
 #include <cmath>
 #include <cstdio>
 
 #include "cufuse/array.hpp"
 #include "cufuse/eval.hpp"
+#include "cufuse/fuse.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/random.hpp"
 #include "harness.hpp"
@@ -17,8 +20,12 @@ namespace {
 
 constexpr int64_t kSmallN = 10000;
 
-template <class Expr, class Host>
-void run_overhead(Ctx& ctx, Record& r, Expr expr, Host host, double rtol, double atol) {
+// Written once, generic over cf::Array (lazy and fused) and double (the host check).
+constexpr auto kW7a = [](auto x, auto y) { return (x - y) * (x - y); };
+constexpr auto kW7b = [](auto x, auto y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); };
+
+template <class F>
+void run_w7(Ctx& ctx, Record& r, F fn, bool through_fuse, double rtol, double atol) {
   r.unit = "us";
   r.launch_us = ctx.floors.launch_us();
   r.floor_ms = r.launch_us * 1e-3;
@@ -27,37 +34,37 @@ void run_overhead(Ctx& ctx, Record& r, Expr expr, Host host, double rtol, double
   cf::Array y = cf::random::normal({kSmallN}, cf::f32, /*seed=*/3);
   cf::eval(x, y);
   if (x.is_lazy() || y.is_lazy()) throw std::runtime_error(r.id + ": inputs still lazy after eval()");
-  if (ctx.opt.dump) std::fprintf(stderr, "--- %s plan\n%s\n", r.id.c_str(), cf::plan_dump({expr(x, y)}).c_str());
+  if (ctx.opt.dump) std::fprintf(stderr, "--- %s plan\n%s\n", r.id.c_str(), cf::plan_dump({fn(x, y)}).c_str());
 
-  {  // check every element against the host in double
-    cf::Array z = expr(x, y);
+  auto fused = cf::fuse(fn);
+  auto once = [&]() -> cf::Array {
+    if (through_fuse) return fused(x, y);
+    cf::Array z = fn(x, y);
     z.eval();
-    std::vector<float> hx = to_host_f32(x), hy = to_host_f32(y), hz = to_host_f32(z);
-    r.check = check_sample(hz, [&](size_t i) { return host(double(hx[i]), double(hy[i])); }, rtol, atol);
-  }
-  auto call = [&] {
-    cf::Array z = expr(x, y);
-    z.eval();
+    return z;
   };
+  {  // check every element against the host in double (through fuse(), this call traces)
+    cf::Array z = once();
+    std::vector<float> hx = to_host_f32(x), hy = to_host_f32(y), hz = to_host_f32(z);
+    r.check = check_sample(hz, [&](size_t i) { return fn(double(hx[i]), double(hy[i])); }, rtol, atol);
+  }
+  auto call = [&] { once(); };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_loop(ctx, call));
-  r.notes = "plain lazy expression, built and evaluated each call (fuse(): the W7a-fuse and W7b-fuse rows)";
+  if (through_fuse) {
+    const cf::FuseStats s = fused.stats();
+    r.notes = strf("through cufuse::fuse: %llu trace(s) for %llu calls; goal <= 4 us per call",
+                   static_cast<unsigned long long>(s.traces), static_cast<unsigned long long>(s.replays));
+  } else {
+    r.notes = "plain lazy expression, built and evaluated each call (fuse(): the W7a-fuse and W7b-fuse rows)";
+  }
 }
 
-void run_w7a(Ctx& ctx, Record& r) {
-  run_overhead(
-      ctx, r, [](const cf::Array& x, const cf::Array& y) { return (x - y) * (x - y); },
-      [](double x, double y) { return (x - y) * (x - y); }, 1e-5, 1e-6);
-}
-
-void run_w7b(Ctx& ctx, Record& r) {
-  run_overhead(
-      ctx, r,
-      [](const cf::Array& x, const cf::Array& y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); },
-      [](double x, double y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); },
-      // f32 rounding of terms up to ~30, then scaled by x*x+1: allow 1e-4 relative, 1e-3 absolute
-      1e-4, 1e-3);
-}
+// W7b: f32 rounding of terms up to ~30, then scaled by x*x+1: 1e-4 relative, 1e-3 absolute.
+void run_w7a(Ctx& ctx, Record& r) { run_w7(ctx, r, kW7a, false, 1e-5, 1e-6); }
+void run_w7b(Ctx& ctx, Record& r) { run_w7(ctx, r, kW7b, false, 1e-4, 1e-3); }
+void run_w7a_fused(Ctx& ctx, Record& r) { run_w7(ctx, r, kW7a, true, 1e-5, 1e-6); }
+void run_w7b_fused(Ctx& ctx, Record& r) { run_w7(ctx, r, kW7b, true, 1e-4, 1e-3); }
 
 }  // namespace
 
@@ -65,6 +72,10 @@ void add_overhead_workloads(Registry& r) {
   r.push_back({"W7a", "(x-y)*(x-y), x,y f32[10000], time per call", FloorKind::Launch, run_w7a});
   r.push_back({"W7b", "((x-y)*(x+y)*0.5 + x*3 - y/2) * (x*x+1), x,y f32[10000], time per call", FloorKind::Launch,
                run_w7b});
+  r.push_back({"W7a-fuse", "(x-y)*(x-y), x,y f32[10000], through fuse(), time per call", FloorKind::Launch,
+               run_w7a_fused});
+  r.push_back({"W7b-fuse", "((x-y)*(x+y)*0.5 + x*3 - y/2) * (x*x+1), f32[10000], through fuse(), time per call",
+               FloorKind::Launch, run_w7b_fused});
 }
 
 }  // namespace bench

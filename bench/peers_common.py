@@ -45,6 +45,21 @@ WORKLOADS = {
     "W12": dict(desc="first call of a new fused elementwise function (context up): empty / warm disk cache, new process",
                 peers=["cupy.fuse", "torch.compile"]),
 }
+# The float32 inputs every framework makes alike, by name and shape, in the order drawn.
+SHARED_INPUTS = {
+    "W1": dict(x=N1), "W2": dict(x=N1, y=N1), "W3": dict(a=(ROWS, ROWS)),
+    "W4": dict(a=(ROWS, ROWS), g=ROWS, b=ROWS), "W5": dict(a=EIN, b=EIN), "W6": dict(q=DIST, p=DIST),
+    "W7a": dict(x=SMALL, y=SMALL), "W7b": dict(x=SMALL, y=SMALL), "W8": dict(a=(MM, MM), b=(MM, MM)),
+}
+
+
+def shared_inputs(randn, wid, f32):
+    """SHARED_INPUTS[wid] drawn with the framework's randn(shape, dtype); None for other ids."""
+    if wid not in SHARED_INPUTS:
+        return None
+    return {name: randn(shape, f32) for name, shape in SHARED_INPUTS[wid].items()}
+
+
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12"]
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 

@@ -1,7 +1,7 @@
 """bench/peers_frameworks.py: one class per framework (CuPy, PyTorch, JAX) that makes each
 workload's random inputs and the callables of its peers (eager, fused, compiled, jitted)."""
 
-from peers_common import (CONV, DIST, EIN, MM, N1, PROD, ROWS, SMALL, gaussian_kernel,
+from peers_common import (CONV, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
 
@@ -50,22 +50,9 @@ class CupyFW:
 
     def inputs(self, wid):
         cp, f32, f64 = self.cp, self.cp.float32, self.cp.float64
-        if wid == "W1":
-            return dict(x=self.randn(N1, f32))
-        if wid == "W2":
-            return dict(x=self.randn(N1, f32), y=self.randn(N1, f32))
-        if wid == "W3":
-            return dict(a=self.randn((ROWS, ROWS), f32))
-        if wid == "W4":
-            return dict(a=self.randn((ROWS, ROWS), f32), g=self.randn(ROWS, f32), b=self.randn(ROWS, f32))
-        if wid == "W5":
-            return dict(a=self.randn(EIN, f32), b=self.randn(EIN, f32))
-        if wid == "W6":
-            return dict(q=self.randn(DIST, f32), p=self.randn(DIST, f32))
-        if wid in ("W7a", "W7b"):
-            return dict(x=self.randn(SMALL, f32), y=self.randn(SMALL, f32))
-        if wid == "W8":
-            return dict(a=self.randn((MM, MM), f32), b=self.randn((MM, MM), f32))
+        shared = shared_inputs(self.randn, wid, f32)
+        if shared is not None:
+            return shared
         if wid == "W9":
             x = self.randn(PROD, f64)
             x *= 1e-3
@@ -203,22 +190,9 @@ class TorchFW:
     def inputs(self, wid):
         t = self.torch
         f32, f64 = t.float32, t.float64
-        if wid == "W1":
-            return dict(x=self.randn(N1, f32))
-        if wid == "W2":
-            return dict(x=self.randn(N1, f32), y=self.randn(N1, f32))
-        if wid == "W3":
-            return dict(a=self.randn((ROWS, ROWS), f32))
-        if wid == "W4":
-            return dict(a=self.randn((ROWS, ROWS), f32), g=self.randn(ROWS, f32), b=self.randn(ROWS, f32))
-        if wid == "W5":
-            return dict(a=self.randn(EIN, f32), b=self.randn(EIN, f32))
-        if wid == "W6":
-            return dict(q=self.randn(DIST, f32), p=self.randn(DIST, f32))
-        if wid in ("W7a", "W7b"):
-            return dict(x=self.randn(SMALL, f32), y=self.randn(SMALL, f32))
-        if wid == "W8":
-            return dict(a=self.randn((MM, MM), f32), b=self.randn((MM, MM), f32))
+        shared = shared_inputs(self.randn, wid, f32)
+        if shared is not None:
+            return shared
         if wid == "W9":
             x = self.randn(PROD, f64)
             x.mul_(1e-3).add_(1.0)
@@ -318,20 +292,10 @@ class JaxFW:
 
     def inputs(self, wid):
         f32 = self.jnp.float32
-        if wid == "W1":
-            return dict(x=self.randn(N1, f32))
-        if wid == "W2":
-            return dict(x=self.randn(N1, f32), y=self.randn(N1, f32))
-        if wid == "W3":
-            return dict(a=self.randn((ROWS, ROWS), f32))
-        if wid == "W4":
-            return dict(a=self.randn((ROWS, ROWS), f32), g=self.randn(ROWS, f32), b=self.randn(ROWS, f32))
-        if wid == "W5":
-            return dict(a=self.randn(EIN, f32), b=self.randn(EIN, f32))
-        if wid == "W6":
-            return dict(q=self.randn(DIST, f32), p=self.randn(DIST, f32))
-        if wid in ("W7a", "W7b"):
-            return dict(x=self.randn(SMALL, f32), y=self.randn(SMALL, f32))
+        if wid != "W8":  # not a JAX column
+            shared = shared_inputs(self.randn, wid, f32)
+            if shared is not None:
+                return shared
         raise KeyError(wid)
 
     def fns(self, wid, inp):

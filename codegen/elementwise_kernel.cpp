@@ -214,18 +214,17 @@ struct EwEmitter {
 
   // Rows mode: accessor j's offset at the start of the current row (declared per row).
   std::string row_base(int j) const { return "r" + std::to_string(j); }
-  std::string direct_offset(const Acc& a, const std::string& stride_name) const {
-    if (rows) {
-      const int j = static_cast<int>(&a - accs.data());
-      const int64_t inner = a.st[cs.ndim() - 1];
-      return inner == 0 ? row_base(j) : (inner == 1 ? row_base(j) + " + i" : row_base(j) + " + i * p." + stride_name + "[" + std::to_string(cs.ndim() - 1) + "]");
-    }
+  // Accessor j's (a memory read's or an output's) offset at element i of the iteration.
+  std::string direct_offset(int j) const {
+    const Acc& a = accs[j];
+    const std::string sn = (a.kind == Acc::Out ? "o" : "a") + std::to_string(j) + "s";
+    if (rows) return a.st[cs.ndim() - 1] == 0 ? row_base(j) : row_base(j) + " + i";  // inner stride 0 or 1
     if (contiguous) {
       if (cs.ndim() == 0) return "0";
-      return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? "i" : fmt::format("i * p.{}[0]", stride_name));
+      return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? "i" : fmt::format("i * p.{}[0]", sn));
     }
     std::string s;
-    for (int d = 0; d < cs.ndim(); ++d) s += fmt::format("{}c{} * p.{}[{}]", d ? " + " : "", d, stride_name, d);
+    for (int d = 0; d < cs.ndim(); ++d) s += fmt::format("{}c{} * p.{}[{}]", d ? " + " : "", d, sn, d);
     return s.empty() ? "0" : s;
   }
   std::string direct_pos(const std::string& pfx) const {
@@ -249,7 +248,7 @@ struct EwEmitter {
       v = e.fresh();
       std::string src;
       if (in_vector_body && (rows || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
-      else src = fmt::format("p.a{}[{}]", J, direct_offset(accs[j], "a" + J + "s"));
+      else src = fmt::format("p.a{}[{}]", J, direct_offset(j));
       e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)));
     } else if (n->k() == NodeKind::Scalar) {
       v = "p.s" + std::to_string(scalar_of.at(n));
@@ -277,7 +276,7 @@ struct EwEmitter {
       const std::string J = std::to_string(j);
       std::string v = value(e, a.node);
       if (vector_body) e.line(fmt::format("o{}.v[k] = {};", J, store_expr(a.node->dtype, v)));
-      else e.line(fmt::format("p.o{}[{}] = {};", J, direct_offset(a, "o" + J + "s"), store_expr(a.node->dtype, v)));
+      else e.line(fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v)));
     }
   }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "reference/host_data.hpp"
 
 namespace cufuse::detail {
 
@@ -16,26 +17,6 @@ namespace cufuse::detail {
 namespace kern = ref_kern;
 
 namespace {
-
-template <class T> struct tag { using type = T; };
-
-// Calls f(tag<T>{}) with T the compute C type of dtype t.
-template <class F>
-void with_ctype(DType t, F&& f) {
-  switch (t) {
-    case DType::Bool: return f(tag<bool>{});
-    case DType::Int8: return f(tag<int8_t>{});
-    case DType::Int16: return f(tag<int16_t>{});
-    case DType::Int32: return f(tag<int32_t>{});
-    case DType::Int64: return f(tag<long long>{});
-    case DType::UInt8: return f(tag<uint8_t>{});
-    case DType::UInt16: return f(tag<uint16_t>{});
-    case DType::UInt32: return f(tag<uint32_t>{});
-    case DType::UInt64: return f(tag<unsigned long long>{});
-    case DType::Float16: case DType::BFloat16: case DType::Float32: return f(tag<float>{});
-    case DType::Float64: return f(tag<double>{});
-  }
-}
 
 template <class T>
 constexpr uint8_t kind_bit() {
@@ -60,7 +41,7 @@ constexpr bool bool_result(TypeRule r) {
 template <class L, TypeRule Rule, uint8_t CMask, int Arity>
 void ref_impl(DType compute, DType result, const void* const* in, void* out, int64_t n) {
   bool done = false;
-  with_ctype(compute, [&](auto tg) {
+  ref::with_compute_type(compute, [&](auto tg) {
     using T = typename decltype(tg)::type;
     if constexpr ((CMask & kind_bit<T>()) != 0) {
       using R = std::conditional_t<bool_result(Rule), bool, T>;
@@ -78,9 +59,9 @@ void ref_impl(DType compute, DType result, const void* const* in, void* out, int
 }
 
 void ref_cast(DType compute, DType result, const void* const* in, void* out, int64_t n) {
-  with_ctype(compute, [&](auto tf) {
+  ref::with_compute_type(compute, [&](auto tf) {
     using F = typename decltype(tf)::type;
-    with_ctype(result, [&](auto tt) {
+    ref::with_compute_type(result, [&](auto tt) {
       using R = typename decltype(tt)::type;
       const F* a = static_cast<const F*>(in[0]);
       R* o = static_cast<R*>(out);

@@ -25,56 +25,16 @@
 #include "codegen/nvrtc.hpp"
 #include "cufuse/error.hpp"
 #include "exec/counters.hpp"
+#include "test_sandbox.hpp"
 
 namespace fs = std::filesystem;
 namespace d = cufuse::detail;
 
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> n{0};
-    path = fs::temp_directory_path() / fmt::format("cufuse-test-disk-{}-{}", ::getpid(), n++);
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-struct Sandbox {
-  TempDir dir;
-  ScopedEnv cache_dir{"CUFUSE_CACHE_DIR", dir.path.string()};
-  ScopedEnv cache{"CUFUSE_CACHE", std::nullopt};
-  ScopedEnv dump{"CUFUSE_DUMP_KERNELS", std::nullopt};
-  Sandbox() { reset(); }
-  ~Sandbox() { reset(); }
-  static void reset() {
-    d::reset_disk_cache_settings();
-    d::reset_dump_settings();
-    d::clear_memory_cache();
-  }
-};
+using cufuse_test::Sandbox;
+using cufuse_test::ScopedEnv;
+using cufuse_test::TempDir;
 
 std::string tiny_source(const std::string& name) {
   static std::atomic<int> n{0};

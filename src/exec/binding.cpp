@@ -15,6 +15,7 @@
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"
+#include "runtime/transfer.hpp"
 
 namespace cufuse::detail {
 
@@ -76,6 +77,14 @@ void apply_patches(unsigned char* bytes, const Patch* patches, size_t n, const L
 }
 
 // ------------------------------------------------------------------ library steps
+void* step_workspace(const KernelSpec& spec, std::vector<std::shared_ptr<Storage>>& keep, void* stream) {
+  if (!spec.workspace_bytes) return nullptr;
+  keep.push_back(allocate_device(spec.workspace_bytes));
+  void* w = keep.back()->ptr;
+  if (spec.workspace_zero_bytes) memset_device(w, 0, spec.workspace_zero_bytes, stream);
+  return w;
+}
+
 void run_library_step(const Step& st, const LeafSource& src, const std::vector<void*>& ptrs, void* stream) {
   const LibraryCall& call = *st.call;
   std::vector<TensorRef> in, out;

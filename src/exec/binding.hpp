@@ -56,6 +56,10 @@ inline void apply_patches(std::vector<unsigned char>& bytes, const KernelSpec& s
   apply_patches(bytes.data(), spec.patches.data(), spec.patches.size(), src, buffers.data(), workspace);
 }
 
+// The scratch memory a kernel needs (nullptr for none), its leading bytes zeroed as the spec
+// asks, on `stream`; `keep` holds it until the launches that use it are queued.
+void* step_workspace(const KernelSpec& spec, std::vector<std::shared_ptr<Storage>>& keep, void* stream);
+
 // Runs a library step: inputs from leaves (through `src`) or earlier buffers.
 void run_library_step(const Step& st, const LeafSource& src, const std::vector<void*>& ptrs, void* stream);
 

@@ -26,7 +26,6 @@
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
-#include "runtime/transfer.hpp"
 
 namespace cufuse {
 
@@ -306,23 +305,16 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   }
   thread_local std::vector<unsigned char> bytes;
   const ScanSource source(scan);
+  std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
   for (const auto& st : ex->steps) {
     if (st.call) {
       run_library_step(st, source, ptrs, stream);
       continue;
     }
     if (st.spec.numel == 0) continue;
-    std::shared_ptr<Storage> ws;
-    if (st.spec.workspace_bytes) {
-      ws = allocate_device(st.spec.workspace_bytes);
-      if (st.spec.workspace_zero_bytes) memset_device(ws->ptr, 0, st.spec.workspace_zero_bytes, stream);
-    }
-    apply_patches(bytes, st.spec, source, ptrs, ws ? ws->ptr : nullptr);
-    void* k = st.kernel->kernel_for(dev);
-    launch_kernel(k, st.spec.dims, bytes.data(), stream);
+    apply_patches(bytes, st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
+    launch_kernel(st.kernel->kernel_for(dev), st.spec.dims, bytes.data(), stream);  // logs the launch
     counters().kernels_launched++;
-    if (log_enabled(LogChannel::Launch))
-      log(LogChannel::Launch, "{} grid {} block {}", st.spec.name, st.spec.dims.grid[0], st.spec.dims.block[0]);
   }
   // Memory ordered on another stream that this work read or wrote is not reused by the
   // pool before this stream is done with it.

@@ -22,7 +22,6 @@
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
-#include "runtime/transfer.hpp"
 
 namespace cufuse::detail {
 
@@ -271,12 +270,7 @@ void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* con
     for (size_t s = 0; s < en.steps.size(); ++s) {
       const Step& st = ex.steps[s];
       if (st.spec.numel == 0) continue;
-      void* w = nullptr;
-      if (st.spec.workspace_bytes) {
-        ws.push_back(allocate_device(st.spec.workspace_bytes));
-        w = ws.back()->ptr;
-        if (st.spec.workspace_zero_bytes) memset_device(w, 0, st.spec.workspace_zero_bytes, stream);
-      }
+      void* w = step_workspace(st.spec, ws, stream);
       bind_step(en, s, args, data, ptrs.data(), w, params[s]);
     }
     launch_as_graph(e, en, params, stream);
@@ -291,12 +285,7 @@ void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* con
         continue;
       }
       if (st.spec.numel == 0) continue;
-      void* w = nullptr;
-      if (st.spec.workspace_bytes) {
-        ws.push_back(allocate_device(st.spec.workspace_bytes));
-        w = ws.back()->ptr;
-        if (st.spec.workspace_zero_bytes) memset_device(w, 0, st.spec.workspace_zero_bytes, stream);
-      }
+      void* w = step_workspace(st.spec, ws, stream);
       bind_step(en, s, args, data, ptrs.data(), w, bytes);
       launch_kernel(en.steps[s].kernel, st.spec.dims, bytes.data(), stream);
       ++launched;

@@ -212,25 +212,28 @@ SVDResult svd(const Array& a, bool full_matrices, bool compute_uv) {
 
 Array svdvals(const Array& a) { return svd(a, false, false).S; }
 
-EighResult eigh(const Array& a, char UPLO) {
+namespace {
+SolverSpec eigh_spec(const Array& a, char UPLO, bool vectors) {
   const DType t = linalg_dtype(a);
   if (UPLO != 'L' && UPLO != 'U') throw ValueError("UPLO argument must be 'L' or 'U'");
   square(a);
   SolverSpec s = spec_of(SolverKind::Eigh, a, t);
   s.lower = UPLO == 'L';
-  if (s.n == 0) return {zeros(cat(s.batch, {0}), t), zeros(a.shape(), t)};
+  s.vectors = vectors;
+  return s;
+}
+}  // namespace
+
+EighResult eigh(const Array& a, char UPLO) {
+  const SolverSpec s = eigh_spec(a, UPLO, true);
+  if (s.n == 0) return {zeros(cat(s.batch, {0}), s.dtype), zeros(a.shape(), s.dtype)};
   auto r = call(s, {a});
   return {r[0], r[1]};
 }
 
 Array eigvalsh(const Array& a, char UPLO) {
-  const DType t = linalg_dtype(a);
-  if (UPLO != 'L' && UPLO != 'U') throw ValueError("UPLO argument must be 'L' or 'U'");
-  square(a);
-  SolverSpec s = spec_of(SolverKind::Eigh, a, t);
-  s.lower = UPLO == 'L';
-  s.vectors = false;
-  if (s.n == 0) return zeros(cat(s.batch, {0}), t);
+  const SolverSpec s = eigh_spec(a, UPLO, false);
+  if (s.n == 0) return zeros(cat(s.batch, {0}), s.dtype);
   return call(s, {a})[0];
 }
 

@@ -16,6 +16,16 @@ namespace cufuse::detail {
 
 namespace {
 
+// A Givens rotation of two strided vectors: (x, y) <- (c x - s y, s x + c y) for the count
+// pairs x = a[k * stride], y = b[k * stride] (two columns: stride n; two rows: stride 1).
+void rotate(double* a, double* b, int64_t count, int64_t stride, double c, double s) {
+  for (int64_t k = 0; k < count; ++k) {
+    const double x = a[k * stride], y = b[k * stride];
+    a[k * stride] = c * x - s * y;
+    b[k * stride] = s * x + c * y;
+  }
+}
+
 using Mat = std::vector<double>;  // row-major
 
 // LAPACK getf2 on the column-major n x n matrix at c (c[i + j*n]); ipiv 1-based. Returns
@@ -163,16 +173,8 @@ void jacobi_svd(const double* a, int64_t m, int64_t n, bool full, Mat& U, std::v
         const double zeta = (be - al) / (2 * ga);
         const double t = std::copysign(1.0, zeta) / (std::fabs(zeta) + std::sqrt(1 + zeta * zeta));
         const double c = 1 / std::sqrt(1 + t * t), s = c * t;
-        for (int64_t r = 0; r < m; ++r) {
-          const double x = W[r * n + p], y = W[r * n + q];
-          W[r * n + p] = c * x - s * y;
-          W[r * n + q] = s * x + c * y;
-        }
-        for (int64_t r = 0; r < n; ++r) {
-          const double x = V[r * n + p], y = V[r * n + q];
-          V[r * n + p] = c * x - s * y;
-          V[r * n + q] = s * x + c * y;
-        }
+        rotate(&W[p], &W[q], m, n, c, s);
+        rotate(&V[p], &V[q], n, n, c, s);
       }
     if (off < 1e-15) break;
   }
@@ -222,21 +224,9 @@ void jacobi_eigh(Mat A, int64_t n, std::vector<double>& w, Mat& V) {
         const double theta = (A[q * n + q] - A[p * n + p]) / (2 * apq);
         const double t = std::copysign(1.0, theta) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
         const double c = 1 / std::sqrt(t * t + 1), s = t * c;
-        for (int64_t k = 0; k < n; ++k) {  // A = A J
-          const double x = A[k * n + p], y = A[k * n + q];
-          A[k * n + p] = c * x - s * y;
-          A[k * n + q] = s * x + c * y;
-        }
-        for (int64_t k = 0; k < n; ++k) {  // A = J^T A
-          const double x = A[p * n + k], y = A[q * n + k];
-          A[p * n + k] = c * x - s * y;
-          A[q * n + k] = s * x + c * y;
-        }
-        for (int64_t k = 0; k < n; ++k) {
-          const double x = V[k * n + p], y = V[k * n + q];
-          V[k * n + p] = c * x - s * y;
-          V[k * n + q] = s * x + c * y;
-        }
+        rotate(&A[p], &A[q], n, n, c, s);          // A = A J (columns p, q)
+        rotate(&A[p * n], &A[q * n], n, 1, c, s);  // A = J^T A (rows p, q)
+        rotate(&V[p], &V[q], n, n, c, s);
       }
   }
   std::vector<int64_t> order(static_cast<size_t>(n));

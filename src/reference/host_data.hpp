@@ -36,7 +36,7 @@ decltype(auto) with_storage_type(DType t, F&& f) {
 }
 
 // f(tag<C>) with C the type an op computes on for dtype t (what codegen/op_table.cpp's
-// with_ctype uses): float for float16/bfloat16, long long for int64.
+// ref functions use too): float for float16/bfloat16, long long for int64.
 template <class F>
 decltype(auto) with_compute_type(DType t, F&& f) {
   switch (t) {

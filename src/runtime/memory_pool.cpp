@@ -93,7 +93,8 @@ struct CachedBlock {
 struct BlockCache {
   std::mutex mu;
   std::vector<CachedBlock> blocks;  // oldest first
-  size_t bytes[kMaxDevices] = {};
+  size_t bytes[kMaxDevices] = {};  // per device
+  size_t total = 0;                  // all devices
 };
 BlockCache& block_cache() {
   static BlockCache* c = new BlockCache;  // never destroyed: blocks may be freed during exit
@@ -125,6 +126,7 @@ void* cache_take(size_t size, int device, void* stream) {
     if (b.size == size && b.stream == stream && b.device == device) {
       void* p = b.ptr;
       c.bytes[device] -= size;
+      c.total -= size;
       c.blocks.erase(c.blocks.begin() + static_cast<std::ptrdiff_t>(i));
       return p;
     }
@@ -142,11 +144,10 @@ bool cache_put(Storage& s) {
     std::lock_guard<std::mutex> lk(c.mu);
     c.blocks.push_back(CachedBlock{s.ptr, size, s.device, s.stream, std::move(s.stream_owner)});
     c.bytes[s.device] += size;
-    size_t total = 0;
-    for (size_t d = 0; d < kMaxDevices; ++d) total += c.bytes[d];
+    c.total += size;
     size_t drop = 0;
-    while (drop < c.blocks.size() && (c.blocks.size() - drop > kCacheMaxBlocks || total > kCacheMaxBytes)) {
-      total -= c.blocks[drop].size;
+    while (drop < c.blocks.size() && (c.blocks.size() - drop > kCacheMaxBlocks || c.total > kCacheMaxBytes)) {
+      c.total -= c.blocks[drop].size;
       c.bytes[c.blocks[drop].device] -= c.blocks[drop].size;
       ++drop;
     }
@@ -168,6 +169,7 @@ void cache_flush(int device) {
     for (size_t i = 0; i < c.blocks.size();) {
       if (device < 0 || c.blocks[i].device == device) {
         c.bytes[c.blocks[i].device] -= c.blocks[i].size;
+        c.total -= c.blocks[i].size;
         out.push_back(std::move(c.blocks[i]));
         c.blocks.erase(c.blocks.begin() + static_cast<std::ptrdiff_t>(i));
       } else {

@@ -86,34 +86,46 @@ inline double sum_atol(const cf::Array& a, int64_t terms) {
   return 8 * eps * static_cast<double>(terms) * (std::isfinite(mx) ? mx : 1.0);
 }
 
-// Compares the device result of `expr` with the reference evaluator's, element by element.
-// Must be called before `expr` is evaluated (the reference reads its inputs from the device).
-// Returns the number of mismatches (and reports the first few).
-inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what, double atol = 0) {
-  cf::detail::HostArray ref = cf::detail::reference_evaluate(expr.node());
-  std::vector<unsigned char> got(static_cast<size_t>(expr.nbytes()));
-  expr.copy_to_host(got.data(), got.size());
+// Compares the device array `got` with host values `want` element by element: floats within
+// `ulps` units in the last place or `atol`, NaN matching NaN; integers exactly. Returns the
+// number of mismatches (and reports the first few).
+inline int64_t compare_with(const cf::Array& got, const cf::detail::HostArray& want, double ulps,
+                            const std::string& what, double atol = 0) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
+  got.copy_to_host(bytes.data(), bytes.size());
   cf::detail::HostArray dev;
-  dev.dtype = expr.dtype();
-  dev.shape = expr.shape();
-  dev.bytes = got;
-  const cf::DType t = expr.dtype();
+  dev.dtype = got.dtype();
+  dev.shape = got.shape();
+  dev.bytes = std::move(bytes);
+  if (want.dtype != dev.dtype || !(want.shape == dev.shape)) {
+    MESSAGE(what << ": device " << cf::name(dev.dtype) << " " << cf::to_string(dev.shape) << ", reference "
+                 << cf::name(want.dtype) << " " << cf::to_string(want.shape));
+    return 1;
+  }
+  const cf::DType t = dev.dtype;
   int64_t bad = 0;
-  for (int64_t i = 0; i < ref.size(); ++i) {
+  for (int64_t i = 0; i < want.size(); ++i) {
     bool ok;
     if (cf::is_float(t)) {
-      double a = dev.get_double(i), b = ref.get_double(i);
+      double a = dev.get_double(i), b = want.get_double(i);
       if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
       else if (std::isinf(a) || std::isinf(b)) ok = a == b || (ulps > 0 && std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(std::isinf(a) ? b : a)) * 2);
       else ok = a == b || std::fabs(a - b) <= ulps * ulp_of(t, std::fabs(b)) || std::fabs(a - b) <= atol;
     } else {
-      ok = dev.get_uint64(i) == ref.get_uint64(i);
+      ok = dev.get_uint64(i) == want.get_uint64(i);
     }
     if (!ok) {
       if (bad < 5)
-        MESSAGE(what << ": element " << i << " device " << dev.get_double(i) << " reference " << ref.get_double(i));
+        MESSAGE(what << ": element " << i << " device " << dev.get_double(i) << " reference " << want.get_double(i));
       ++bad;
     }
   }
   return bad;
+}
+
+// Compares the device result of `expr` with the reference evaluator's, element by element.
+// Must be called before `expr` is evaluated (the reference reads its inputs from the device).
+inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what, double atol = 0) {
+  cf::detail::HostArray ref = cf::detail::reference_evaluate(expr.node());
+  return compare_with(expr, ref, ulps, what, atol);
 }

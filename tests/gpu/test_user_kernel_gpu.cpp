@@ -18,27 +18,7 @@ uint64_t launches() {
 
 // Mismatches between a device result and the host reference of an equivalent expression.
 int64_t compare(const cf::Array& got, const cf::Array& equivalent, double ulps, const std::string& what) {
-  cf::detail::HostArray want = cf::detail::reference_evaluate(equivalent.node());
-  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
-  got.copy_to_host(bytes.data(), bytes.size());
-  cf::detail::HostArray dev;
-  dev.dtype = got.dtype();
-  dev.shape = got.shape();
-  dev.bytes = bytes;
-  REQUIRE(want.dtype == dev.dtype);
-  REQUIRE(want.shape == dev.shape);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < want.size(); ++i) {
-    bool ok;
-    if (cf::is_float(dev.dtype)) {
-      const double a = dev.get_double(i), b = want.get_double(i);
-      ok = (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= ulps * ulp_of(dev.dtype, std::fabs(b));
-    } else {
-      ok = dev.get_uint64(i) == want.get_uint64(i);
-    }
-    if (!ok && bad++ < 5) MESSAGE(what << ": element " << i << " device " << dev.get_double(i) << " reference " << want.get_double(i));
-  }
-  return bad;
+  return compare_with(got, cf::detail::reference_evaluate(equivalent.node()), ulps, what);
 }
 
 const cf::ElementwiseKernel sqdiff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");

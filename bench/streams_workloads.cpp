@@ -1,68 +1,23 @@
-// bench/fuse_workloads.cpp: the workloads of issue 5 (fuse(), streams): W7a and W7b through
-// cufuse::fuse (time per call, a loop of calls then one synchronize; floor: one tiny kernel's
-// launch, measured in this run; goal <= 4 us), and seed 004's two matrix inversions
-// (inv f32[6000, 6000]) on one stream and on two streams with events (when
-// cufuse/linalg.hpp provides linalg::inv).
+// bench/streams_workloads.cpp: seed 004's two matrix inversions (inv f32[6000, 6000]) on one
+// stream and on two streams with events. (W7 through fuse() is in overhead.cpp.)
 #include <cmath>
 #include <cstdio>
 
 #include "cufuse/array.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/eval.hpp"
-#include "cufuse/fuse.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/random.hpp"
 #include "cufuse/reduce.hpp"
 #include "cufuse/stream.hpp"
 #include "harness.hpp"
-#if __has_include("cufuse/linalg.hpp")
 #include "cufuse/linalg.hpp"
-#define CUFUSE_BENCH_HAVE_LINALG 1
-#endif
 
 namespace cf = cufuse;
 
 namespace bench {
 namespace {
 
-constexpr int64_t kSmallN = 10000;
-
-template <class F, class Host>
-void run_fused(Ctx& ctx, Record& r, F fn, Host host, double rtol, double atol) {
-  r.unit = "us";
-  r.launch_us = ctx.floors.launch_us();
-  r.floor_ms = r.launch_us * 1e-3;
-  cf::Array x = cf::random::normal({kSmallN}, cf::f32, /*seed=*/2);
-  cf::Array y = cf::random::normal({kSmallN}, cf::f32, /*seed=*/3);
-  cf::eval(x, y);
-  auto fused = cf::fuse(fn);
-  {  // check every element against the host in double (this call traces)
-    cf::Array z = fused(x, y);
-    std::vector<float> hx = to_host_f32(x), hy = to_host_f32(y), hz = to_host_f32(z);
-    r.check = check_sample(hz, [&](size_t i) { return host(double(hx[i]), double(hy[i])); }, rtol, atol);
-  }
-  if (ctx.opt.dump) std::fprintf(stderr, "--- %s plan\n%s\n", r.id.c_str(), cf::plan_dump({fn(x, y)}).c_str());
-  auto call = [&] { fused(x, y); };
-  r.kernels_per_call = kernels_per_call(call);
-  apply_timing(r, time_loop(ctx, call));
-  const cf::FuseStats s = fused.stats();
-  r.notes = strf("through cufuse::fuse: %llu trace(s) for %llu calls; goal <= 4 us per call",
-                 static_cast<unsigned long long>(s.traces), static_cast<unsigned long long>(s.replays));
-}
-
-void run_w7a_fused(Ctx& ctx, Record& r) {
-  run_fused(
-      ctx, r, [](auto x, auto y) { return (x - y) * (x - y); }, [](double x, double y) { return (x - y) * (x - y); },
-      1e-5, 1e-6);
-}
-
-void run_w7b_fused(Ctx& ctx, Record& r) {
-  run_fused(
-      ctx, r, [](auto x, auto y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); },
-      [](double x, double y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); }, 1e-4, 1e-3);
-}
-
-#ifdef CUFUSE_BENCH_HAVE_LINALG
 // Seed 004: two inversions of one matrix, on one stream, then on two streams with events.
 void run_seed004_streams(Ctx& ctx, Record& r) {
   const int64_t size = ctx.opt.quick ? 2048 : 6000;
@@ -119,19 +74,11 @@ void run_seed004_streams(Ctx& ctx, Record& r) {
                  static_cast<long long>(size), static_cast<long long>(size), t1.median_ms, t2.median_ms,
                  100.0 * t2.median_ms / t1.median_ms);
 }
-#endif
-
 }  // namespace
 
-void add_fuse_workloads(Registry& r) {
-  r.push_back({"W7a-fuse", "(x-y)*(x-y), x,y f32[10000], through fuse(), time per call", FloorKind::Launch,
-               run_w7a_fused});
-  r.push_back({"W7b-fuse", "((x-y)*(x+y)*0.5 + x*3 - y/2) * (x*x+1), f32[10000], through fuse(), time per call",
-               FloorKind::Launch, run_w7b_fused});
-#ifdef CUFUSE_BENCH_HAVE_LINALG
+void add_stream_workloads(Registry& r) {
   r.push_back({"S004", "seed 004: two inv f32[6000,6000] on one stream, then on two streams with events",
                FloorKind::None, run_seed004_streams});
-#endif
 }
 
 }  // namespace bench
