@@ -131,11 +131,11 @@ int node_device(const Node& n) {
   return n.device;  // set by finish_node from the first input that reads memory
 }
 
-void check_same_device(const NodePtr* nodes, int n, const char* what) {
+void check_same_device(const NodePtr* const* nodes, int n, const char* what) {
   int first = -2, at = -1;
   for (int i = 0; i < n; ++i) {
-    if (!nodes[i]) continue;
-    const int d = node_device(*nodes[i]);
+    if (!nodes[i] || !*nodes[i]) continue;
+    const int d = node_device(**nodes[i]);
     if (d == -2) continue;  // no memory read (scalars, generators, placeholders)
     if (first == -2) {
       first = d;

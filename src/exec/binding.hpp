@@ -68,7 +68,7 @@ void run_library_step(const Step& st, const LeafSource& src, const std::vector<v
 // (scalars, generators, placeholders).
 int node_device(const Node& n);
 // Throws ValueError naming both devices when two operands live on different devices.
-void check_same_device(const NodePtr* nodes, int n, const char* what);
+void check_same_device(const NodePtr* const* nodes, int n, const char* what);  // null entries skipped
 // The device the Buffer leaves of a scan live on (-1: host memory or no buffers); throws
 // ValueError naming both devices when they differ.
 int leaves_device(const GraphScan& scan);

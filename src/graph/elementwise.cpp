@@ -105,7 +105,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   // Which arguments take part in dtype promotion (where's condition does not).
   auto promotes = [&](int i) { return !(row.rule == TypeRule::Where && i == 0) && row.rule != TypeRule::Logical; };
 
-  NodePtr nodes[3];
+  const NodePtr* nodes[3] = {};  // the operands' nodes, not copied (the Arrays outlive the call)
   bool have_strong = false;
   DType strong = DType::Bool;
   // The result's shape: the first array's, until broadcasting makes a new one.
@@ -115,7 +115,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
     if (args[i].is_array()) {
       const Array& a = args[i].array();
       if (!a.defined()) throw ValueError(fmt::format("{}: argument {} is an empty Array handle", row.name, i));
-      nodes[i] = a.node();
+      nodes[i] = &a.node();
       if (promotes(i)) {
         strong = have_strong ? promote_types(strong, a.dtype()) : a.dtype();
         have_strong = true;
@@ -133,7 +133,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   DType dts[3];
   for (int i = 0; i < n; ++i) {
     if (args[i].is_array()) {
-      dts[i] = nodes[i]->dtype;
+      dts[i] = (*nodes[i])->dtype;
       continue;
     }
     const Scalar& s = args[i].scalar();
@@ -166,7 +166,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   const Shape& shape = shp ? *shp : kScalarShape;
   InputVec ins;
   for (int i = 0; i < n; ++i) {
-    if (args[i].is_array()) ins.push_back(broadcast_node(nodes[i], shape));
+    if (args[i].is_array()) ins.push_back(broadcast_node(*nodes[i], shape));
     else ins.push_back(make_scalar(args[i].scalar(), dts[i], shape));
   }
   // A signed integer against uint64 promotes to float64, where 2^53 + 1 == 2^53; NumPy 2

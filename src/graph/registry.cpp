@@ -25,8 +25,10 @@ void register_root(const NodePtr& n) {
   r.roots.push_back(n);
   if (r.roots.size() >= r.prune_at) {
     std::vector<std::weak_ptr<Node>> keep;
-    for (auto& w : r.roots)
+    for (auto& w : r.roots) {
+      if (w.expired()) continue;  // most are temporaries, dead by now: no lock() needed
       if (auto p = w.lock(); p && still_pending(*p)) keep.push_back(std::move(w));
+    }
     r.roots = std::move(keep);
     r.prune_at = std::max<size_t>(64, r.roots.size() * 2);
   }

@@ -205,7 +205,9 @@ Args split_args(const UserKernelDef& d, const std::vector<Operand>& args, bool o
       nodes.push_back(args[i].array().node());
     }
   }
-  check_same_device(nodes.data(), static_cast<int>(nodes.size()), d.name.c_str());
+  std::vector<const NodePtr*> node_refs;
+  for (const auto& nd : nodes) node_refs.push_back(&nd);
+  check_same_device(node_refs.data(), static_cast<int>(node_refs.size()), d.name.c_str());
   if (out_shape_is_result)
     for (size_t k = 0; k < a.out.size(); ++k) {
       const Shape s = broadcast_shapes(a.shape, a.out[k]->shape());

@@ -308,6 +308,23 @@ TEST_CASE("runtime gpu: kernels load, launch, and fail with a useful message") {
   }
   check_no_cuda_error_pending();
 
+  // A thread that has made no CUDA call yet launches too (the driver's launch needs the
+  // device's context current on the thread; the first launch there makes it so).
+  std::vector<float> h2(n, 0.0f);
+  auto out2 = cd::allocate_device(n * sizeof(float));
+  std::thread([&] {
+    Params q{static_cast<float*>(out2->ptr), 0, n};
+    cd::LaunchDims dims;
+    dims.grid[0] = (n + 255) / 256;
+    dims.block[0] = 256;
+    cd::launch_kernel(kernels().spin, dims, &q, nullptr);
+    cd::launch_kernel(kernels().spin, dims, &q, nullptr);
+    cd::copy_to_host(h2.data(), out2->ptr, n * sizeof(float), nullptr);
+  }).join();
+  bool all2 = true;
+  for (unsigned i = 0; i < n; ++i) all2 = all2 && h2[i] == 2.0f * float(i) + 1.0f;
+  CHECK(all2);
+
   // A missing kernel name and a junk image are CudaErrors, not crashes.
   auto cubin = compile_cubin();
   CHECK_THROWS_AS(cd::load_kernel(cubin, "no_such_kernel", 0), cf::CudaError);
