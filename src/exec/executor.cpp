@@ -273,8 +273,13 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   // An array lives on one device: the evaluation runs where its memory is (binding.hpp),
   // and its kernels are built for that device's arch.
   RunOnDevice on_leaves_device(leaves_device(scan));
+  // The thread's last plan first (a loop evaluating one expression): no hashing, no lock.
+  thread_local std::vector<int64_t> last_key;
+  thread_local std::shared_ptr<Executable> last_ex;
   std::shared_ptr<Executable> ex;
-  {
+  if (last_ex && last_key == scan.key) {
+    ex = last_ex;
+  } else {
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     auto it = plan_cache().find(scan.key);
     if (it != plan_cache().end()) ex = it->second;
@@ -286,6 +291,10 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
     plan_cache().emplace(scan.key, ex);
+  }
+  if (ex != last_ex) {
+    last_key = scan.key;
+    last_ex = ex;
   }
 
   void* stream = current_stream();

@@ -1,14 +1,31 @@
 // src/graph/registry.cpp: the list of pending roots (weak references, pruned as they die).
 #include "graph/registry.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
 namespace cufuse::detail {
 
 namespace {
+// A test-and-test-and-set lock: every op that makes an Array takes it once, for a push, so
+// an uncontended take must cost one exchange (a std::mutex costs two atomic operations and
+// two calls); contenders yield.
+class SpinLock {
+ public:
+  void lock() {
+    while (busy_.exchange(true, std::memory_order_acquire))
+      while (busy_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() { busy_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> busy_{false};
+};
+
 struct Registry {
-  std::mutex mu;
+  SpinLock mu;
   std::vector<std::weak_ptr<Node>> roots;
   size_t prune_at = 64;
 };
@@ -21,16 +38,20 @@ bool still_pending(const Node& n) { return !n.is_leaf() && n.array_refs.load() >
 
 void register_root(const NodePtr& n) {
   auto& r = registry();
-  std::lock_guard<std::mutex> lk(r.mu);
+  std::lock_guard<SpinLock> lk(r.mu);
   r.roots.push_back(n);
   if (r.roots.size() >= r.prune_at) {
-    std::vector<std::weak_ptr<Node>> keep;
+    // Compacted in place. Most entries are temporaries, dead by now: expired() needs no lock().
+    size_t kept = 0;
     for (auto& w : r.roots) {
-      if (w.expired()) continue;  // most are temporaries, dead by now: no lock() needed
-      if (auto p = w.lock(); p && still_pending(*p)) keep.push_back(std::move(w));
+      if (w.expired()) continue;
+      if (auto p = w.lock(); p && still_pending(*p)) {
+        if (&r.roots[kept] != &w) r.roots[kept] = std::move(w);
+        ++kept;
+      }
     }
-    r.roots = std::move(keep);
-    r.prune_at = std::max<size_t>(64, r.roots.size() * 2);
+    r.roots.resize(kept);
+    r.prune_at = std::max<size_t>(64, kept * 2);
   }
 }
 
@@ -46,7 +67,7 @@ std::vector<NodePtr> pending_roots_reading(const Storage* storage) {
   std::vector<NodePtr> live;
   {
     auto& r = registry();
-    std::lock_guard<std::mutex> lk(r.mu);
+    std::lock_guard<SpinLock> lk(r.mu);
     for (auto& w : r.roots)
       if (auto p = w.lock(); p && still_pending(*p)) live.push_back(std::move(p));
   }
