@@ -100,9 +100,6 @@ std::vector<std::string> base_compile_options(int arch) {
       "--fmad=false",      // op-by-op rounding, as NumPy does
       "-default-device",   // helpers need no __device__
       "--ptxas-options=-v",  // registers, spills and smem into the log
-      // NVRTC's own cache (12.9+, where a driver is present) would answer a repeated compile
-      // without running ptxas, so without the -v report; our disk cache is the cache.
-      "--no-cache",
       "-minimal",          // ~4 ms less front end per kernel; math functions still there
   };
   for (const auto& i : include_options()) o.push_back(i);

@@ -141,6 +141,6 @@ if(TARGET cufuse-dump-kernels)
               -DPYTHON=${Python3_EXECUTABLE} -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}
               -P ${CMAKE_CURRENT_LIST_FILE})
     set_tests_properties(cli_${case} PROPERTIES
-      ENVIRONMENT "CUFUSE_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/kernel-cache" TIMEOUT 120)
+      ENVIRONMENT "CUFUSE_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/kernel-cache;CUDA_CACHE_DISABLE=1" TIMEOUT 120)
   endforeach()
 endif()
