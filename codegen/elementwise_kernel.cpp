@@ -280,6 +280,24 @@ struct EwEmitter {
     }
   }
 
+  // The vector loops of the contiguous and rows bodies: each thread's U vectors (`step`
+  // elements apart) are loaded into l<j>[u], then each of the V lanes runs the element code
+  // (after `lane`, a line per element) and the outputs' vectors are stored. `ind` indents.
+  static std::string vector_loops(const std::string& ind, const std::string& step, const std::string& loads,
+                                  const std::string& stores_decl, const std::string& body,
+                                  const std::string& stores, const std::string& lane) {
+    const std::string head = fmt::format(
+        "#pragma unroll\n{0}for (int u = 0; u < U; ++u) {{\n{0}  const I iv = t0 + u * {1};\n{0}  if (iv < nvec) {{\n",
+        ind, step);
+    const std::string tail = fmt::format("{0}  }}\n{0}}}\n", ind);
+    std::string b;
+    if (!loads.empty()) b += head + loads + tail;
+    b += head + stores_decl +
+         fmt::format("#pragma unroll\n{0}    for (int k = 0; k < V; ++k) {{\n{0}    const I i = iv * V + k;\n", ind) +
+         lane + body + fmt::format("{}    }}\n", ind) + stores + tail;
+    return b;
+  }
+
   std::string kernel_body(ExprEmitter& e) {
     std::string b = fmt::format("  using I = {};\n  const I n = (I)p.n;\n", e.idx());
     if (contiguous) {
@@ -298,15 +316,9 @@ struct EwEmitter {
           stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + iv * V) = o{};\n", st, J, J);
         }
       }
-      if (!loads.empty())
-        b += fmt::format("#pragma unroll\n  for (int u = 0; u < U; ++u) {{\n    const I iv = t0 + u * {};\n"
-                         "    if (iv < nvec) {{\n{}    }}\n  }}\n", kBlock, loads);
       e.code.clear();
       emit_element(e, true);
-      b += fmt::format("#pragma unroll\n  for (int u = 0; u < U; ++u) {{\n    const I iv = t0 + u * {};\n"
-                       "    if (iv < nvec) {{\n{}#pragma unroll\n      for (int k = 0; k < V; ++k) {{\n"
-                       "      const I i = iv * V + k;\n{}      }}\n{}    }}\n  }}\n",
-                       kBlock, stores_decl, e.code, stores);
+      b += vector_loops("  ", std::to_string(kBlock), loads, stores_decl, e.code, stores, "");
       e.code.clear();
       emit_element(e, false);
       b += fmt::format("  if (V > 1 && blockIdx.x == 0) {{\n    const I i = nvec * V + (I)threadIdx.x;\n"
@@ -358,15 +370,10 @@ struct EwEmitter {
         stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + r{} + iv * V) = o{};\n", st, J, J, J);
       }
     }
-    if (!loads.empty())
-      b += fmt::format("#pragma unroll\n    for (int u = 0; u < U; ++u) {{\n      const I iv = t0 + u * BX;\n"
-                       "      if (iv < nvec) {{\n{}      }}\n    }}\n", loads);
     e.code.clear();
     emit_element(e, true);
-    b += fmt::format("#pragma unroll\n    for (int u = 0; u < U; ++u) {{\n      const I iv = t0 + u * BX;\n"
-                     "      if (iv < nvec) {{\n{}#pragma unroll\n        for (int k = 0; k < V; ++k) {{\n"
-                     "        const I i = iv * V + k;\n        const I c{} = i;\n{}        }}\n{}      }}\n    }}\n  }}\n",
-                     stores_decl, last, e.code, stores);
+    b += vector_loops("    ", "BX", loads, stores_decl, e.code, stores, fmt::format("        const I c{} = i;\n", last));
+    b += "  }\n";  // the row loop
     return b;
   }
 

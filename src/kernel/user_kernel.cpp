@@ -187,14 +187,14 @@ Args split_args(const UserKernelDef& d, const std::vector<Operand>& args, bool o
     throw ValueError(fmt::format("user kernel '{}' takes {} input(s){}; got {} argument(s)", d.name, nin,
                                  fmt::format(" (and optionally {} output array(s))", nout), args.size()));
   Args a;
-  std::vector<NodePtr> nodes;
+  std::vector<const NodePtr*> nodes;  // the arguments' nodes (the Arrays outlive the call)
   for (size_t i = 0; i < args.size(); ++i) {
     if (i < nin) {
       a.in.push_back(&args[i]);
       if (args[i].is_array()) {
         if (!args[i].array().defined())
           throw ValueError(fmt::format("user kernel '{}': argument {} is an empty Array handle", d.name, i));
-        nodes.push_back(args[i].array().node());
+        nodes.push_back(&args[i].array().node());
         a.shape = broadcast_shapes(a.shape, args[i].array().shape());
       }
     } else {
@@ -202,12 +202,10 @@ Args split_args(const UserKernelDef& d, const std::vector<Operand>& args, bool o
         throw TypeError(fmt::format("user kernel '{}': output argument '{}' must be an Array", d.name,
                                     d.out[i - nin].name));
       a.out.push_back(&args[i].array());
-      nodes.push_back(args[i].array().node());
+      nodes.push_back(&args[i].array().node());
     }
   }
-  std::vector<const NodePtr*> node_refs;
-  for (const auto& nd : nodes) node_refs.push_back(&nd);
-  check_same_device(node_refs.data(), static_cast<int>(node_refs.size()), d.name.c_str());
+  check_same_device(nodes.data(), static_cast<int>(nodes.size()), d.name.c_str());
   if (out_shape_is_result)
     for (size_t k = 0; k < a.out.size(); ++k) {
       const Shape s = broadcast_shapes(a.shape, a.out[k]->shape());

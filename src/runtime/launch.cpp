@@ -95,29 +95,21 @@ void set_max_dynamic_shared(void* kernel, int device, unsigned bytes) {
 
 void launch_kernel(void* kernel, const LaunchDims& d, void* params, void* stream) {
   void* args[1] = {params};
-  if (LaunchFn launch = driver_launch()) [[likely]] {
-    // A cudaKernel_t is a CUkernel, which cuLaunchKernel takes in place of a CUfunction. The
-    // runtime's error codes share the driver's numbers for everything a launch returns.
-    const CUresult r = launch(reinterpret_cast<CUfunction>(kernel), d.grid[0], d.grid[1], d.grid[2], d.block[0],
-                              d.block[1], d.block[2], d.shared_bytes, static_cast<CUstream>(stream), args, nullptr);
-    if (r == CUDA_SUCCESS) [[likely]] {
-      // launched
-    } else if (r == CUDA_ERROR_INVALID_CONTEXT) {
-      // This thread has not had the runtime make the device's context current yet: the
-      // runtime's launch does that, and later launches take the fast path.
-      cudaError_t e = cudaLaunchKernel(kernel, dim3(d.grid[0], d.grid[1], d.grid[2]),
-                                       dim3(d.block[0], d.block[1], d.block[2]), args, d.shared_bytes,
-                                       static_cast<cudaStream_t>(stream));
-      if (e != cudaSuccess) launch_failed(e, kernel, d, stream);
-    } else {
-      launch_failed(static_cast<cudaError_t>(r), kernel, d, stream);
-    }
-  } else {
-    cudaError_t e = cudaLaunchKernel(kernel, dim3(d.grid[0], d.grid[1], d.grid[2]),
-                                     dim3(d.block[0], d.block[1], d.block[2]), args, d.shared_bytes,
-                                     static_cast<cudaStream_t>(stream));
-    if (e != cudaSuccess) [[unlikely]]
-      launch_failed(e, kernel, d, stream);
+  // A cudaKernel_t is a CUkernel, which cuLaunchKernel takes in place of a CUfunction. The
+  // runtime's launch serves where the driver's entry point is missing, and where this thread
+  // has no current context yet (the runtime makes one current; later launches go fast). The
+  // runtime's error codes share the driver's numbers for everything a launch returns.
+  const LaunchFn launch = driver_launch();
+  const CUresult r = launch ? launch(reinterpret_cast<CUfunction>(kernel), d.grid[0], d.grid[1], d.grid[2], d.block[0],
+                                     d.block[1], d.block[2], d.shared_bytes, static_cast<CUstream>(stream), args, nullptr)
+                            : CUDA_ERROR_INVALID_CONTEXT;
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    const cudaError_t e = r != CUDA_ERROR_INVALID_CONTEXT
+                              ? static_cast<cudaError_t>(r)
+                              : cudaLaunchKernel(kernel, dim3(d.grid[0], d.grid[1], d.grid[2]),
+                                                 dim3(d.block[0], d.block[1], d.block[2]), args, d.shared_bytes,
+                                                 static_cast<cudaStream_t>(stream));
+    if (e != cudaSuccess) launch_failed(e, kernel, d, stream);
   }
   if (log_enabled(LogChannel::Launch)) [[unlikely]]
     log_write(LogChannel::Launch,
