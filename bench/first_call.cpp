@@ -43,7 +43,10 @@ struct ChildFigure {
 
 ChildFigure run_child(const Options& opt, const std::string& cache_dir) {
   ChildFigure f;
-  ChildResult c = run_self(opt, {"--first-call-child"}, {"CUFUSE_CACHE_DIR=" + cache_dir}, 120);
+  // CUDA_CACHE_DISABLE=1: NVRTC's own cache (12.9+, on by default) would answer a compile
+  // an earlier trial or run on this machine made, so "empty disk cache" would not be a real
+  // first compile; the warm-cache child must be served by cufuse's disk cache alone.
+  ChildResult c = run_self(opt, {"--first-call-child"}, {"CUFUSE_CACHE_DIR=" + cache_dir, "CUDA_CACHE_DISABLE=1"}, 120);
   auto lines = lines_with_prefix(c.out, "@@first-call");
   auto checks = lines_with_prefix(c.out, "@@first-call-check");
   auto errors = lines_with_prefix(c.out, "@@first-call-error");
@@ -131,7 +134,7 @@ void run_w12(Ctx& ctx, Record& r) {
   r.reps = 1;
   r.batch_ms = cold;
   r.set_time(pc.time_ms);
-  r.notes = strf("median of %d fresh processes each; plain lazy expression (W7b's) on f32[2^20], the "
+  r.notes = strf("median of %d fresh processes each, NVRTC's own cache off (CUDA_CACHE_DISABLE=1); plain lazy expression (W7b's) on f32[2^20], the "
                  "process's second new function; its first (library start-up included): %.3g / %.3g ms; "
                  "kernels compiled: empty %.0f, warm %.0f; warm disk-cache hits %.0f; %zu cache files",
                  trials, median(cold_first), median(warm_first), cold_compiled, warm_compiled,

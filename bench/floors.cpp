@@ -34,8 +34,16 @@ std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, b
   if (nvrtcCreateProgram(&prog, src.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
     throw std::runtime_error("nvrtcCreateProgram failed");
   std::string arch = arch_option();
-  const char* opts[] = {arch.c_str(), "-minimal"};
-  nvrtcResult res = nvrtcCompileProgram(prog, minimal ? 2 : 1, opts);
+  // --no-cache: NVRTC's own cache (12.9+) would answer a source it saw in an earlier run on
+  // this machine without compiling; the floor is a real compile (an NVRTC without the
+  // option is asked again without it).
+  std::vector<const char*> opts = {arch.c_str(), "--no-cache"};
+  if (minimal) opts.push_back("-minimal");
+  nvrtcResult res = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
+  if (res == NVRTC_ERROR_INVALID_OPTION) {
+    opts.erase(opts.begin() + 1);
+    res = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
+  }
   if (res != NVRTC_SUCCESS) {
     size_t n = 0;
     nvrtcGetProgramLogSize(prog, &n);
