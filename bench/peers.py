@@ -234,6 +234,9 @@ def run_w12(only_peers, quick, deadline, log):
             with tempfile.TemporaryDirectory(prefix="peers-w12-") as d:
                 env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
                     "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+                # As for cufuse's children: NVRTC's own cache (CUDA 12.9+) off, so an empty
+                # cache directory means a real compile.
+                env["CUDA_CACHE_DISABLE"] = "1"
                 for which, into in (("empty", cold), ("warm", warm)):
                     left = deadline - time.time()
                     rc, out, tail, to = run_child(["--w12-child", peer], env, min(180, left), log)

@@ -20,22 +20,30 @@
 #include "codegen/preamble.hpp"
 #include "codegen/user_kernel.hpp"
 #include "cufuse/error.hpp"
+#include "cufuse/stream.hpp"
 #include "graph/reduce_attrs.hpp"
+#include "runtime/device.hpp"
 
 namespace cufuse::detail {
 
 namespace {
 
-// Blocks a split reduction aims for over all its rows (CUFUSE_SPLIT_BLOCKS, default 2048:
-// about two waves of 256-thread blocks on an H100, which keeps enough loads in flight. On W2
-// one wave measured 8% slower, 4096 and 8192 blocks within 0.3% of 2048).
+// Blocks a split reduction aims for over all its rows: CUFUSE_SPLIT_BLOCKS, else 16 per SM of
+// the current device (2048 with none). Two full waves of 256-thread blocks at 8 per SM keep
+// enough loads in flight with no part-filled last wave: on the H200 W2 took 0.239 ms at
+// 2112 blocks (16 x 132 SMs) against 0.243 ms at 2048; one wave measured 8% slower.
 int64_t split_blocks() {
-  static const int64_t v = [] {
+  static const int64_t env = [] {
     const char* e = std::getenv("CUFUSE_SPLIT_BLOCKS");
-    const long long x = e ? std::atoll(e) : 2048;
-    return static_cast<int64_t>(x < 1 ? 1 : (x > (1 << 20) ? (1 << 20) : x));
+    const long long x = e ? std::atoll(e) : 0;
+    return static_cast<int64_t>(x < 1 ? 0 : (x > (1 << 20) ? (1 << 20) : x));
   }();
-  return v;
+  if (env > 0) return env;
+  if (Device::count() > 0) {
+    const int sms = device_props(current_device()).sm_count;
+    if (sms > 0) return int64_t(16) * sms;
+  }
+  return 2048;
 }
 
 bool contains(const Axes& axes, int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); }
