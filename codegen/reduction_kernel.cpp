@@ -547,10 +547,9 @@ struct RedEmitter {
       const bool split_loop = split && first_in_split;
       const std::string range = split_loop ? "(I)blockIdx.y * G" : "(I)0";
       const std::string step = split_loop ? "(I)gridDim.y * G" : "G";
-      const std::string end = "(N / V)";
-      s += fmt::format("#pragma unroll 4\n    for (I j = {} + lane; j < {}; j += {}) {{\n{}{}#pragma unroll\n"
+      s += fmt::format("#pragma unroll 4\n    for (I j = {} + lane; j < (N / V); j += {}) {{\n{}{}#pragma unroll\n"
                        "      for (int t = 0; t < V; ++t) {{\n        const I r = j * V + t;\n",
-                       range, end, step, vloads, pre);
+                       range, step, vloads, pre);
       s += q_unravel + e.code + "      }\n" + post + "    }\n";
     }
     e.code.clear();
