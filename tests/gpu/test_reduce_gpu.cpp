@@ -96,6 +96,20 @@ TEST_CASE("fused patterns match the reference and launch one kernel") {
   cf::reset_stats();
   CHECK(check_against_reference(cf::sum((x - y) * (x - y)), 64, "sum of squares") == 0);
   CHECK(cf::stats().kernels_launched == 1);
+  // rows kept on chip by 512 threads: part-filled vectors (10000 f32) and f16 rows; f64 rows
+  // past 4096 stay on 256 threads. One kernel each.
+  for (auto [dt, n] : {std::pair{cf::f32, int64_t(10000)}, std::pair{cf::f64, int64_t(4100)}, std::pair{cf::f16, int64_t(16384)}}) {
+    auto r = random_array(dt, {33, n});
+    auto w = random_array(dt, {n});
+    cf::reset_stats();
+    auto er = cf::exp(r - cf::max(r, 1, true));
+    CHECK(check_against_reference(er / cf::sum(er, 1, true), 8, "softmax, rows of " + std::to_string(n)) == 0);
+    CHECK(cf::stats().kernels_launched == 1);
+    cf::reset_stats();
+    auto lr = (r - cf::mean(r, 1, true)) / cf::sqrt(cf::var(r, 1, 0, true) + 1e-5) * w;
+    CHECK(check_against_reference(lr, 64, "layernorm, rows of " + std::to_string(n)) == 0);
+    CHECK(cf::stats().kernels_launched == 1);
+  }
   auto long_rows = random_array(cf::f32, {2, 1 << 20});
   auto e2 = cf::exp(long_rows - cf::max(long_rows, 1, true));
   CHECK(check_against_reference(e2 / cf::sum(e2, 1, true), 16, "multi-pass softmax") == 0);
