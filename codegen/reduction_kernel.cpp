@@ -324,21 +324,21 @@ struct RedEmitter {
     }
     // keep rows on chip for phases / row outputs
     if (rowmode && !sp.multipass) {
-      int64_t k = (N + int64_t(G) * V - 1) / (int64_t(G) * V);
-      // Block width of a row kept on chip: a row that gives each of 512 threads 4 to 8 full vectors runs on
-      // 512 threads, not 256 with 8 to 16 vectors each. On the H100, f32 rows of 8192 / 16384:
-      // softmax 0.1820 / 0.1866 ms against 0.1831 / 0.1911, layernorm 0.1832 / 0.1880 against
-      // 0.1864 / 0.1995 (64M elements each). Rows of 6144 (3 vectors at 512) stay at 256: softmax
-      // 0.1828 there against 0.1898. Not for 8-byte types: ptxas gives a 512-thread block 64
-      // registers a thread, and an f64 softmax row of 8 vectors then spills.
-      const int64_t k512 = (N + int64_t(512) * V - 1) / (int64_t(512) * V);
-      if (G == 256 && maxsz <= 4 && N >= int64_t(512) * V * 4 && k512 <= 8) {
+      auto vectors_per_thread = [&](int64_t g) { return (N + g * V - 1) / (g * V); };
+      int64_t k = vectors_per_thread(G);
+      // Block width of a row kept on chip: a row that gives each of 512 threads 4 to 8 full
+      // vectors runs on 512 threads, not 256 with 8 to 16 vectors each. On the H100, f32 rows
+      // of 8192 / 16384: softmax 0.1820 / 0.1866 ms against 0.1831 / 0.1911, layernorm 0.1832 /
+      // 0.1880 against 0.1864 / 0.1995 (64M elements each). Rows of 6144 (3 vectors at 512)
+      // stay at 256: softmax 0.1828 there against 0.1898. Not for 8-byte types: ptxas gives a
+      // 512-thread block 64 registers a thread, and an f64 softmax row of 8 vectors then spills.
+      if (G == 256 && maxsz <= 4 && N >= int64_t(4) * 512 * V && vectors_per_thread(512) <= 8) {
         G = B = 512;
-        k = k512;
+        k = vectors_per_thread(G);
       }
       if (k > 32 && G == 256) {
         G = B = 1024;
-        k = (N + int64_t(G) * V - 1) / (int64_t(G) * V);
+        k = vectors_per_thread(G);
       }
       if (k <= 32) {
         K = 1;
