@@ -1,5 +1,6 @@
 // codegen/expr_emitter.cpp: shared emission of node values (see expr_emitter.hpp).
 #include "codegen/expr_emitter.hpp"
+#include "codegen/scalar_forms.hpp"
 
 #include <fmt/format.h>
 
@@ -208,7 +209,14 @@ std::string ExprEmitter::op_value(const Node* n, const std::string* in_v) {
   static const char* names[3] = {"a", "b", "c"};
   for (int k = 0; k < row.arity; ++k)
     decl += fmt::format("const {} {} = {}; ", reg_type(ty.compute[k]), names[k], convert(in_v[k], in_dt[k], ty.compute[k]));
-  decl += fmt::format("{} = static_cast<R>({}); }}", v, row.expr);
+  std::string expr = row.expr;
+  if (row.id == Op::TrueDivide && divides_by_exact_reciprocal(n)) {  // a * (1/b), exact (scalar_forms.hpp)
+    const Node* d = n->inputs[1].get();
+    const std::string name = fmt::format("rcp{}", bind.leaf_index(d));
+    if (once(name)) add_patch(pl.add(T, compute_size(ty.compute[1]), name), PatchSrc::ScalarReciprocal, ty.compute[1], bind.leaf_index(d));
+    expr = "a * p." + name;
+  }
+  decl += fmt::format("{} = static_cast<R>({}); }}", v, expr);
   line(decl);
   if (is_half(n->dtype)) line(fmt::format("{} = {};", v, round_half(n->dtype, v)));
   return v;

@@ -71,3 +71,21 @@ TEST_CASE("generators, index remaps, strided and 64-bit kernels compile") {
   auto zero_d = cf::placeholder(cf::f32, {});
   CHECK(plan_of({zero_d + 1}, true)->steps.size() == 1);
 }
+
+TEST_CASE("contiguous kernels: plain loads below 2^22 elements of 4- and 8-byte types, vectors above") {
+  auto summary = [](const cf::Array& a) { return plan_of({a})->steps.at(0).spec.summary; };
+  const int64_t lim = int64_t(1) << 22;
+  for (cf::DType t : {cf::f32, cf::i32, cf::f64}) {
+    INFO(cf::name(t));
+    auto small = cf::placeholder(t, {lim - 1}), big = cf::placeholder(t, {lim});
+    CHECK(summary(small * small) == "contiguous, 2 x 1 elements per thread, 32-bit index");
+    CHECK(summary(big * big).find("(16-byte vectors)") != std::string::npos);
+  }
+  // 1- and 2-byte types keep their vectors at every size; so does a kernel that reads one
+  auto h = cf::placeholder(cf::f16, {1000});
+  CHECK(summary(h * h).find("(16-byte vectors)") != std::string::npos);
+  CHECK(summary(h.astype(cf::f32) * 2).find("(16-byte vectors)") != std::string::npos);
+  // the plain form has no tail: each element is written once, by the main loop
+  const std::string src = plan_of({cf::placeholder(cf::f32, {1001}) + 1}, true)->steps.at(0).spec.source;
+  CHECK(count_of(src, "p.o1[") + count_of(src, "p.o2[") == 0);
+}

@@ -22,8 +22,8 @@ void compiles(const std::vector<cf::Array>& outs) {
 }  // namespace
 
 TEST_CASE("ElementwiseKernel: fuses with the ops around it into one kernel that compiles") {
-  auto x = cf::placeholder(cf::f32, {1 << 20});
-  auto y = cf::placeholder(cf::f32, {1 << 20});
+  auto x = cf::placeholder(cf::f32, {1 << 22});  // large enough for 16-byte vectors
+  auto y = cf::placeholder(cf::f32, {1 << 22});
   auto z = cf::sqrt(sqdiff_kernel()(x * 2, y) + 1);
   CHECK(z.dtype() == cf::f32);
   auto ex = plan_of({z});

@@ -4,11 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "codegen/scalar_forms.hpp"
 #include "exec/counters.hpp"
 #include "exec/executable.hpp"
 #include "library/library_call.hpp"
@@ -51,6 +53,14 @@ void apply_patches(unsigned char* bytes, const Patch* patches, size_t n, const L
       case PatchSrc::ScalarValue: {
         const Scalar s = src.scalar(static_cast<int>(p.index));
         write_compute_value(dst, p.dtype, s.to_double(), s.to_int64(), s.to_uint64(), s.to_bool());
+        break;
+      }
+      case PatchSrc::ScalarReciprocal: {
+        const Scalar s = src.scalar(static_cast<int>(p.index));
+        const double r = exact_reciprocal(s.to_double(), p.dtype);
+        if (std::isnan(r))  // the key (plan/signature.cpp) keeps other values off this kernel
+          throw InternalError(fmt::format("a kernel made for a power-of-two divisor was bound to {}", s.to_double()));
+        write_compute_value(dst, p.dtype, r, 0, 0, true);
         break;
       }
       case PatchSrc::GenA:

@@ -273,8 +273,8 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
       }
       GraphScan s1, s2;
       if (!by_value) {
-        scan_graph(r1, {}, s1);
-        scan_graph(r2, {}, s2);
+        scan_graph(r1, {}, s1, false);  // the sentinels must not change a value-dependent form
+        scan_graph(r2, {}, s2, false);
         by_value = s1.key != s2.key || r1.size() != r2.size();
       }
       for (size_t j = 0; !by_value && j < s1.leaves.size(); ++j) {
@@ -296,7 +296,10 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
         if (!args[i].array) en->sig[i].by_value = true;
     } else {
       en->arg_scalar_nodes = found;
-      for (const auto& [n, slot] : found) arg_scalars.insert(n);
+      for (const auto& [n, slot] : found) {
+        arg_scalars.insert(n);
+        const_cast<Node*>(n)->varies = true;  // its value changes under one plan
+      }
       // A scalar no operand reads can only have steered C++ code (a branch): its value is
       // part of the signature.
       for (int i = 0; i < nargs; ++i) {
@@ -385,7 +388,7 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
       std::vector<Patch> fixed_patches;
       for (const Patch& p : st.spec.patches) {
         bool dyn = p.src == PatchSrc::BufferPtr || p.src == PatchSrc::Workspace ||
-                   ((p.src == PatchSrc::LeafPtr || p.src == PatchSrc::ScalarValue) &&
+                   ((p.src == PatchSrc::LeafPtr || p.src == PatchSrc::ScalarValue || p.src == PatchSrc::ScalarReciprocal) &&
                     en->binds[p.index].kind != LeafBind::Kind::Fixed);
         (dyn ? sb.dynamic : fixed_patches).push_back(p);
       }

@@ -97,6 +97,8 @@ struct Node {
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
   int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
   bool read_only = false;            // a Buffer leaf seen through broadcast_to (NumPy: read-only)
+  bool varies = false;               // a Scalar leaf bound to a fuse() argument: no value-dependent
+                                     // kernel form (codegen/scalar_forms.hpp)
   int16_t device = -2;               // device of the memory the node reads (-1 host, -2 none):
                                      // for the mixed-device check of exec/binding.hpp
 

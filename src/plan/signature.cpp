@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include "codegen/op_table.hpp"
+#include "codegen/scalar_forms.hpp"
 #include "library/library_call.hpp"
 #include "runtime/storage.hpp"
 
@@ -27,6 +29,7 @@ enum : int64_t { kBuf = 1, kScal, kGen, kEw, kView, kRed, kLib, kRoots, kTarget 
 
 struct Walker {
   GraphScan& s;
+  bool value_forms = true;
   std::unordered_map<const Node*, int> big;  // used once the graph is large
   int next_id = 0;
 
@@ -113,6 +116,8 @@ struct Walker {
         } else if (n->attrs) {
           s.key.push_back(static_cast<int64_t>(n->hash));  // Reduce attributes (op, axes, keepdims)
         }
+        if (value_forms && k == NodeKind::Elementwise && n->op == static_cast<uint16_t>(Op::TrueDivide))
+          s.key.push_back(divides_by_exact_reciprocal(n) ? 1 : 0);
         break;
       }
     }
@@ -127,9 +132,10 @@ struct Walker {
 };
 }  // namespace
 
-void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out) {
+void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out,
+                bool value_forms) {
   out.clear();
-  Walker w{out, {}, 0, {}, {}};
+  Walker w{out, value_forms, {}, 0, {}, {}};
   std::vector<int> root_ids;
   root_ids.reserve(roots.size());
   for (const auto& r : roots) root_ids.push_back(w.visit(r.get()));

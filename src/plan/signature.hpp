@@ -25,7 +25,10 @@ struct GraphScan {
 };
 
 bool is_aligned16(const Node* buffer_leaf);
-void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out);
+// value_forms: record the value-dependent kernel forms (codegen/scalar_forms.hpp) in the key;
+// off only where two graphs are compared for structure alone (fuse()'s scalar detection).
+void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out,
+                bool value_forms = true);
 
 // Four independent lanes, combined at the end: a key of a hundred entries hashes in a
 // quarter of the serial chain's latency (this runs on every evaluation).

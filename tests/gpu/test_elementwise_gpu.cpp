@@ -6,6 +6,7 @@
 #include <set>
 
 #include "codegen/op_table.hpp"
+#include "codegen/scalar_forms.hpp"
 #include "gpu_compare.hpp"
 
 using namespace cf::detail;
@@ -187,4 +188,25 @@ TEST_CASE("bad input on the device: errors, not crashes") {
   CHECK_THROWS_AS(cf::empty({int64_t(1) << 50}, cf::f32), cf::OutOfMemoryError);
   auto e = cf::zeros({0, 3}, cf::f32) + 1;
   CHECK(e.to_host<float>().empty());
+}
+
+TEST_CASE("division by a power-of-two scalar multiplies by its reciprocal with the reference's bits") {
+  // Edge values (signed zeros, infinities, NaN, the largest and the smallest normals, whose
+  // quotients overflow or go subnormal) then random ones.
+  const double inf = INFINITY;
+  const std::vector<double> edge = {0.0, -0.0, inf, -inf, NAN, 3.4e38, -3.4e38, 1.2e-38, -1.2e-38, 1e-45, 1.0, -3.0};
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16, cf::bf16, cf::i32}) {
+    auto x = random_array(t, {100003});
+    if (cf::is_float(t)) x[{cf::slice(0, int64_t(edge.size()))}] = cf::from_host(edge).astype(t);
+    for (double d : {2.0, 0.25, -8.0, std::ldexp(1.0, -100), std::ldexp(1.0, 100), 3.0}) {
+      auto q = x / d;
+      INFO(cf::name(t) << " / " << d << ", reciprocal form " << divides_by_exact_reciprocal(q.node().get()));
+      CHECK(check_against_reference(q, 0, "x / d") == 0);
+    }
+  }
+  // a fused function's scalar argument stays a division: other values reuse the plan
+  auto f = cf::fuse([](auto x, auto s) { return x / s; });
+  auto x = random_array(cf::f32, {4099});
+  for (double s : {2.0, 3.0, 0.5, -7.0}) CHECK(same_bits(f(x, s), x / s));
+  CHECK(f.stats().traces == 1);
 }
