@@ -627,10 +627,10 @@ struct RedEmitter {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
     k.name = fmt::format("cf_scan_{}_{:016x}", info(r.node->dtype).short_name, h);
-    k.source = kernel_preamble() +
-               fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
+    const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
                            "{}(const {}_params p) {{\n{}}}\n",
                            k.name, e.pl.decl(), B, k.name, k.name, b);
+    k.source = kernel_preamble(text) + text;
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = M;
@@ -799,10 +799,10 @@ struct RedEmitter {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
     k.name = fmt::format("cf_red_{}_{:016x}", types, h);
-    k.source = kernel_preamble() +
-               fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
+    const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
                            "{}(const {}_params p) {{\n{}}}\n",
                            k.name, e.pl.decl(), B, k.name, k.name, b);
+    k.source = kernel_preamble(text) + text;
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = M;

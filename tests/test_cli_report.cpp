@@ -326,7 +326,7 @@ TEST_CASE("cli report: text rendering") {
   CHECK(contains(t, "reads:     x: float16 (16, 16)"));
   CHECK(contains(t, "scalar 2 (float16, a kernel parameter)"));
   CHECK(contains(t, "nvrtc:     not compiled"));
-  CHECK(contains(t, "lines of the preamble every kernel shares"));
+  CHECK(contains(t, "lines of preamble: the shared helpers this kernel uses"));
   CHECK(contains(t, "extern \"C\" __global__"));
   CHECK(!contains(t, "#define CF_FN"));
   CHECK(contains(cli::render_text(r, cli::SourceMode::Full), "#define CF_FN"));

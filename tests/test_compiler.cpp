@@ -22,6 +22,7 @@
 #include "codegen/disk_cache.hpp"
 #include "codegen/dump.hpp"
 #include "codegen/nvrtc.hpp"
+#include "codegen/preamble.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/stream.hpp"
 #include "exec/counters.hpp"
@@ -325,4 +326,27 @@ TEST_CASE("compiler: kernel_for without a device says so") {
   CHECK_THROWS_AS(k->kernel_for(64), cufuse::ValueError);
   CHECK_THROWS_AS(k->kernel_for(-1), cufuse::ValueError);
   if (cufuse::Device::count() == 0) CHECK_THROWS_AS(k->kernel_for(0), cufuse::Error);
+}
+
+TEST_CASE("preamble: a kernel gets the helpers it names, with theirs, in their written order") {
+  using cufuse::detail::full_preamble;
+  using cufuse::detail::kernel_preamble;
+  using cufuse::detail::kPreambleEnd;
+  // naming everything gives everything back: no declaration is lost in the cutting
+  CHECK(kernel_preamble(full_preamble()) == full_preamble() + std::string(kPreambleEnd));
+  const std::string none = kernel_preamble("extern \"C\" __global__ void k(float* p) { p[0] = 1; }");
+  CHECK(none == "#define CF_FN __device__ __forceinline__\n" + std::string(kPreambleEnd));
+  const std::string rnd = kernel_preamble("float v = cf_random_normal<float>(1, 2, 0.f, 1.f);");
+  for (const char* need : {"struct cf_u4", "cf_mulhilo(", "cf_philox(", "cf_unit_open(", "cf_random_normal("})
+    CHECK_MESSAGE(rnd.find(need) != std::string::npos, need);
+  CHECK(rnd.find("cf_floor_divide") == std::string::npos);
+  CHECK(rnd.find("cf_philox(") > rnd.find("cf_mulhilo("));  // declared before use
+  // a template's specializations come with it: cf_st<cf_f16> and cf_st<cf_bf16>
+  const std::string st = kernel_preamble("cf_f16 h = cf_st<cf_f16>(1.0f);");
+  CHECK(st.find("cf_st<cf_f16>(float v)") != std::string::npos);
+  CHECK(st.find("cf_st<cf_bf16>(float v)") != std::string::npos);
+  CHECK(st.find("struct cf_bf16") != std::string::npos);
+  // the whole text compiles, as one kernel's preamble
+  CHECK(cufuse::detail::compile_kernel(full_preamble() + "\nextern \"C\" __global__ void cf_pre_all(float* p) { p[0] = 1; }\n",
+                                       "cf_pre_all", 90)->cubin.size() > 0);
 }

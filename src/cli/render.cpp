@@ -208,8 +208,8 @@ std::string render_text(const Report& r, SourceMode source) {
       if (source == SourceMode::Body && k.preamble_length > 0) {
         const std::string_view pre(k.source.data(), k.preamble_length);
         const auto nlines = std::count(pre.begin(), pre.end(), '\n');
-        s += fmt::format("  // [{} lines of the preamble every kernel shares (codegen/preamble.cpp): --full-source shows them]\n",
-                         nlines);
+        s += fmt::format("  // [{} lines of preamble: the shared helpers this kernel uses (codegen/preamble.cpp); "
+                         "--full-source shows them]\n", nlines);
         s += indent(k.source.substr(k.preamble_length), "  ");
       } else {
         s += indent(k.source, "  ");

@@ -354,8 +354,8 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     k.outputs = written_values(g, b);
     k.summary = st.spec.summary;
     k.source = st.spec.source;
-    const std::string& pre = detail::kernel_preamble();
-    if (k.source.compare(0, pre.size(), pre) == 0) k.preamble_length = pre.size();
+    if (size_t e = k.source.find(detail::kPreambleEnd); e != std::string::npos)
+      k.preamble_length = e + detail::kPreambleEnd.size();
     kernel_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.kernels.size());
     rep.kernels.push_back(std::move(k));
   }

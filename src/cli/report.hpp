@@ -52,7 +52,7 @@ struct KernelReport {
   std::vector<LeafRead> inputs;
   std::string summary;          // codegen's one-line description (contiguity, vector width ...)
   std::string source;           // complete, as NVRTC compiles it
-  size_t preamble_length = 0;   // source starts with codegen's shared preamble of this many characters
+  size_t preamble_length = 0;   // source starts with a preamble of shared helpers this many characters long
   // NVRTC
   bool compiled = false;
   std::string error;            // the CompileError message when it failed
@@ -113,8 +113,8 @@ struct Report {
 // recorded per kernel, not thrown; cufuse errors in planning are thrown.
 Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt);
 
-// How much of each kernel's source the text shows: none, the kernel after the preamble that
-// every kernel shares (one line says where it went), or all of it.
+// How much of each kernel's source the text shows: none, the kernel after its preamble of
+// shared helpers (one line says where it went), or all of it.
 enum class SourceMode { None, Body, Full };
 std::string render_text(const Report& r, SourceMode source);
 // {"arch": .., "results": [..], "kernels": [..], "library_calls": [..]}; with_source false
