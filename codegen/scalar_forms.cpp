@@ -27,10 +27,10 @@ bool divides_by_exact_reciprocal(const Node* n) {
     return false;
   const Node* d = n->inputs[1].get();
   if (d->k() != NodeKind::Scalar || d->varies) return false;
-  const DType in[2] = {n->inputs[0]->dtype, d->dtype};
-  const OpTyping ty = type_op(Op::TrueDivide, in, 2);
-  // The node keeps its value in its own dtype (make_scalar), so the value is what the kernel sees.
-  return !std::isnan(exact_reciprocal(d->scalar.to_double(), ty.compute[1]));
+  // A true division computes in its result dtype (op_table's TrueDivide rule), so n->dtype is
+  // the divisor's compute dtype, without type_op on this path (every graph key asks). The
+  // Scalar keeps its value in its own dtype (make_scalar): the value is what the kernel sees.
+  return !std::isnan(exact_reciprocal(d->scalar.to_double(), n->dtype));
 }
 
 }  // namespace cufuse::detail
