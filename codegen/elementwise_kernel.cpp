@@ -7,6 +7,9 @@
 //                     at stride 0): each thread handles `unroll` vectors of `V` elements
 //                     (16-byte loads and stores when all pointers are 16-byte aligned),
 //                     loads first, then compute and store; a tail of < V elements after.
+//                     Below kSmallPlain elements without vectors: straight-line code, no
+//                     loops (the cheapest form for NVRTC to compile), one element per
+//                     thread up to kOnePerThread, else two (predicated loads first).
 //   rows mode       — rank >= 2 whose innermost dimension is at stride 1 for every memory
 //                     read and output (or 0 for a read: a broadcast along the row), at least
 //                     kMinRow long: a 2-D grid, x along the row, y over rows (unravelled once
@@ -46,6 +49,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int64_t kMinRow = 32;  // rows mode: shortest innermost extent (else most threads idle)
 constexpr int64_t kSmallPlain = int64_t(1) << 22;  // contiguous mode: below this, plain loads (see analyse)
+constexpr int64_t kOnePerThread = int64_t(1) << 19;  // plain form: up to this, one element per thread
 
 struct Acc {
   enum Kind { Mem, Gen, View, Out } kind;
@@ -67,10 +71,12 @@ struct EwEmitter {
   std::unordered_map<const Node*, int> scalar_of;
 
   Shape cs;
-  bool contiguous = false, rows = false, vectorize = false, i64 = false;
+  bool contiguous = false, rows = false, vectorize = false, plain = false, i64 = false;
   int V = 1, U = 1;
   int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
+  std::string idx = "i";    // the element index in the element code (plain pairs: i0, i1)
+  std::string guard;        // plain pairs: loads are `guard ? load : 0`
   std::unordered_map<const Node*, std::string> vals;
 
   EwEmitter(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
@@ -144,12 +150,19 @@ struct EwEmitter {
       maxsz = std::max(maxsz, itemsize(a.node->dtype));
       minsz = std::min(minsz, itemsize(a.node->dtype));
     }
-    // Small contiguous kernels of 4- and 8-byte elements run on plain loads, 2 per thread, with
-    // no tail: on the H100 (standalone probe of W7b's kernel, f32) they are as fast as 2 x 4
-    // vectors up to 2^22 elements (1M: 3.57 vs 3.43 us, 2M: 5.01 vs 5.35, 4M: 18.5 vs 18.1)
-    // and NVRTC compiles them in 2/3 of the time (W12: ~30 vs ~41 ms there), as the vector
-    // form unrolls the body 2 x 4 times plus a tail. Larger ones keep the vectors (W1).
+    // Small contiguous kernels of 4- and 8-byte elements run on plain loads with no tail: on
+    // the H100 (standalone probe of W7b's kernel, f32) 2 plain elements per thread were as fast
+    // as 2 x 4 vectors up to 2^22 elements (1M: 3.57 vs 3.43 us, 2M: 5.01 vs 5.35, 4M: 18.5 vs
+    // 18.1) and NVRTC compiled them in 2/3 of the time (W12: ~30 vs ~41 ms there), as the
+    // vector form unrolls the body 2 x 4 times plus a tail. Larger ones keep the vectors (W1).
+    // Below that size a kernel without vectors (`plain`) is straight-line code with no loop:
+    // NVVM's loop passes and the per-lane arrays of the unrolled form cost NVRTC ~3 ms for
+    // W12's kernel (27.0 vs 23.8 ms here with one element per thread, 25-26 with two). One
+    // element per thread is as fast up to 2^19 elements; above, the H200 ran it 30% slower
+    // (1M: 4.45 vs 3.34 us, 2M: 7.04 vs 4.62) and two per thread, loads first, as fast as the
+    // unrolled loop (3.34, 4.62).
     if (contiguous && nd == 1 && minsz >= 4 && numel(S) < kSmallPlain) vectorize = false;
+    plain = contiguous && !vectorize && numel(S) < kSmallPlain;
     if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
       const int64_t v = 16 / maxsz;
       if (cs[nd - 1] % v != 0) vectorize = false;
@@ -177,6 +190,9 @@ struct EwEmitter {
     } else if (vectorize) {
       V = 16 / maxsz;
       U = std::max(1, std::min(elementwise_unroll(), 16 / V));
+    } else if (plain) {
+      V = 1;
+      U = numel(S) <= kOnePerThread ? 1 : 2;
     } else {
       V = 1;
       U = contiguous ? elementwise_unroll() : 1;
@@ -232,7 +248,7 @@ struct EwEmitter {
     if (rows) return a.st[cs.ndim() - 1] == 0 ? row_base(j) : row_base(j) + " + i";  // inner stride 0 or 1
     if (contiguous) {
       if (cs.ndim() == 0) return "0";
-      return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? "i" : fmt::format("i * p.{}[0]", sn));
+      return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? idx : fmt::format("{} * p.{}[0]", idx, sn));
     }
     std::string s;
     for (int d = 0; d < cs.ndim(); ++d) s += fmt::format("{}c{} * p.{}[{}]", d ? " + " : "", d, sn, d);
@@ -241,7 +257,7 @@ struct EwEmitter {
   std::string direct_pos(const std::string& pfx) const {
     std::string s = fmt::format("(long long)p.{}_off", pfx);
     if (contiguous) {
-      if (cs.ndim() == 1) s += fmt::format(" + (long long)i * p.{}_s[0]", pfx);
+      if (cs.ndim() == 1) s += fmt::format(" + (long long){} * p.{}_s[0]", idx, pfx);
       return s;
     }
     for (int d = 0; d < cs.ndim(); ++d) s += fmt::format(" + (long long)c{} * p.{}_s[{}]", d, pfx, d);
@@ -260,7 +276,9 @@ struct EwEmitter {
       std::string src;
       if (in_vector_body && (rows || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
       else src = fmt::format("p.a{}[{}]", J, direct_offset(j));
-      e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)));
+      const std::string R = reg_type(n->dtype);
+      if (guard.empty()) e.line(fmt::format("const {} {} = {};", R, v, load_expr(n->dtype, src)));
+      else e.line(fmt::format("const {} {} = {} ? {} : static_cast<{}>(0);", R, v, guard, load_expr(n->dtype, src), R));
     } else if (n->k() == NodeKind::Scalar) {
       v = "p.s" + std::to_string(scalar_of.at(n));
     } else if (n->k() == NodeKind::Generator) {
@@ -278,7 +296,9 @@ struct EwEmitter {
     return v;
   }
 
-  void emit_element(ExprEmitter& e, bool vector_body) {
+  // The element code of every output. Stores go to the lanes of the output vectors, or to
+  // memory; with `deferred`, they are appended there instead (plain pairs store last).
+  void emit_element(ExprEmitter& e, bool vector_body, std::string* deferred = nullptr) {
     in_vector_body = vector_body;
     vals.clear();
     for (size_t j = 0; j < accs.size(); ++j) {
@@ -286,9 +306,32 @@ struct EwEmitter {
       if (a.kind != Acc::Out) continue;
       const std::string J = std::to_string(j);
       std::string v = value(e, a.node);
+      const std::string store = fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v));
       if (vector_body) e.line(fmt::format("o{}.v[k] = {};", J, store_expr(a.node->dtype, v)));
-      else e.line(fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v)));
+      else if (deferred) *deferred += fmt::format("  if ({}) {}\n", guard, store);
+      else e.line(store);
     }
+  }
+
+  // The plain form: straight-line code for element i (U == 1), or for i0 and i1 = i0 + kBlock
+  // (U == 2): both elements' loads (predicated on being in range), then their arithmetic, then
+  // their stores.
+  std::string plain_body(ExprEmitter& e) {
+    e.code.clear();
+    if (U == 1) {
+      emit_element(e, false);
+      return fmt::format("  const I i = (I)blockIdx.x * {} + (I)threadIdx.x;\n  if (i < n) {{\n{}  }}\n", kBlock, e.code);
+    }
+    std::string stores;
+    for (int u = 0; u < 2; ++u) {
+      idx = fmt::format("i{}", u);
+      guard = fmt::format("k{}", u);
+      emit_element(e, false, &stores);
+    }
+    idx = "i";
+    guard.clear();
+    return fmt::format("  const I i0 = (I)blockIdx.x * {} + (I)threadIdx.x, i1 = i0 + {};\n"
+                       "  const bool k0 = i0 < n, k1 = i1 < n;\n{}{}", 2 * kBlock, kBlock, e.code, stores);
   }
 
   // The vector loops of the contiguous and rows bodies: each thread's U vectors (`step`
@@ -311,7 +354,9 @@ struct EwEmitter {
 
   std::string kernel_body(ExprEmitter& e) {
     std::string b = fmt::format("  using I = {};\n  const I n = (I)p.n;\n", e.idx());
-    if (contiguous) {
+    if (plain) {
+      b += plain_body(e);
+    } else if (contiguous) {
       b += fmt::format("  constexpr int V = {}, U = {};\n  const I nvec = n / V;\n", V, U);
       b += fmt::format("  const I t0 = (I)blockIdx.x * ({} * U) + (I)threadIdx.x;\n", kBlock);
       std::string loads, stores_decl, stores;
@@ -423,7 +468,10 @@ struct EwEmitter {
     k.dims.grid[0] = static_cast<unsigned>(blocks);
     k.dims.block[0] = rows ? BX : kBlock;
     k.dims.block[1] = rows ? kBlock / BX : 1;
-    if (contiguous)
+    if (plain)
+      k.summary = fmt::format("contiguous, {} per thread, straight-line, {}-bit index", U == 1 ? "1 element" : "2 elements",
+                              i64 ? 64 : 32);
+    else if (contiguous)
       k.summary = fmt::format("contiguous, {} x {} elements per thread{}, {}-bit index", U, V,
                               vectorize ? " (16-byte vectors)" : "", i64 ? 64 : 32);
     else if (rows)

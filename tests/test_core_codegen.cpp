@@ -74,18 +74,36 @@ TEST_CASE("generators, index remaps, strided and 64-bit kernels compile") {
 
 TEST_CASE("contiguous kernels: plain loads below 2^22 elements of 4- and 8-byte types, vectors above") {
   auto summary = [](const cf::Array& a) { return plan_of({a})->steps.at(0).spec.summary; };
-  const int64_t lim = int64_t(1) << 22;
+  const int64_t lim = int64_t(1) << 22, one = int64_t(1) << 19;
   for (cf::DType t : {cf::f32, cf::i32, cf::f64}) {
     INFO(cf::name(t));
-    auto small = cf::placeholder(t, {lim - 1}), big = cf::placeholder(t, {lim});
-    CHECK(summary(small * small) == "contiguous, 2 x 1 elements per thread, 32-bit index");
+    auto small = cf::placeholder(t, {one}), mid = cf::placeholder(t, {one + 1}), big = cf::placeholder(t, {lim}),
+         below = cf::placeholder(t, {lim - 1});
+    CHECK(summary(small * small) == "contiguous, 1 element per thread, straight-line, 32-bit index");
+    CHECK(summary(mid * mid) == "contiguous, 2 elements per thread, straight-line, 32-bit index");
+    CHECK(summary(below * below) == "contiguous, 2 elements per thread, straight-line, 32-bit index");
     CHECK(summary(big * big).find("(16-byte vectors)") != std::string::npos);
   }
   // 1- and 2-byte types keep their vectors at every size; so does a kernel that reads one
   auto h = cf::placeholder(cf::f16, {1000});
   CHECK(summary(h * h).find("(16-byte vectors)") != std::string::npos);
   CHECK(summary(h.astype(cf::f32) * 2).find("(16-byte vectors)") != std::string::npos);
-  // the plain form has no tail: each element is written once, by the main loop
+  // the plain forms are straight-line code: no loop, no vectors, no tail
   const std::string src = plan_of({cf::placeholder(cf::f32, {1001}) + 1}, true)->steps.at(0).spec.source;
-  CHECK(count_of(src, "p.o1[") + count_of(src, "p.o2[") == 0);
+  CHECK(count_of(src, "p.o1[") == 1);
+  CHECK(count_of(src, "#pragma unroll") == 0);
+  CHECK(count_of(src, "cf_vec<") == 0);
+  // two per thread: each element's loads are predicated on its range check, and the stores
+  // (one per element) come after both elements' arithmetic
+  auto x = cf::placeholder(cf::f32, {one + 7}), y = cf::placeholder(cf::i64, {one + 7});
+  const std::string two = plan_of({cf::sqrt(x) + y}, true)->steps.at(0).spec.source;
+  CHECK(count_of(two, "#pragma unroll") == 0);
+  CHECK(count_of(two, "k0 ? ") == 2);
+  CHECK(count_of(two, "k1 ? ") == 2);
+  CHECK(count_of(two, "static_cast<long long>(0)") == 2);
+  CHECK(count_of(two, "if (k0) p.o2[i0]") == 1);
+  CHECK(count_of(two, "if (k1) p.o2[i1]") == 1);
+  CHECK(two.rfind("if (k0) p.o2[i0]") > two.rfind("sqrt("));
+  // a 0-d result takes the one-element form
+  CHECK(summary(cf::placeholder(cf::f64, {}) + 1) == "contiguous, 1 element per thread, straight-line, 32-bit index");
 }

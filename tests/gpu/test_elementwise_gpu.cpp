@@ -82,6 +82,21 @@ TEST_CASE("layouts: strided, reversed, broadcast, remapped, unaligned, 0-d") {
   CHECK(check_against_reference(big * 0.5f + cf::sqrt(cf::abs(big)), 0, "4M contiguous") == 0);
 }
 
+TEST_CASE("straight-line contiguous kernels: one and two elements per thread, every size boundary") {
+  // one per thread up to 2^19, two (i0, i0 + 256, loads predicated) up to 2^22, vectors above;
+  // sizes just around each boundary and around a whole number of 512-element blocks
+  for (int64_t n : {int64_t(1), int64_t(255), int64_t(257), int64_t(1) << 19, (int64_t(1) << 19) + 1,
+                    (int64_t(1) << 19) + 257, (int64_t(1) << 20) + 511, (int64_t(1) << 22) - 1}) {
+    INFO("n = " << n);
+    auto x = random_array(cf::f32, {n});
+    auto y = random_array(cf::i64, {n});
+    auto z = random_array(cf::f64, {n});
+    CHECK(check_against_reference(((x - z) * (x + z) * 0.5 + x * 3 - z / 2) * (x * x + 1), 0, "W7b's expression") == 0);
+    CHECK(check_against_reference(cf::where(x > 0, cf::sqrt(x) + y, cf::arange(n) * 0.5), 0, "mixed dtypes, arange") == 0);
+    CHECK(check_against_reference(cf::abs(y) * 2 - (y >> 3), 0, "int64 only") == 0);
+  }
+}
+
 TEST_CASE("rows mode: broadcasts along rows and columns, vectorized or not, any rank") {
   auto m = random_array(cf::f32, {300, 1024});
   auto col = random_array(cf::f32, {300});
