@@ -1,6 +1,13 @@
 // tests/test_core_codegen.cpp: every generated kernel shape compiles with NVRTC for sm_90
 // (no GPU needed): every op of the op table for every dtype it takes, every cast, the
 // generators, index remaps, strided and 64-bit kernels.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "codegen/host_helpers.hpp"
 #include "codegen/op_table.hpp"
 #include "test_core_helpers.hpp"
 
@@ -106,4 +113,47 @@ TEST_CASE("contiguous kernels: plain loads below 2^22 elements of 4- and 8-byte 
   CHECK(two.rfind("if (k0) p.o2[i0]") > two.rfind("sqrt("));
   // a 0-d result takes the one-element form
   CHECK(summary(cf::placeholder(cf::f64, {}) + 1) == "contiguous, 1 element per thread, straight-line, 32-bit index");
+}
+
+TEST_CASE("floating add, subtract and multiply are spelled as C++ operators; other types keep the helpers") {
+  auto src = [](const cf::Array& a) {  // the kernel, without the preamble's helper definitions
+    const std::string s = plan_of({a})->steps.at(0).spec.source;
+    return s.substr(s.find("end of the cufuse preamble"));
+  };
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16, cf::bf16}) {
+    INFO(cf::name(t));
+    auto x = cf::placeholder(t, {100}), y = cf::placeholder(t, {100});
+    const std::string s = src((x + y) * (x - y));
+    CHECK(count_of(s, "cf_add(") + count_of(s, "cf_sub(") + count_of(s, "cf_mul(") == 0);
+    CHECK(count_of(s, "a + b") >= 1);  // (2-byte types: a vector body and a tail)
+    CHECK(count_of(s, "a - b") >= 1);
+    CHECK(count_of(s, "a * b") >= 1);
+  }
+  for (cf::DType t : {cf::i32, cf::u8, cf::bool_}) {
+    INFO(cf::name(t));
+    auto x = cf::placeholder(t, {100}), y = cf::placeholder(t, {100});
+    const std::string s = src(x * y + x);
+    CHECK(count_of(s, "cf_mul(a, b)") >= 1);  // (1-byte types: a vector body and a tail)
+    CHECK(count_of(s, "cf_add(a, b)") >= 1);
+    CHECK(count_of(s, "a * b") + count_of(s, "a + b") == 0);
+  }
+  // mixed int and float inputs compute in float: the operator form
+  CHECK(count_of(src(cf::placeholder(cf::i32, {100}) * cf::placeholder(cf::f32, {100})), "a * b") == 1);
+  // the spelling must mean what the helper means: bit for bit on the host, edge values included
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float vals[] = {0.f, -0.f, 1.f, -2.5f, 1e-40f, -3e38f, 3e38f, inf, -inf, nan};
+  for (float a : vals)
+    for (float b : vals) {
+      auto same = [](float u, float v) { return std::memcmp(&u, &v, sizeof u) == 0 || (u != u && v != v); };
+      CHECK(same(ref_kern::cf_add(a, b), a + b));
+      CHECK(same(ref_kern::cf_sub(a, b), a - b));
+      CHECK(same(ref_kern::cf_mul(a, b), a * b));
+      const double da = a, db = b, sum = ref_kern::cf_add(da, db);
+      CHECK((sum == da + db || (std::isnan(sum) && std::isnan(da + db))));
+    }
+  for (int op = 0; op < kNumOps; ++op)
+    if (const char* fe = float_operator_expr(static_cast<Op>(op))) {
+      INFO(op_row(static_cast<Op>(op)).name);
+      CHECK(std::string(fe) == fmt::format("a {} b", op_row(static_cast<Op>(op)).symbol));
+    }
 }
