@@ -445,10 +445,7 @@ struct EwEmitter {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + body);
     KernelSpec k;
     k.name = fmt::format("cf_ew_{}_{:016x}", types, h);
-    const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
-                           "{}(const {}_params p) {{\n{}}}\n",
-                           k.name, e.pl.decl(), kBlock, k.name, k.name, body);
-    k.source = kernel_preamble(text) + text;
+    k.source = kernel_source(k.name, e.pl.decl(), kBlock, body);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = numel(S);

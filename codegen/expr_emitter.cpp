@@ -210,9 +210,8 @@ std::string ExprEmitter::op_value(const Node* n, const std::string* in_v) {
   for (int k = 0; k < row.arity; ++k)
     decl += fmt::format("const {} {} = {}; ", reg_type(ty.compute[k]), names[k], convert(in_v[k], in_dt[k], ty.compute[k]));
   std::string expr = row.expr;
-  bool all_float = true;
-  for (int k = 0; k < row.arity; ++k) all_float = all_float && is_float(ty.compute[k]);
-  if (const char* fe = float_operator_expr(row.id); fe && all_float) expr = fe;
+  if (float_is_operator(row.id) && is_float(ty.compute[0]) && is_float(ty.compute[1]))
+    expr = fmt::format("a {} b", row.symbol);
   if (row.id == Op::TrueDivide && divides_by_exact_reciprocal(n)) {  // a * (1/b), exact (scalar_forms.hpp)
     const Node* d = n->inputs[1].get();
     const std::string name = fmt::format("rcp{}", bind.leaf_index(d));

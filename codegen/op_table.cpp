@@ -91,14 +91,7 @@ const OpRow kRows[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_ROW)};
 
 const OpRow& op_row(Op op) { return kRows[static_cast<int>(op)]; }
 
-const char* float_operator_expr(Op op) {
-  switch (op) {
-    case Op::Add: return "a + b";
-    case Op::Subtract: return "a - b";
-    case Op::Multiply: return "a * b";
-    default: return nullptr;
-  }
-}
+bool float_is_operator(Op op) { return op == Op::Add || op == Op::Subtract || op == Op::Multiply; }
 
 std::optional<Op> find_op(std::string_view numpy_name) {
   for (const auto& r : kRows)

@@ -126,11 +126,12 @@ struct OpRow {
 };
 
 const OpRow& op_row(Op op);
-// The op as one C++ operator over a and b where every compute type is floating (float16 and
-// bfloat16 compute in float), or nullptr: there its row's helper is exactly that operator
-// (cf_add/cf_sub/cf_mul in device_helpers.inc), and generated code spells it so, because the
-// template calls cost NVRTC time (~1.5 ms of front end and NVVM on W12's kernel).
-const char* float_operator_expr(Op op);
+// True where, for floating compute types (float16 and bfloat16 compute in float), the op is
+// exactly its operator spelling over a and b: its row's helper (cf_add/cf_sub/cf_mul in
+// device_helpers.inc) is that operator for float and double. Generated code then spells it
+// `a <symbol> b`, because the template calls cost NVRTC time (~1.5 ms of front end and NVVM
+// on W12's kernel).
+bool float_is_operator(Op op);
 inline const OpRow& op_row(uint16_t op) { return op_row(static_cast<Op>(op)); }
 std::optional<Op> find_op(std::string_view numpy_name);
 

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace cufuse::detail {
 
 namespace {
@@ -144,6 +146,13 @@ std::string kernel_preamble(std::string_view body) {
     if (used[i]) out += c.list[i].text;
   out += kPreambleEnd;
   return out;
+}
+
+std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body) {
+  const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
+                                       "{}(const {}_params p) {{\n{}}}\n",
+                                       name, params_decl, block, name, name, body);
+  return kernel_preamble(text) + text;
 }
 
 const std::string& full_preamble() { return chunks().all; }

@@ -16,6 +16,11 @@ std::string kernel_preamble(std::string_view body);
 // The last line of every preamble: tools split a kernel's source there (cufuse-dump-kernels).
 inline constexpr std::string_view kPreambleEnd = "// ---- end of the cufuse preamble ----\n";
 
+// The complete source of a generated kernel: its preamble, then `struct <name>_params` with
+// the fields `params_decl` and the __global__ function `name`, launch-bounded to `block`
+// threads, taking that struct by value, with the statements `body`.
+std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body);
+
 // Every helper, as one text (tests compile it whole).
 const std::string& full_preamble();
 

@@ -629,10 +629,7 @@ struct RedEmitter {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
     k.name = fmt::format("cf_scan_{}_{:016x}", info(r.node->dtype).short_name, h);
-    const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
-                           "{}(const {}_params p) {{\n{}}}\n",
-                           k.name, e.pl.decl(), B, k.name, k.name, b);
-    k.source = kernel_preamble(text) + text;
+    k.source = kernel_source(k.name, e.pl.decl(), B, b);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = M;
@@ -814,10 +811,7 @@ struct RedEmitter {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
     k.name = fmt::format("cf_red_{}_{:016x}", types, h);
-    const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
-                           "{}(const {}_params p) {{\n{}}}\n",
-                           k.name, e.pl.decl(), B, k.name, k.name, b);
-    k.source = kernel_preamble(text) + text;
+    k.source = kernel_source(k.name, e.pl.decl(), B, b);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = M;
