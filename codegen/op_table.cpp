@@ -139,6 +139,14 @@ OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
     throw TypeError(fmt::format("ufunc '{}' does not support input dtype(s) ({})", row.name, ts));
   };
   OpTyping t{};
+  // Two operands of one floating dtype (most of what numeric code writes): the general rules
+  // below give that dtype, or bool for a comparison; answered without them.
+  if (n == 2 && in[0] == in[1] && kind(in[0]) == DKind::Float && (kind_mask(in[0]) & row.accepts) &&
+      (row.rule == TypeRule::Same || row.rule == TypeRule::TrueDivide || row.rule == TypeRule::Compare)) {
+    t.compute[0] = t.compute[1] = in[0];
+    t.result = row.rule == TypeRule::Compare ? DType::Bool : in[0];
+    return t;
+  }
   switch (row.rule) {
     case TypeRule::Cast:
       t.compute[0] = in[0];

@@ -93,3 +93,27 @@ TEST_CASE("signed integers against uint64 compare exactly, as NumPy 2 does (not 
   // still one kernel
   CHECK(plan_of({cf::placeholder(cf::i64, {64}) < cf::placeholder(cf::u64, {64})})->steps.size() == 1);
 }
+
+TEST_CASE("a repeated C++ constant takes one scalar leaf; other values, dtypes and shapes their own") {
+  auto a = cf::placeholder(cf::f32, {4});
+  auto b = cf::placeholder(cf::f32, {4});
+  auto leaf = [](const cf::Array& r) { return r.node()->inputs[1].get(); };
+  CHECK(leaf(a * 3) == leaf(b * 3));                 // same value, dtype and shape
+  CHECK(leaf(a * 3) != leaf(a * 4));                 // another value
+  CHECK(leaf(a * 3) != leaf(a * 3.0));               // another kind (int vs float) is not the same scalar
+  CHECK(leaf(a * 3) != leaf(cf::placeholder(cf::f64, {4}) * 3));  // another dtype
+  CHECK(leaf(a * 3) != leaf(cf::placeholder(cf::f32, {5}) * 3));  // another shape
+  CHECK(leaf(a * -0.0) != leaf(a * 0.0));            // bits, not ==
+  auto m = cf::placeholder(cf::bool_, {4});
+  CHECK(leaf(m & true) != leaf(m & false));
+  CHECK(leaf(m & true) == leaf(m & true));
+  CHECK(leaf(m & true)->scalar.to_bool());
+  CHECK_FALSE(leaf(m & false)->scalar.to_bool());
+  // More distinct constants than the cache holds still give each operation its own value.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2});
+  cf::Array acc = x * 0;
+  for (int k = 1; k <= 20; ++k) acc = acc + x * k;  // sum of k * x for k = 1..20 = 210 x
+  CHECK(host<float>(acc) == std::vector<float>{210, 420});
+  CHECK(host<float>(x * 3 + x * 3.5 + x / 2) == std::vector<float>{7, 14});
+}

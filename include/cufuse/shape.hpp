@@ -70,7 +70,7 @@ class SmallVec {
   }
   void push_back(T v) {
     if (size_ == cap_) reserve(cap_ * 2);
-    data()[size_++] = v;
+    data()[size_++] = std::move(v);  // a shared_ptr moves in: no count traffic
   }
   void pop_back() {
     --size_;
@@ -107,7 +107,12 @@ class SmallVec {
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
 
   friend bool operator==(const SmallVec& a, const SmallVec& b) {
-    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+    if (a.size_ != b.size_) return false;
+    const T* pa = a.data();
+    const T* pb = b.data();
+    for (size_t i = 0; i < a.size_; ++i)  // a few entries: a loop, not a memcmp call
+      if (!(pa[i] == pb[i])) return false;
+    return true;
   }
   friend bool operator!=(const SmallVec& a, const SmallVec& b) { return !(a == b); }
 

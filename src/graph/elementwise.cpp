@@ -7,7 +7,9 @@
 #include "cufuse/ops.hpp"
 #include "exec/binding.hpp"
 #include "exec/realize.hpp"
+#include "fuse/engine.hpp"
 #include "graph/views.hpp"
+#include "runtime/storage.hpp"
 
 namespace cufuse {
 
@@ -98,6 +100,41 @@ static NodePtr exact_int_compare(Op op, const NodePtr& a, const NodePtr& b, cons
   return finish(make_elementwise(static_cast<uint16_t>(Op::Where), DType::Bool, shape, std::move(ins)));
 }
 
+// A C++ scalar operand's leaf. Scalar leaves never change once made, so the last few are
+// kept per thread and a repeated constant (`x * 3` in a loop) takes the same leaf instead of
+// a new node each time. Not while a fuse() trace runs: the trace marks its scalar leaves
+// (Node::varies) and must see one leaf per operand.
+static NodePtr scalar_operand(const Scalar& value, DType t, const Shape& shape) {
+  if (fuse_is_tracing()) return make_scalar(value, t, shape);
+  struct Entry {
+    Scalar value;
+    NodePtr node;
+  };
+  constexpr int kWays = 8;
+  struct Cache {
+    Entry e[kWays];
+    int next = 0;
+    // Makes (and drops) a node first, so that the thread's node free list exists before this
+    // cache and outlives it at thread exit, when the cached leaves go back to it.
+    Cache() { (void)new_node(NodeKind::Scalar); }
+  };
+  thread_local Cache cache;
+  // A first test on the payload's 8 bytes (a bool fills only one: compared by same_scalar).
+  const bool raw = value.kind() != Scalar::Kind::Bool;
+  const uint64_t bits = raw ? value.payload().u : 0;
+  for (auto& e : cache.e) {
+    if (!e.node || e.node->dtype != t) continue;
+    if (raw && (e.value.kind() == Scalar::Kind::Bool || e.value.payload().u != bits)) continue;
+    if (same_scalar(e.value, value) && e.node->shape() == shape) return e.node;
+  }
+  NodePtr leaf = make_scalar(value, t, shape);
+  Entry& e = cache.e[cache.next];
+  cache.next = (cache.next + 1) % kWays;
+  e.value = value;
+  e.node = leaf;
+  return leaf;
+}
+
 NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   const OpRow& row = op_row(op);
   if (n != row.arity)
@@ -111,24 +148,32 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   // The result's shape: the first array's, until broadcasting makes a new one.
   const Shape* shp = nullptr;
   Shape broadcast;
+  bool broadcasts = false;  // some array operand's shape is not the result's
+  int device = -2;          // of the first operand that reads memory (binding.hpp's node_device)
+  bool two_devices = false;
   for (int i = 0; i < n; ++i) {
     if (args[i].is_array()) {
       const Array& a = args[i].array();
       if (!a.defined()) throw ValueError(fmt::format("{}: argument {} is an empty Array handle", row.name, i));
       nodes[i] = &a.node();
+      const Node& node = **nodes[i];
       if (promotes(i)) {
-        strong = have_strong ? promote_types(strong, a.dtype()) : a.dtype();
+        strong = have_strong ? promote_types(strong, node.dtype) : node.dtype;
         have_strong = true;
       }
       if (!shp) {
-        shp = &a.shape();
-      } else if (!(*shp == a.shape())) {
-        broadcast = broadcast_shapes(*shp, a.shape());
+        shp = &node.shape();
+      } else if (shp != &node.shape() && !(*shp == node.shape())) {
+        broadcast = broadcast_shapes(*shp, node.shape());
         shp = &broadcast;
+        broadcasts = true;
       }
+      const int d = node.k() == NodeKind::Buffer ? (node.storage ? node.storage->device : -2) : node.device;
+      if (device == -2) device = d;
+      else two_devices |= d != -2 && d != device;
     }
   }
-  check_same_device(nodes, n, row.name);  // arrays of two devices: an error naming both
+  if (two_devices) check_same_device(nodes, n, row.name);  // throws an error naming both
   // Weak scalars take the dtype NumPy 2 gives a Python scalar next to the strong operands.
   DType dts[3];
   for (int i = 0; i < n; ++i) {
@@ -164,17 +209,23 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   OpTyping typing = type_op(op, dts, n, cast_to);
   static const Shape kScalarShape{};
   const Shape& shape = shp ? *shp : kScalarShape;
-  InputVec ins;
-  for (int i = 0; i < n; ++i) {
-    if (args[i].is_array()) ins.push_back(broadcast_node(*nodes[i], shape));
-    else ins.push_back(make_scalar(args[i].scalar(), dts[i], shape));
-  }
+  auto operand = [&](int i) -> NodePtr {
+    if (!args[i].is_array()) return scalar_operand(args[i].scalar(), dts[i], shape);
+    return broadcasts ? broadcast_node(*nodes[i], shape) : *nodes[i];
+  };
   // A signed integer against uint64 promotes to float64, where 2^53 + 1 == 2^53; NumPy 2
   // compares such pairs exactly, and so does this rewrite.
   if (row.rule == TypeRule::Compare && n == 2 && is_integer(dts[0]) && is_integer(dts[1]) &&
       typing.compute[0] == DType::Float64)
-    return exact_int_compare(op, ins[0], ins[1], shape);
-  return finish(make_elementwise(static_cast<uint16_t>(op), typing.result, shape, std::move(ins)));
+    return exact_int_compare(op, operand(0), operand(1), shape);
+  // make_elementwise, with the inputs put in place (no InputVec moved through).
+  NodePtr out = new_node(NodeKind::Elementwise);
+  out->dtype = typing.result;
+  out->op = static_cast<uint16_t>(op);
+  out->layout.shape = shape;
+  for (int i = 0; i < n; ++i) out->inputs.push_back(operand(i));
+  finish_node(*out);
+  return finish(std::move(out));
 }
 
 Array elementwise(Op op, std::initializer_list<Operand> args, DType cast_to) {

@@ -141,6 +141,12 @@ void PinSet::add(const void* id, uint64_t b) {
   }
 }
 void PinSet::merge(const PinSet& o) {
+  if (o.n == 0 && o.extra == 0) return;
+  if (n == 0 && extra == 0) {  // the first input's set, taken whole
+    *this = o;
+    return;
+  }
+  if (n == o.n && extra == 0 && o.extra == 0 && std::equal(ids, ids + n, o.ids)) return;  // the same leaves
   for (int i = 0; i < o.n; ++i) add(o.ids[i], o.bytes[i]);
   extra += o.extra;
 }

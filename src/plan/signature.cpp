@@ -38,7 +38,7 @@ struct Walker {
       auto it = big.find(n);
       return it == big.end() ? -1 : it->second;
     }
-    for (const auto& [node, id] : node_ids)
+    for (const auto& [node, id] : s.node_ids)
       if (node == n) return id;
     return -1;
   }
@@ -47,10 +47,9 @@ struct Walker {
       big.emplace(n, id);
       return;
     }
-    node_ids.emplace_back(n, id);
-    if (node_ids.size() > 48) big.insert(node_ids.begin(), node_ids.end());
+    s.node_ids.emplace_back(n, id);
+    if (s.node_ids.size() > 48) big.insert(s.node_ids.begin(), s.node_ids.end());
   }
-  std::vector<std::pair<const Node*, int>> node_ids;
   std::vector<const void*> calls;  // library calls in order of first sight
   int64_t call_ordinal(const void* c) {
     for (size_t i = 0; i < calls.size(); ++i)
@@ -135,9 +134,8 @@ struct Walker {
 void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out,
                 bool value_forms) {
   out.clear();
-  Walker w{out, value_forms, {}, 0, {}, {}};
-  std::vector<int> root_ids;
-  root_ids.reserve(roots.size());
+  Walker w{out, value_forms, {}, 0, {}};
+  std::vector<int>& root_ids = out.root_ids;
   for (const auto& r : roots) root_ids.push_back(w.visit(r.get()));
   out.key.push_back(kRoots);
   for (size_t i = 0; i < roots.size(); ++i) {

@@ -14,12 +14,18 @@ namespace cufuse::detail {
 struct GraphScan {
   std::vector<int64_t> key;
   std::vector<Node*> leaves;          // Buffer, Scalar and Generator leaves, in walk order
-  std::vector<std::pair<const Node*, int>> ids;  // node -> id (small graphs: linear search)
+  std::vector<std::pair<const Node*, int>> ids;  // leaf -> index in leaves (linear search)
+  // The walk's scratch: every node seen -> its id (small graphs: linear search), and the
+  // roots' ids; kept here so that a scan reused per thread allocates nothing.
+  std::vector<std::pair<const Node*, int>> node_ids;
+  std::vector<int> root_ids;
 
   void clear() {
     key.clear();
     leaves.clear();
     ids.clear();
+    node_ids.clear();
+    root_ids.clear();
   }
   int leaf_index(const Node* n) const;  // -1 if not a leaf of this scan
 };
