@@ -337,6 +337,10 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
 // ------------------------------------------------------------------ entry points
 void realize(const std::vector<NodePtr>& in) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  if (in.size() == 1) {  // Array::eval: no copy of the list
+    if (!in[0]->is_materialized()) run(in, {});
+    return;
+  }
   std::vector<NodePtr> roots;
   for (const auto& r : in) {
     if (r->is_materialized()) continue;
