@@ -93,3 +93,33 @@ TEST_CASE("evaluating a placeholder is an error, planning it is not") {
   CHECK_NOTHROW(cf::plan_dump({x + 1}));
   CHECK_THROWS_AS((x + 1).eval(), cf::ValueError);
 }
+
+TEST_CASE("a temporary operand gives its node to the operation; values are unchanged") {
+  auto x = cf::placeholder(cf::f32, {8});
+  auto y = cf::placeholder(cf::f32, {8});
+  cf::Array d = x - y;
+  const cf::detail::Node* dn = d.node().get();
+  cf::Array z = std::move(d) * 2;
+  CHECK_FALSE(d.defined());  // NOLINT(bugprone-use-after-move): moved from on purpose
+  CHECK(z.node()->inputs[0].get() == dn);
+  CHECK(dn->array_refs.load() == 0);  // no handle holds it now: not a root of its own
+  // The same temporary twice in one operation: shared, not taken twice.
+  cf::Array s = x + y;
+  const cf::detail::Node* sn = s.node().get();
+  cf::Array sq = cf::multiply(std::move(s), std::move(s));
+  CHECK(sq.node()->inputs[0].get() == sn);
+  CHECK(sq.node()->inputs[1].get() == sn);
+  // A named array stays: an lvalue operand is shared.
+  cf::Array w = x * 3;
+  cf::Array w2 = w + 1;
+  CHECK(w.defined());
+  CHECK(w2.node()->inputs[0] == w.node());
+  // Values, through the reference backend.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<float>{1, 2, 3});
+  auto b = cf::from_host(std::vector<float>{4, 6, 8});
+  cf::Array t = a - b;
+  CHECK(host<float>(cf::multiply(std::move(t), std::move(t))) == std::vector<float>{9, 16, 25});
+  CHECK(host<float>(((a - b) * (a + b) * 0.5 + a * 3 - b / 2) * (a * a + 1)) ==
+        std::vector<float>{(-7.5f + 3 - 2) * 2, (-16 + 6 - 3) * 5, (-27.5f + 9 - 4) * 10});
+}

@@ -60,6 +60,8 @@ class Array;
 class Operand {
  public:
   Operand(const Array& a);  // NOLINT
+  // A temporary (`(x - y) * 2`): the operation may take its node instead of sharing it.
+  Operand(Array&& a);  // NOLINT
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Operand(T v) : scalar_(v) {}  // NOLINT
   Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
@@ -67,11 +69,14 @@ class Operand {
   Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
   bool is_array() const { return array_ != nullptr; }
   const Array& array() const { return *array_; }
+  // The temporary this operand was made from, or nullptr (an lvalue, or a scalar).
+  Array* temporary() const { return temporary_ ? const_cast<Array*>(array_) : nullptr; }
   const Scalar& scalar() const { return scalar_; }
 
  private:
   // Operands live as function parameters only: the Array outlives the call.
   const Array* array_ = nullptr;
+  bool temporary_ = false;
   Scalar scalar_;
 };
 
@@ -182,6 +187,9 @@ class Array {
   // The node (a view of a lazy array whose base is now in memory is rebound to that memory).
   const std::shared_ptr<detail::Node>& node() const;
   const std::shared_ptr<detail::LazyBase>& lazy_base() const { return base_; }
+  // The node, leaving this handle empty; null where it cannot be taken (a view of a lazy
+  // base). For operations given a temporary: no reference count moves twice.
+  std::shared_ptr<detail::Node> take_node() &&;
 
  private:
   void check_host_type(DType t) const;
@@ -196,6 +204,7 @@ class Array {
 };
 
 inline Operand::Operand(const Array& a) : array_(&a) {}
+inline Operand::Operand(Array&& a) : array_(&a), temporary_(true) {}
 
 // Materializes several arrays together: outputs that share an iteration space come out of
 // one kernel. Returns nothing; each array is in memory afterwards.

@@ -55,10 +55,11 @@ template <class A, class B>
 concept ArrayOperands = (is_array_v<A> || is_array_v<B>) && is_operand_v<A> && is_operand_v<B>;
 }  // namespace detail
 
-#define CUFUSE_BINOP(sym, fn)                                         \
-  template <class A, class B>                                         \
-    requires detail::ArrayOperands<A, B>                              \
-  Array operator sym(const A& a, const B& b) { return fn(a, b); }
+// Forwarding: a temporary Array operand reaches the op as one (Operand(Array&&)).
+#define CUFUSE_BINOP(sym, fn)                                                         \
+  template <class A, class B>                                                         \
+    requires detail::ArrayOperands<A, B>                                              \
+  Array operator sym(A&& a, B&& b) { return fn(std::forward<A>(a), std::forward<B>(b)); }
 CUFUSE_BINOP(+, add)
 CUFUSE_BINOP(-, subtract)
 CUFUSE_BINOP(*, multiply)

@@ -84,6 +84,12 @@ static void rebind_if_base_ready(std::shared_ptr<Node>& node, std::shared_ptr<de
   base.reset();
 }
 
+std::shared_ptr<Node> Array::take_node() && {
+  if (base_ || !node_) return {};
+  release(node_);
+  return std::move(node_);
+}
+
 const std::shared_ptr<Node>& Array::node() const {
   if (base_) rebind_if_base_ready(node_, base_);
   return node_;
