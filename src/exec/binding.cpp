@@ -136,12 +136,7 @@ void run_library_step(const Step& st, const LeafSource& src, const std::vector<v
 // ------------------------------------------------------------------ devices
 static std::string device_word(int d) { return d < 0 ? std::string("the host (reference backend)") : fmt::format("device {}", d); }
 
-int node_device(const Node& n) {
-  if (n.k() == NodeKind::Buffer) return n.storage ? n.storage->device : -2;
-  return n.device;  // set by finish_node from the first input that reads memory
-}
-
-void check_same_device(const NodePtr* const* nodes, int n, const char* what) {
+void throw_two_devices(const NodePtr* const* nodes, int n, const char* what) {
   int first = -2, at = -1;
   for (int i = 0; i < n; ++i) {
     if (!nodes[i] || !*nodes[i]) continue;
@@ -156,6 +151,7 @@ void check_same_device(const NodePtr* const* nodes, int n, const char* what) {
                                    what, at, device_word(first), i, device_word(d), first < 0 ? d : first));
     }
   }
+  throw InternalError(fmt::format("{}: throw_two_devices called with operands of one device", what));
 }
 
 int leaves_device(const GraphScan& scan) {

@@ -66,9 +66,24 @@ void run_library_step(const Step& st, const LeafSource& src, const std::vector<v
 // ------------------------------------------------------------------ devices
 // The device of the memory a node reads: a device id, -1 for host memory, -2 for none
 // (scalars, generators, placeholders).
-int node_device(const Node& n);
-// Throws ValueError naming both devices when two operands live on different devices.
-void check_same_device(const NodePtr* const* nodes, int n, const char* what);  // null entries skipped
+inline int node_device(const Node& n) {
+  if (n.k() == NodeKind::Buffer) return n.storage ? n.storage->device : -2;
+  return n.device;  // set by finish_node from the first input that reads memory
+}
+// The ValueError of check_same_device, naming both devices.
+[[noreturn]] void throw_two_devices(const NodePtr* const* nodes, int n, const char* what);
+// Throws ValueError naming both devices when two operands live on different devices (null
+// entries skipped). Inline: every elementwise op runs it while building its node.
+inline void check_same_device(const NodePtr* const* nodes, int n, const char* what) {
+  int first = -2;
+  for (int i = 0; i < n; ++i) {
+    if (!nodes[i] || !*nodes[i]) continue;
+    const int d = node_device(**nodes[i]);
+    if (d == -2) continue;  // no memory read (scalars, generators, placeholders)
+    if (first == -2) first = d;
+    else if (d != first) throw_two_devices(nodes, n, what);
+  }
+}
 // The device the Buffer leaves of a scan live on (-1: host memory or no buffers); throws
 // ValueError naming both devices when they differ.
 int leaves_device(const GraphScan& scan);

@@ -9,7 +9,6 @@
 #include "exec/realize.hpp"
 #include "fuse/engine.hpp"
 #include "graph/views.hpp"
-#include "runtime/storage.hpp"
 
 namespace cufuse {
 
@@ -119,14 +118,8 @@ static NodePtr scalar_operand(const Scalar& value, DType t, const Shape& shape) 
     Cache() { (void)new_node(NodeKind::Scalar); }
   };
   thread_local Cache cache;
-  // A first test on the payload's 8 bytes (a bool fills only one: compared by same_scalar).
-  const bool raw = value.kind() != Scalar::Kind::Bool;
-  const uint64_t bits = raw ? value.payload().u : 0;
-  for (auto& e : cache.e) {
-    if (!e.node || e.node->dtype != t) continue;
-    if (raw && (e.value.kind() == Scalar::Kind::Bool || e.value.payload().u != bits)) continue;
-    if (same_scalar(e.value, value) && e.node->shape() == shape) return e.node;
-  }
+  for (auto& e : cache.e)
+    if (e.node && e.node->dtype == t && same_scalar(e.value, value) && e.node->shape() == shape) return e.node;
   NodePtr leaf = make_scalar(value, t, shape);
   Entry& e = cache.e[cache.next];
   cache.next = (cache.next + 1) % kWays;
@@ -149,8 +142,6 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   const Shape* shp = nullptr;
   Shape broadcast;
   bool broadcasts = false;  // some array operand's shape is not the result's
-  int device = -2;          // of the first operand that reads memory (binding.hpp's node_device)
-  bool two_devices = false;
   for (int i = 0; i < n; ++i) {
     if (args[i].is_array()) {
       const Array& a = args[i].array();
@@ -168,12 +159,9 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
         shp = &broadcast;
         broadcasts = true;
       }
-      const int d = node.k() == NodeKind::Buffer ? (node.storage ? node.storage->device : -2) : node.device;
-      if (device == -2) device = d;
-      else two_devices |= d != -2 && d != device;
     }
   }
-  if (two_devices) check_same_device(nodes, n, row.name);  // throws an error naming both
+  check_same_device(nodes, n, row.name);  // arrays of two devices: an error naming both
   // Weak scalars take the dtype NumPy 2 gives a Python scalar next to the strong operands.
   DType dts[3];
   for (int i = 0; i < n; ++i) {
@@ -226,11 +214,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   if (row.rule == TypeRule::Compare && n == 2 && is_integer(dts[0]) && is_integer(dts[1]) &&
       typing.compute[0] == DType::Float64)
     return exact_int_compare(op, operand(0), operand(1), shape);
-  // make_elementwise, with the inputs put in place (no InputVec moved through).
-  NodePtr out = new_node(NodeKind::Elementwise);
-  out->dtype = typing.result;
-  out->op = static_cast<uint16_t>(op);
-  out->layout.shape = shape;
+  NodePtr out = new_elementwise(static_cast<uint16_t>(op), typing.result, shape);
   for (int i = 0; i < n; ++i) out->inputs.push_back(operand(i));
   finish_node(*out);
   return finish(std::move(out));

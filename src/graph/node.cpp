@@ -226,11 +226,16 @@ NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p) {
   return n;
 }
 
-NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs) {
+NodePtr new_elementwise(uint16_t op, DType t, const Shape& shape) {
   auto n = new_node(NodeKind::Elementwise);
   n->dtype = t;
   n->op = op;
   n->layout.shape = shape;
+  return n;
+}
+
+NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs) {
+  auto n = new_elementwise(op, t, shape);
   n->inputs = std::move(inputs);
   finish_node(*n);
   return n;
