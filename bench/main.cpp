@@ -19,6 +19,7 @@ namespace bench {
 
 void add_library_workloads(Registry& r);  // library_workloads.cpp: W5, W6, W8, W11
 void add_stream_workloads(Registry& r);   // streams_workloads.cpp: S004
+void add_signal_workloads(Registry& r);   // signal_workloads.cpp: W10
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1", "W2", "W3", "W4", "W5", "W6", "W7a",
@@ -163,6 +164,7 @@ int run(int argc, char** argv) {
   add_overhead_workloads(reg);
   add_first_call_workloads(reg);
   add_library_workloads(reg);
+  add_signal_workloads(reg);
   add_stream_workloads(reg);
 
   if (list) {

@@ -457,3 +457,31 @@ TEST_CASE("cli report: contractions and linear algebra from the program") {
   CHECK(r.kernels.size() == 1);
   CHECK(r.kernels[0].kind == "reduction");
 }
+
+TEST_CASE("cli report: a convolution is a library call that shows its own generated kernel") {
+  const std::vector<std::string> args = {"x=f64[2048,2048]", "k=f64[15,15]", "v=f32[1000]"};
+  for (const char* prog : {"signal.convolve2d(x, k)", "scipy.signal.correlate2d(x, k, 'same', 'wrap')",
+                           "convolve2d(x, k, boundary='symm', fillvalue=1)"}) {
+    CAPTURE(prog);
+    auto r = report_of(prog, args, {}, /*compile=*/true);
+    REQUIRE(r.library_calls.size() == 1);
+    CHECK(r.kernels.empty());
+    const auto& l = r.library_calls[0];
+    CHECK(l.has_kernel);
+    CHECK(l.kernel.compiled);
+    CHECK(l.kernel.error.empty());
+    CHECK(l.kernel.source.find("__global__") != std::string::npos);
+    const std::string text = cli::render_text(r, cli::SourceMode::Body);
+    CHECK(text.find("kernel:    " + l.kernel.name) != std::string::npos);
+    CHECK(text.find("---- source of " + l.kernel.name) != std::string::npos);
+    const std::string js = cli::render_json(r, true);
+    CHECK(JsonCheck(js).ok());
+  }
+  // np.convolve, then elementwise work: the call, then one kernel reading its result.
+  auto r = report_of("y = convolve(v, v[:15], 'same'); y * 2 + 1", args);
+  CHECK(r.library_calls.size() == 1);
+  CHECK(r.kernels.size() == 1);
+  // A bad mode is an error at the call, with SciPy's message.
+  CHECK_THROWS_WITH(report_of("signal.convolve2d(x, k, 'middle')", args), doctest::Contains("Acceptable mode flags"));
+  CHECK_THROWS_WITH(report_of("signal.convolve(x, k)", args), doctest::Contains("has no attribute 'convolve'"));
+}

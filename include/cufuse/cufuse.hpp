@@ -15,5 +15,6 @@
 #include "cufuse/random.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
+#include "cufuse/signal.hpp"
 #include "cufuse/stream.hpp"
 #include "cufuse/reduce.hpp"

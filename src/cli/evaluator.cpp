@@ -128,7 +128,7 @@ struct Builtin {
 };
 std::vector<Builtin> builtins() {
   std::vector<Builtin> b;
-  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg"}) b.push_back({m, Value::module(m)});
+  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg", "scipy", "cupyx", "signal"}) b.push_back({m, Value::module(m)});
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     b.push_back({info(t).name.data(), Value::of_dtype(t)});
@@ -434,8 +434,15 @@ Value Evaluator::module_attribute(const Value& m, const Expr& e) {
     if (auto msg = not_available_yet(full)) fail_at(e.op_loc, e.text.size(), *msg);
     fail_at(e.op_loc, e.text.size(), fmt::format("module 'linalg' has no attribute '{}'", e.text));
   }
+  if (m.text == "signal") {  // scipy.signal.convolve2d: the rows convolve2d and correlate2d
+    if (e.text == "convolve2d" || e.text == "correlate2d") return Value::fn(find_function(e.text));
+    fail_at(e.op_loc, e.text.size(),
+            fmt::format("module 'signal' has no attribute '{}' (cufuse has signal.convolve2d and signal.correlate2d)",
+                        e.text));
+  }
   const std::string& n = e.text;
   if (n == "linalg") return Value::module("linalg");
+  if (n == "signal") return Value::module("signal");
   if (const FunctionRow* f = find_function(n)) return Value::fn(f);
   static const std::vector<Builtin> b = builtins();
   for (const auto& x : b)

@@ -14,11 +14,24 @@
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
+#include "cufuse/signal.hpp"
 #include "graph/node.hpp"
 
 namespace cufuse::cli {
 
 namespace {
+
+// ------------------------------------------------------------------ convolution
+Value fn_convolve(const Args& a) { return Value::of(cufuse::convolve(a.array("a"), a.array("v"), a.string("mode"))); }
+Value fn_correlate(const Args& a) { return Value::of(cufuse::correlate(a.array("a"), a.array("v"), a.string("mode"))); }
+Value fn_convolve2d(const Args& a) {
+  return Value::of(cufuse::signal::convolve2d(a.array("in1"), a.array("in2"), a.string("mode"), a.string("boundary"),
+                                              a.number("fillvalue")));
+}
+Value fn_correlate2d(const Args& a) {
+  return Value::of(cufuse::signal::correlate2d(a.array("in1"), a.array("in2"), a.string("mode"), a.string("boundary"),
+                                               a.number("fillvalue")));
+}
 
 // ------------------------------------------------------------------ contractions
 Value fn_matmul(const Args& a) {
@@ -235,6 +248,13 @@ const std::vector<FunctionRow>& library_function_rows() {
     {"trace", "a, offset=0, axis1=0, axis2=1, dtype=None", fn_trace, true, "sum of the diagonal"},
     {"relu", "x", fn_relu, false, "cufuse: maximum(x, 0) (a cuBLASLt epilogue after a GEMM)"},
     {"gelu", "x", fn_gelu, false, "cufuse: GELU, tanh approximation (a cuBLASLt epilogue after a GEMM)"},
+    // convolution (one generated direct kernel)
+    {"convolve", "a, v, mode='full'", fn_convolve, false, "NumPy's 1-D convolution (modes full, same, valid)"},
+    {"correlate", "a, v, mode='valid'", fn_correlate, false, "NumPy's 1-D correlation"},
+    {"convolve2d", "in1, in2, mode='full', boundary='fill', fillvalue=0", fn_convolve2d, false,
+     "scipy.signal.convolve2d (also signal.convolve2d): boundaries fill, wrap, symm"},
+    {"correlate2d", "in1, in2, mode='full', boundary='fill', fillvalue=0", fn_correlate2d, false,
+     "scipy.signal.correlate2d (also signal.correlate2d)"},
     // linear algebra (cuSOLVER); tuples where NumPy returns tuples
     {"linalg.det", "a", fn_det, false, "determinant"},
     {"linalg.slogdet", "a", fn_slogdet, false, "(sign, logabsdet)"},

@@ -160,36 +160,8 @@ std::string render_text(const Report& r, SourceMode source) {
     for (size_t o = 0; o < items.size(); ++o)
       s += fmt::format("  {}{}\n", o == 0 ? head : "           ", items[o]);
   };
-  size_t ki = 0, li = 0;
-  while (ki < r.kernels.size() || li < r.library_calls.size()) {
-    const bool kernel_next = li >= r.library_calls.size() ||
-                             (ki < r.kernels.size() && r.kernels[ki].group < r.library_calls[li].group);
-    std::vector<std::string> outs, ins;
-    if (!kernel_next) {
-      const auto& l = r.library_calls[li];
-      s += fmt::format("\nlibrary call {}: {}  (group {})\n", li, l.name, l.group);
-      s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
-      if (!l.detail.empty()) s += fmt::format("  call:      {}\n", l.detail);
-      for (const auto& w : l.outputs) outs.push_back(written_text(w));
-      for (const auto& x : l.inputs) ins.push_back(leaf_text(x));
-      lines("writes:    ", outs);
-      lines("reads:     ", ins);
-      ++li;
-      continue;
-    }
-    const auto& k = r.kernels[ki];
-    s += fmt::format("\nkernel {}: {}  (group {}, {})\n", ki, k.name, k.group, k.kind);
-    s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
-    if (!k.fused.empty()) s += fmt::format("  fused:     {}\n", fmt::join(k.fused, ", "));
-    s += fmt::format("  iterates:  {}{}\n", dims(k.iteration_shape),
-                     k.axes.empty() ? std::string()
-                                   : fmt::format(", {} {}", k.kind == "scan" ? "scanning axis" : "reducing axes",
-                                                 k.kind == "scan" && k.axes.size() == 1 ? std::to_string(k.axes[0])
-                                                                                        : dims(Shape(k.axes.begin(), k.axes.end()))));
-    for (const auto& w : k.outputs) outs.push_back(written_text(w));
-    for (const auto& x : k.inputs) ins.push_back(leaf_text(x));
-    lines("writes:    ", outs);
-    lines("reads:     ", ins);
+  // code summary, NVRTC result and source of a kernel (a group's, or a library call's own)
+  auto kernel_tail = [&](const KernelReport& k) {
     if (!k.summary.empty()) s += fmt::format("  code:      {}\n", k.summary);
     if (!r.compiled) {
       s += "  nvrtc:     not compiled (--no-compile)\n";
@@ -216,6 +188,42 @@ std::string render_text(const Report& r, SourceMode source) {
       }
       s += fmt::format("  ---- end of {} ----\n", k.name);
     }
+  };
+  size_t ki = 0, li = 0;
+  while (ki < r.kernels.size() || li < r.library_calls.size()) {
+    const bool kernel_next = li >= r.library_calls.size() ||
+                             (ki < r.kernels.size() && r.kernels[ki].group < r.library_calls[li].group);
+    std::vector<std::string> outs, ins;
+    if (!kernel_next) {
+      const auto& l = r.library_calls[li];
+      s += fmt::format("\nlibrary call {}: {}  (group {})\n", li, l.name, l.group);
+      s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
+      if (!l.detail.empty()) s += fmt::format("  call:      {}\n", l.detail);
+      for (const auto& w : l.outputs) outs.push_back(written_text(w));
+      for (const auto& x : l.inputs) ins.push_back(leaf_text(x));
+      lines("writes:    ", outs);
+      lines("reads:     ", ins);
+      if (l.has_kernel) {
+        s += fmt::format("  kernel:    {}\n", l.kernel.name);
+        kernel_tail(l.kernel);
+      }
+      ++li;
+      continue;
+    }
+    const auto& k = r.kernels[ki];
+    s += fmt::format("\nkernel {}: {}  (group {}, {})\n", ki, k.name, k.group, k.kind);
+    s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
+    if (!k.fused.empty()) s += fmt::format("  fused:     {}\n", fmt::join(k.fused, ", "));
+    s += fmt::format("  iterates:  {}{}\n", dims(k.iteration_shape),
+                     k.axes.empty() ? std::string()
+                                   : fmt::format(", {} {}", k.kind == "scan" ? "scanning axis" : "reducing axes",
+                                                 k.kind == "scan" && k.axes.size() == 1 ? std::to_string(k.axes[0])
+                                                                                        : dims(Shape(k.axes.begin(), k.axes.end()))));
+    for (const auto& w : k.outputs) outs.push_back(written_text(w));
+    for (const auto& x : k.inputs) ins.push_back(leaf_text(x));
+    lines("writes:    ", outs);
+    lines("reads:     ", ins);
+    kernel_tail(k);
     ++ki;
   }
   return s;
@@ -266,9 +274,12 @@ std::string render_json(const Report& r, bool with_source) {
   for (size_t i = 0; i < r.library_calls.size(); ++i) {
     const auto& l = r.library_calls[i];
     s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"rule\": {}, \"rule_doc\": {}, \"detail\": {}, "
-                     "\"outputs\": {}, \"inputs\": {}}}",
+                     "\"outputs\": {}, \"inputs\": {}, \"kernel\": {}}}",
                      i ? "," : "", j(l.name), l.group, j(l.rule), j(l.rule_doc), j(l.detail), j_written(l.outputs),
-                     j_reads(l.inputs));
+                     j_reads(l.inputs),
+                     l.has_kernel ? fmt::format("{{\"name\": {}, \"summary\": {}, \"source\": {}}}", j(l.kernel.name),
+                                                j(l.kernel.summary), with_source ? j(l.kernel.source) : "null")
+                                  : "null");
   }
   s += r.library_calls.empty() ? "]\n" : "\n  ]\n";
   s += "}\n";

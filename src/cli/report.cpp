@@ -338,6 +338,17 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
       l.rule = detail::rule_name(g.rule);
       l.rule_doc = detail::rule_doc(g.rule);
       l.outputs = written_values(g, b);
+      detail::KernelSpec spec;
+      if (st.call->generated_kernel(spec)) {
+        l.has_kernel = true;
+        l.kernel.group = st.group;
+        l.kernel.name = spec.name;
+        l.kernel.kind = "library";
+        l.kernel.summary = spec.summary;
+        l.kernel.source = spec.source;
+        if (size_t e = spec.source.find(detail::kPreambleEnd); e != std::string::npos)
+          l.kernel.preamble_length = e + detail::kPreambleEnd.size();
+      }
       call_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.library_calls.size());
       rep.library_calls.push_back(std::move(l));
       continue;
@@ -373,8 +384,11 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     if (kernel_of_group[gi] >= 0 || call_of_group[gi] >= 0)
       b.walk_group(static_cast<int>(gi), plan.groups[gi], kernel_of_group[gi], call_of_group[gi]);
 
-  if (opt.compile)
+  if (opt.compile) {
     for (auto& k : rep.kernels) compile_into(k, opt.arch);
+    for (auto& l : rep.library_calls)
+      if (l.has_kernel) compile_into(l.kernel, opt.arch);
+  }
   return rep;
 }
 

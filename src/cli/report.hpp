@@ -71,6 +71,8 @@ struct LibraryCallReport {
   std::vector<WrittenValue> outputs;
   std::vector<LeafRead> inputs;
   std::string detail;  // the call's own description (shapes, library, precision)
+  bool has_kernel = false;  // a call cufuse runs with a kernel of its own (convolution)
+  KernelReport kernel;      // then: that kernel (name, summary, source, NVRTC result)
 };
 
 // The plan's DAG for --dot: the nodes each kernel computes (one cluster per kernel; a node

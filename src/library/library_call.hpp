@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel.hpp"
 #include "graph/node.hpp"
 
 namespace cufuse::detail {
@@ -41,6 +42,9 @@ class LibraryCall {
   // Attributes that change the generated plan or call (for plan caching): must differ
   // between calls that compute different things from same-shaped inputs.
   virtual uint64_t attributes_hash() const = 0;
+  // A call that runs a kernel cufuse generates (not a vendor library) fills `k` with it,
+  // pointers unbound, for plan dumps; the others return false.
+  virtual bool generated_kernel(KernelSpec& k) const { return false; }
 };
 
 struct LibraryAttrs {

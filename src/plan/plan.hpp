@@ -20,7 +20,7 @@ enum class Rule : uint8_t {
   MultiPass,       // "multi-pass": rows too long for one block: each reduction its own kernel
   Materialize,     // "materialize": a reduction result read other than by broadcast or epilogue is written to memory
   Scan,            // "scan": a cumulative sum/product is its own kernel, with its prologue fused
-  Library,         // "library": a matmul, contraction or solver call runs in the library (cuBLAS, cuSOLVER)
+  Library,         // "library": a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)
   LibraryInput,    // "library-input": a library input whose layout the call cannot read is written contiguously first
 };
 const char* rule_name(Rule r);

@@ -55,7 +55,7 @@ const char* rule_doc(Rule r) {
     case Rule::MultiPass: return "rows too long for one block: each reduction runs as its own kernel";
     case Rule::Materialize: return "a reduction result read other than by broadcast-back or epilogue is written to memory";
     case Rule::Scan: return "a cumulative sum/product is its own kernel with its elementwise producers fused";
-    case Rule::Library: return "a matmul, contraction or solver call runs in the library (cuBLAS, cuSOLVER)";
+    case Rule::Library: return "a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)";
     case Rule::LibraryInput: return "a library input whose layout the call cannot read is written contiguously by one kernel first";
   }
   return "";
