@@ -288,6 +288,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     counters().plan_cache_hits++;
   } else {
     ex = build_executable(roots, targets, scan, true, default_arch());
+    ex->plan.forget_graph();  // the cache serves later graphs: it must not hold this one's memory
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
     plan_cache().emplace(scan.key, ex);

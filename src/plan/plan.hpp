@@ -70,6 +70,10 @@ struct Plan {
   std::vector<NodePtr> buffers;        // node held by each buffer (roots first, then intermediates)
   // The buffer that holds a node materialized by an earlier group, or -1.
   int buffer_of(const Node* n) const;
+  // Drops every node and target of the graph the plan was made from (shapes, kinds, rules
+  // and buffer indices stay): a plan kept for later graphs of the same signature must not
+  // keep the first graph's arrays, and their memory, alive.
+  void forget_graph();
 };
 
 // Cuts the pending subgraph under `roots` into groups. roots are distinct, unmaterialized

@@ -77,6 +77,17 @@ int Plan::buffer_of(const Node* n) const {
   return -1;
 }
 
+void Plan::forget_graph() {
+  roots.clear();
+  targets.clear();
+  buffers.clear();
+  for (auto& g : groups) {
+    g.outputs.clear();
+    g.reductions.clear();
+    g.lib_inputs.clear();
+  }
+}
+
 static bool is_plain_reduce(const Node* n) {
   return n->k() == NodeKind::Reduce && !is_scan(reduce_attrs(*n).op);
 }

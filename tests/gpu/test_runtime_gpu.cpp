@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cufuse/cufuse.hpp"
 #include "cufuse/memory.hpp"
 #include "cufuse/stream.hpp"
 #include "runtime/device.hpp"
@@ -148,6 +149,24 @@ TEST_CASE("runtime gpu: a device is there and its properties are cached") {
     ts.emplace_back([&] { ok += cd::device_props(0).cc == p.cc; });
   for (auto& t : ts) t.join();
   CHECK(ok == 4);
+}
+
+TEST_CASE("runtime gpu: a cached plan does not keep the arrays of the graph it was made from alive") {
+  cf::synchronize();
+  const size_t used0 = cf::memory::used_bytes();
+  {
+    // Every group kind: elementwise, reduction, library (GEMM), convolution; each plan is new
+    // here and stays in the plan cache after this block.
+    auto a = cf::random::normal({4096, 4096}, cf::f32, 77).eval();  // 64 MiB
+    auto w = cf::random::normal({3, 3}, cf::f32, 78).eval();
+    cf::Array r1 = (a * 2.5f + 1.0f) * a, r2 = cf::sum(a * a, 1), r3 = cf::matmul(a, a.T()) + 1.0f,
+              r4 = cf::signal::convolve2d(a, w) - a[{0, 0}];
+    cf::eval(r1, r2, r3, r4);
+    CHECK(cf::memory::used_bytes() >= used0 + 64 * MiB);
+  }
+  cf::synchronize();
+  CHECK(cf::memory::used_bytes() == used0);
+  check_no_cuda_error_pending();
 }
 
 TEST_CASE("runtime gpu: allocation from the pool, statistics and free_all_blocks") {
