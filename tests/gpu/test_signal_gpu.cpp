@@ -55,7 +55,7 @@ void check(const cf::Array& y, const cf::Array& mag, int64_t taps, const std::st
   CHECK_MESSAGE(bad == 0, what << ": " << bad << " of " << got.size() << " elements differ");
 }
 
-cf::Array mag_of(const cf::Array& a) { return cf::is_float(a.dtype()) ? cf::abs(a.astype(cf::f64)) : a.astype(cf::f64); }
+cf::Array mag_of(const cf::Array& a) { return cf::abs(a.astype(cf::f64)); }
 
 }  // namespace
 
