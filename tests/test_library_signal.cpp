@@ -265,3 +265,18 @@ TEST_CASE("the convolution kernel compiles with NVRTC in each of its shapes") {
     CHECK(spec.dims.block[0] * spec.dims.grid[0] >= static_cast<unsigned>(std::min<int64_t>(p.out_cols, 256)));
   }
 }
+
+TEST_CASE("convolution inside fuse(): replays give the unfused values, a new filter size traces again") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::mt19937 g(5);
+  auto blur = cf::fuse([](auto x, auto k) { return cf::sqrt(cf::abs(cf::signal::convolve2d(x, k, "same", "symm"))) + 1.0; });
+  for (int call = 0; call < 3; ++call) {
+    const auto x = random_f64({9, 11}, g), k = random_f64({3, 3}, g);
+    const auto want = hd(cf::sqrt(cf::abs(cf::signal::convolve2d(x, k, "same", "symm"))) + 1.0);
+    check_close(blur(x, k), {9, 11}, want, 1e-15);
+  }
+  CHECK(blur.stats().traces == 1);
+  const auto x = random_f64({9, 11}, g), k = random_f64({5, 2}, g);
+  check_close(blur(x, k), {9, 11}, hd(cf::sqrt(cf::abs(cf::signal::convolve2d(x, k, "same", "symm"))) + 1.0), 1e-15);
+  CHECK(blur.stats().traces == 2);
+}

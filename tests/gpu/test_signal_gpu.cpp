@@ -142,3 +142,13 @@ TEST_CASE("a convolution's elementwise consumers are one kernel after it; W10's 
   for (size_t i = 0; i < got.size(); ++i) bad += std::fabs(got[i] - want[i]) > rel_of(cf::f64, 225) * mag[i];
   CHECK_MESSAGE(bad == 0, "W10 corner: " << bad << " elements differ");
 }
+
+TEST_CASE("a convolution inside fuse() replays on the device with the unfused values") {
+  auto blur = cf::fuse([](auto x, auto k) { return cf::signal::convolve2d(x, k, "same", "wrap") * 0.5f; });
+  for (int call = 0; call < 3; ++call) {
+    const auto x = rnd(cf::f32, {300, 200}), k = rnd(cf::f32, {7, 7});
+    const cf::Array want = cf::signal::convolve2d(x, k, "same", "wrap") * 0.5f;
+    CHECK(same_bits(blur(x, k), want));
+  }
+  CHECK(blur.stats().traces == 1);
+}
