@@ -31,10 +31,13 @@ namespace {
 
 // The tile: TW x TY threads; each thread owns RY consecutive output rows of one column, so a
 // block writes (TY * RY) x TW outputs. KHC filter rows and KWC filter columns are staged at
-// a time (KHC = kh exactly when kh <= 32: the p-loop then needs no bound).
+// a time (KHC = kh exactly when kh <= 32: the p-loop then needs no bound). One-row problems
+// (NumPy's 1-D convolve) instead give each of TW threads RX consecutive outputs of the row
+// (RX odd, so that the threads' shared-memory reads fall in distinct banks).
 struct Tile {
   int tw, ty, ry, khc, kwc;
   bool exact_rows;
+  int rx = 0;  // one-row kernel: outputs per thread (0: the 2-D kernel)
 };
 
 Tile choose_tile(const ConvProblem& c) {
@@ -43,7 +46,7 @@ Tile choose_tile(const ConvProblem& c) {
   t.khc = t.exact_rows ? static_cast<int>(std::max<int64_t>(c.kh, 1)) : 32;
   t.kwc = static_cast<int>(std::min<int64_t>((std::max<int64_t>(c.kw, 1) + 7) / 8 * 8, 32));
   if (c.out_rows <= 1 && t.khc == 1) {  // one row (NumPy's 1-D convolve): a wide row of threads
-    t.tw = 256, t.ty = 1, t.ry = 1;
+    t.tw = 256, t.ty = 1, t.ry = 1, t.rx = 5;
   } else {
     t.tw = 32, t.ty = 4, t.ry = 16;
     // Keep the staged tile within 48 KB of static shared memory.
@@ -78,15 +81,88 @@ std::string load_image_expr(const ConvProblem& c, const std::string& acc) {
   throw InternalError("conv kernel: bad boundary");
 }
 
-std::string body(const ConvProblem& c, const Tile& t) {
+// `a = a + x * w` in the accumulation type: fused for floats (as cuBLAS does), wrapping for integers.
+std::string mac(DType acc_t, const std::string& a, const std::string& x, const std::string& w) {
+  if (acc_t == DType::Float64) return fmt::format("{} = __fma_rn({}, {}, {});", a, x, w, a);
+  if (acc_t == DType::Float32) return fmt::format("{} = __fmaf_rn({}, {}, {});", a, x, w, a);
+  return fmt::format("{} += {} * {};", a, x, w);
+}
+
+// The filter value wf[fr, fc] (fr, fc: chunk-relative in p0 + ea, q0 + eb) into v.
+std::string load_filter(const ConvProblem& c, const std::string& acc) {
+  return fmt::format("      long long fr = p0 + ea, fc = q0 + eb;\n"
+                     "      {}\n"
+                     "      v = cf_cast<{}>({});\n",
+                     c.flip ? "fr = p.kh - 1 - fr; fc = p.kw - 1 - fc;" : "", acc,
+                     load_expr(c.flt_dtype, "p.flt[fr * p.fs0 + fc * p.fs1]"));
+}
+
+std::string out_value(const ConvProblem& c, const std::string& v) {
+  return store_expr(c.out_dtype, is_half(c.out_dtype) ? v : fmt::format("cf_cast<{}>({})", reg_type(c.out_dtype), v));
+}
+
+// One row: thread t owns outputs t*RX .. t*RX+RX-1 of the block's TW*RX and keeps a window
+// of RX staged inputs in registers, sliding it one input per filter tap: per tap one
+// shared load of the input, one broadcast load of the tap, RX multiply-adds. The results
+// go out through shared memory, coalesced.
+std::string body_row(const ConvProblem& c, const Tile& t) {
   const DType acc_t = conv_accumulate_dtype(c.out_dtype);
   const std::string acc = reg_type(acc_t);
-  std::string mac;  // acc[r] += v * w[k], fused where the type is floating (as cuBLAS does)
-  if (acc_t == DType::Float64) mac = "a[r] = __fma_rn(v, w[k], a[r]);";
-  else if (acc_t == DType::Float32) mac = "a[r] = __fmaf_rn(v, w[k], a[r]);";
-  else mac = "a[r] += v * w[k];";
-  std::string out_value = fmt::format("cf_cast<{}>(a[r])", reg_type(c.out_dtype));
-  if (is_half(c.out_dtype)) out_value = "a[r]";
+  return fmt::format(
+      "  typedef {acc} acc_t;\n"
+      "  constexpr int TW = {tw}, RX = {rx}, KWC = {kwc};\n"
+      "  constexpr int SW = TW * RX + KWC - 1;\n"
+      "  __shared__ acc_t s_in[SW];\n"
+      "  __shared__ acc_t s_w[KWC];\n"
+      "  const long long j0 = (long long)blockIdx.x * (TW * RX), p0 = 0;\n"
+      "  acc_t a[RX];\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < RX; ++r) a[r] = acc_t(0);\n"
+      "  for (long long q0 = 0; q0 < p.kw; q0 += KWC) {{\n"
+      "    const int cw = (int)(p.kw - q0 < KWC ? p.kw - q0 : KWC);\n"
+      "    for (int e = threadIdx.x; e < SW; e += TW) {{\n"
+      "     long long r = p.row0, q = j0 + p.col0 + q0 + e;\n"
+      "{load}"
+      "     s_in[e] = v;\n"
+      "    }}\n"
+      "    for (int eb = threadIdx.x; eb < KWC; eb += TW) {{\n"
+      "     const int ea = 0;\n"
+      "     acc_t v = acc_t(0);\n"
+      "     if (eb < cw) {{\n"
+      "{filter}"
+      "     }}\n"
+      "     s_w[eb] = v;\n"
+      "    }}\n"
+      "    __syncthreads();\n"
+      "    acc_t x[RX];\n"
+      "#pragma unroll\n"
+      "    for (int r = 0; r < RX; ++r) x[r] = s_in[threadIdx.x * RX + r];\n"
+      "    for (int q = 0; q < cw; ++q) {{\n"
+      "     const acc_t w = s_w[q];\n"
+      "#pragma unroll\n"
+      "     for (int r = 0; r < RX; ++r) {mac}\n"
+      "#pragma unroll\n"
+      "     for (int r = 0; r + 1 < RX; ++r) x[r] = x[r + 1];\n"
+      "     if (q + 1 < cw) x[RX - 1] = s_in[threadIdx.x * RX + RX + q];\n"
+      "    }}\n"
+      "    __syncthreads();\n"
+      "  }}\n"
+      "#pragma unroll\n"
+      "  for (int r = 0; r < RX; ++r) s_in[threadIdx.x * RX + r] = a[r];\n"
+      "  __syncthreads();\n"
+      "  for (int e = threadIdx.x; e < TW * RX; e += TW) {{\n"
+      "   const long long j = j0 + e;\n"
+      "   if (j < p.n_out) p.out[j] = {store};\n"
+      "  }}\n",
+      fmt::arg("acc", acc), fmt::arg("tw", t.tw), fmt::arg("rx", t.rx), fmt::arg("kwc", t.kwc),
+      fmt::arg("load", load_image_expr(c, acc)), fmt::arg("filter", load_filter(c, acc)),
+      fmt::arg("mac", mac(acc_t, "a[r]", "x[r]", "w")), fmt::arg("store", out_value(c, "s_in[e]")));
+}
+
+std::string body(const ConvProblem& c, const Tile& t) {
+  if (t.rx > 0) return body_row(c, t);
+  const DType acc_t = conv_accumulate_dtype(c.out_dtype);
+  const std::string acc = reg_type(acc_t);
   return fmt::format(
       "  typedef {acc} acc_t;\n"
       "  constexpr int TW = {tw}, TY = {ty}, RY = {ry}, KHC = {khc}, KWC = {kwc};\n"
@@ -112,9 +188,7 @@ std::string body(const ConvProblem& c, const Tile& t) {
       "     const int ea = e / KWC, eb = e % KWC;\n"
       "     acc_t v = acc_t(0);\n"
       "     if (ea < ch && eb < cw) {{\n"
-      "      long long fr = p0 + ea, fc = q0 + eb;\n"
-      "      {flip}\n"
-      "      v = cf_cast<{acc}>({flt});\n"
+      "{filter}"
       "     }}\n"
       "     s_w[ea][eb] = v;\n"
       "    }}\n"
@@ -146,10 +220,9 @@ std::string body(const ConvProblem& c, const Tile& t) {
       fmt::arg("tw", t.tw), fmt::arg("ty", t.ty), fmt::arg("ry", t.ry), fmt::arg("khc", t.khc),
       fmt::arg("kwc", t.kwc), fmt::arg("acc", acc),
       fmt::arg("load", load_image_expr(c, acc)),
-      fmt::arg("flip", c.flip ? "fr = p.kh - 1 - fr; fc = p.kw - 1 - fc;" : ""),
-      fmt::arg("flt", load_expr(c.flt_dtype, "p.flt[fr * p.fs0 + fc * p.fs1]")),
-      fmt::arg("bound", t.exact_rows ? "" : " && k < ch"), fmt::arg("mac", mac),
-      fmt::arg("store", store_expr(c.out_dtype, out_value)));
+      fmt::arg("filter", load_filter(c, acc)),
+      fmt::arg("bound", t.exact_rows ? "" : " && k < ch"), fmt::arg("mac", mac(acc_t, "a[r]", "v", "w[k]")),
+      fmt::arg("store", out_value(c, "a[r]")));
 }
 
 }  // namespace
@@ -162,9 +235,9 @@ KernelSpec emit_conv_kernel(const ConvProblem& c) {
   const std::string acc = reg_type(acc_t);
 
   KernelSpec k;
-  k.name = fmt::format("cf_conv_{}_{}_{}_{}{}_{}x{}{}_{}x{}x{}", name(c.img_dtype), name(c.flt_dtype),
+  k.name = fmt::format("cf_conv_{}_{}_{}_{}{}_{}x{}{}_{}x{}x{}{}", name(c.img_dtype), name(c.flt_dtype),
                        name(c.out_dtype), c.flip ? "conv" : "corr", boundary_name(c.boundary), t.khc,
-                       t.kwc, t.exact_rows ? "" : "c", t.tw, t.ty, t.ry);
+                       t.kwc, t.exact_rows ? "" : "c", t.tw, t.ty, t.ry, t.rx > 0 ? fmt::format("_row{}", t.rx) : "");
   ParamLayout pl;
   const size_t o_img = pl.add(fmt::format("const {}*", storage_type(c.img_dtype)), 8, "img");
   const size_t o_flt = pl.add(fmt::format("const {}*", storage_type(c.flt_dtype)), 8, "flt");
@@ -198,14 +271,16 @@ KernelSpec emit_conv_kernel(const ConvProblem& c) {
   k.source = kernel_source(k.name, pl.decl(), t.tw * t.ty, body(c, t));
   k.params = pl.bytes();
   const int64_t row_tiles = (c.out_rows + t.ty * t.ry - 1) / (t.ty * t.ry);
-  const int64_t col_tiles = (c.out_cols + t.tw - 1) / t.tw;
+  const int64_t cols_per_block = t.tw * std::max(t.rx, 1);
+  const int64_t col_tiles = (c.out_cols + cols_per_block - 1) / cols_per_block;
   if (row_tiles > 65535) throw ValueError(fmt::format("convolution: {} output rows exceed the kernel's grid", c.out_rows));
   k.dims.grid[0] = static_cast<unsigned>(col_tiles);
   k.dims.grid[1] = static_cast<unsigned>(row_tiles);
   k.dims.block[0] = static_cast<unsigned>(t.tw * t.ty);
   k.numel = c.out_rows * c.out_cols;
-  k.summary = fmt::format("direct {}, {} boundary, tile {}x{} outputs, filter chunk {}x{}{}",
-                          c.flip ? "convolution" : "correlation", boundary_name(c.boundary), t.ty * t.ry, t.tw,
+  k.summary = fmt::format("direct {}, {} boundary, tile {}x{} outputs{}, filter chunk {}x{}{}",
+                          c.flip ? "convolution" : "correlation", boundary_name(c.boundary), t.ty * t.ry,
+                          cols_per_block, t.rx > 0 ? fmt::format(" ({} per thread, a sliding window)", t.rx) : "",
                           t.khc, t.kwc, t.exact_rows ? "" : " (row-chunked)");
   return k;
 }
