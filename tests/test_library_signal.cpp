@@ -9,6 +9,7 @@
 #include "test_core_helpers.hpp"
 #include "codegen/compiler.hpp"
 #include "codegen/conv_kernel.hpp"
+#include "library/convolve_call.hpp"
 
 namespace {
 
@@ -279,4 +280,19 @@ TEST_CASE("convolution inside fuse(): replays give the unfused values, a new fil
   const auto x = random_f64({9, 11}, g), k = random_f64({5, 2}, g);
   check_close(blur(x, k), {9, 11}, hd(cf::sqrt(cf::abs(cf::signal::convolve2d(x, k, "same", "symm"))) + 1.0), 1e-15);
   CHECK(blur.stats().traces == 2);
+}
+
+TEST_CASE("convolution calls that differ only in the fill value are different plans") {
+  const auto x = cf::placeholder(cf::f32, {8, 8}), k = cf::placeholder(cf::f32, {3, 3});
+  auto hash_of = [](const cf::Array& a) {
+    return cf::detail::library_attrs(*a.node()).call->attributes_hash();
+  };
+  const auto h0 = hash_of(cf::signal::convolve2d(x, k, "same", "fill", 0.0));
+  CHECK(h0 == hash_of(cf::signal::convolve2d(x, k, "same", "fill", 0.0)));
+  CHECK(h0 != hash_of(cf::signal::convolve2d(x, k, "same", "fill", 1.5)));
+  CHECK(h0 != hash_of(cf::signal::convolve2d(x, k, "same", "wrap")));
+  CHECK(h0 != hash_of(cf::signal::correlate2d(x, k, "same", "fill", 0.0)));
+  CHECK(hash_of(cf::signal::convolve2d(x.astype(cf::bool_), k.astype(cf::bool_), "full", "fill", true)) ==
+        hash_of(cf::signal::convolve2d(x.astype(cf::bool_), k.astype(cf::bool_), "full", "fill", true)));
+  CHECK(plan_of({cf::signal::convolve2d(x, k, "same", "fill", 0.0)})->steps.size() == 1);
 }

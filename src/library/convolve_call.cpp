@@ -3,6 +3,7 @@
 // reference (float64 sums, uint64 wrapping sums for integer and bool results).
 #include "library/convolve_call.hpp"
 
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -42,9 +43,14 @@ ConvolveCall::ConvolveCall(ConvSpec s, DType image_dtype, DType filter_dtype, Sh
   h = hash_mix(h, static_cast<uint64_t>(s_.boundary) | (s_.flip ? 4u : 0u) | (s_.one_row ? 8u : 0u) |
                       static_cast<uint64_t>(s_.image_input) << 4);
   for (int64_t v : {s_.out_rows, s_.out_cols, s_.row0, s_.col0}) h = hash_mix(h, static_cast<uint64_t>(v));
-  const auto& f = s_.fill.payload();
+  // The fill value is part of what the call computes: plans with different fills must differ.
   uint64_t bits = 0;
-  std::memcpy(&bits, &f, sizeof(bits) < sizeof(f) ? sizeof(bits) : sizeof(f));
+  switch (s_.fill.kind()) {
+    case Scalar::Kind::Float: bits = std::bit_cast<uint64_t>(s_.fill.to_double()); break;
+    case Scalar::Kind::Bool: bits = s_.fill.to_bool() ? 1 : 0; break;
+    case Scalar::Kind::Int: bits = static_cast<uint64_t>(s_.fill.to_int64()); break;
+    case Scalar::Kind::UInt: bits = s_.fill.to_uint64(); break;
+  }
   h = hash_mix(h, bits);
   h = hash_mix(h, static_cast<uint64_t>(s_.fill.kind()));
   hash_ = h;
