@@ -101,6 +101,29 @@ std::string out_value(const ConvProblem& c, const std::string& v) {
   return store_expr(c.out_dtype, is_half(c.out_dtype) ? v : fmt::format("cf_cast<{}>({})", reg_type(c.out_dtype), v));
 }
 
+// Staging of one chunk, shared by both kernels: the input tile rows [i0 + row0 + p0, + SH)
+// and columns [j0 + col0 + q0, + SW) of the extended image into s_in, the chunk's ch x cw
+// filter taps (as read in correlation form; zero past the filter) into s_w, then a barrier.
+std::string stage(const ConvProblem& c, const std::string& acc) {
+  return fmt::format(
+      "    for (int e = threadIdx.x; e < SH * SW; e += TW * TY) {{\n"
+      "     const int ea = e / SW, eb = e % SW;\n"
+      "     long long r = i0 + p.row0 + p0 + ea, q = j0 + p.col0 + q0 + eb;\n"
+      "{}"
+      "     s_in[ea][eb] = v;\n"
+      "    }}\n"
+      "    for (int e = threadIdx.x; e < KHC * KWC; e += TW * TY) {{\n"
+      "     const int ea = e / KWC, eb = e % KWC;\n"
+      "     acc_t v = acc_t(0);\n"
+      "     if (ea < ch && eb < cw) {{\n"
+      "{}"
+      "     }}\n"
+      "     s_w[ea][eb] = v;\n"
+      "    }}\n"
+      "    __syncthreads();\n",
+      load_image_expr(c, acc), load_filter(c, acc));
+}
+
 // One row: thread t owns outputs t*RX .. t*RX+RX-1 of the block's TW*RX and keeps a window
 // of RX staged inputs in registers, sliding it one input per filter tap: per tap one
 // shared load of the input, one broadcast load of the tap, RX multiply-adds. The results
@@ -110,53 +133,41 @@ std::string body_row(const ConvProblem& c, const Tile& t) {
   const std::string acc = reg_type(acc_t);
   return fmt::format(
       "  typedef {acc} acc_t;\n"
-      "  constexpr int TW = {tw}, RX = {rx}, KWC = {kwc};\n"
-      "  constexpr int SW = TW * RX + KWC - 1;\n"
-      "  __shared__ acc_t s_in[SW];\n"
-      "  __shared__ acc_t s_w[KWC];\n"
-      "  const long long j0 = (long long)blockIdx.x * (TW * RX), p0 = 0;\n"
+      "  constexpr int TW = {tw}, TY = 1, RX = {rx}, KHC = 1, KWC = {kwc};\n"
+      "  constexpr int SH = 1, SW = TW * RX + KWC - 1;\n"
+      "  __shared__ acc_t s_in[SH][SW];\n"
+      "  __shared__ acc_t s_w[KHC][KWC];\n"
+      "  const long long i0 = 0, j0 = (long long)blockIdx.x * (TW * RX), p0 = 0;\n"
+      "  const int ch = 1;\n"
       "  acc_t a[RX];\n"
       "#pragma unroll\n"
       "  for (int r = 0; r < RX; ++r) a[r] = acc_t(0);\n"
       "  for (long long q0 = 0; q0 < p.kw; q0 += KWC) {{\n"
       "    const int cw = (int)(p.kw - q0 < KWC ? p.kw - q0 : KWC);\n"
-      "    for (int e = threadIdx.x; e < SW; e += TW) {{\n"
-      "     long long r = p.row0, q = j0 + p.col0 + q0 + e;\n"
-      "{load}"
-      "     s_in[e] = v;\n"
-      "    }}\n"
-      "    for (int eb = threadIdx.x; eb < KWC; eb += TW) {{\n"
-      "     const int ea = 0;\n"
-      "     acc_t v = acc_t(0);\n"
-      "     if (eb < cw) {{\n"
-      "{filter}"
-      "     }}\n"
-      "     s_w[eb] = v;\n"
-      "    }}\n"
-      "    __syncthreads();\n"
+      "{stage}"
       "    acc_t x[RX];\n"
       "#pragma unroll\n"
-      "    for (int r = 0; r < RX; ++r) x[r] = s_in[threadIdx.x * RX + r];\n"
+      "    for (int r = 0; r < RX; ++r) x[r] = s_in[0][threadIdx.x * RX + r];\n"
       "    for (int q = 0; q < cw; ++q) {{\n"
-      "     const acc_t w = s_w[q];\n"
+      "     const acc_t w = s_w[0][q];\n"
       "#pragma unroll\n"
       "     for (int r = 0; r < RX; ++r) {mac}\n"
       "#pragma unroll\n"
       "     for (int r = 0; r + 1 < RX; ++r) x[r] = x[r + 1];\n"
-      "     if (q + 1 < cw) x[RX - 1] = s_in[threadIdx.x * RX + RX + q];\n"
+      "     if (q + 1 < cw) x[RX - 1] = s_in[0][threadIdx.x * RX + RX + q];\n"
       "    }}\n"
       "    __syncthreads();\n"
       "  }}\n"
       "#pragma unroll\n"
-      "  for (int r = 0; r < RX; ++r) s_in[threadIdx.x * RX + r] = a[r];\n"
+      "  for (int r = 0; r < RX; ++r) s_in[0][threadIdx.x * RX + r] = a[r];\n"
       "  __syncthreads();\n"
       "  for (int e = threadIdx.x; e < TW * RX; e += TW) {{\n"
       "   const long long j = j0 + e;\n"
       "   if (j < p.n_out) p.out[j] = {store};\n"
       "  }}\n",
       fmt::arg("acc", acc), fmt::arg("tw", t.tw), fmt::arg("rx", t.rx), fmt::arg("kwc", t.kwc),
-      fmt::arg("load", load_image_expr(c, acc)), fmt::arg("filter", load_filter(c, acc)),
-      fmt::arg("mac", mac(acc_t, "a[r]", "x[r]", "w")), fmt::arg("store", out_value(c, "s_in[e]")));
+      fmt::arg("stage", stage(c, acc)), fmt::arg("mac", mac(acc_t, "a[r]", "x[r]", "w")),
+      fmt::arg("store", out_value(c, "s_in[0][e]")));
 }
 
 std::string body(const ConvProblem& c, const Tile& t) {
@@ -178,21 +189,7 @@ std::string body(const ConvProblem& c, const Tile& t) {
       "   const int ch = (int)(p.kh - p0 < KHC ? p.kh - p0 : KHC);\n"
       "   for (long long q0 = 0; q0 < p.kw; q0 += KWC) {{\n"
       "    const int cw = (int)(p.kw - q0 < KWC ? p.kw - q0 : KWC);\n"
-      "    for (int e = threadIdx.x; e < SH * SW; e += TW * TY) {{\n"
-      "     const int ea = e / SW, eb = e % SW;\n"
-      "     long long r = i0 + p.row0 + p0 + ea, q = j0 + p.col0 + q0 + eb;\n"
-      "{load}"
-      "     s_in[ea][eb] = v;\n"
-      "    }}\n"
-      "    for (int e = threadIdx.x; e < KHC * KWC; e += TW * TY) {{\n"
-      "     const int ea = e / KWC, eb = e % KWC;\n"
-      "     acc_t v = acc_t(0);\n"
-      "     if (ea < ch && eb < cw) {{\n"
-      "{filter}"
-      "     }}\n"
-      "     s_w[ea][eb] = v;\n"
-      "    }}\n"
-      "    __syncthreads();\n"
+      "{stage}"
       "    for (int q = 0; q < cw; ++q) {{\n"
       "     {acc} w[KHC];\n"
       "#pragma unroll\n"
@@ -219,25 +216,15 @@ std::string body(const ConvProblem& c, const Tile& t) {
       "  }}\n",
       fmt::arg("tw", t.tw), fmt::arg("ty", t.ty), fmt::arg("ry", t.ry), fmt::arg("khc", t.khc),
       fmt::arg("kwc", t.kwc), fmt::arg("acc", acc),
-      fmt::arg("load", load_image_expr(c, acc)),
-      fmt::arg("filter", load_filter(c, acc)),
+      fmt::arg("stage", stage(c, acc)),
       fmt::arg("bound", t.exact_rows ? "" : " && k < ch"), fmt::arg("mac", mac(acc_t, "a[r]", "v", "w[k]")),
       fmt::arg("store", out_value(c, "a[r]")));
 }
 
-}  // namespace
-
-KernelSpec emit_conv_kernel(const ConvProblem& c) {
-  if ((c.boundary != ConvBoundary::Fill) && (c.img_rows <= 0 || c.img_cols <= 0) && c.out_rows * c.out_cols > 0)
-    throw InternalError("conv kernel: a wrapped or symmetric boundary needs a non-empty image");
-  const Tile t = choose_tile(c);
+// The parameter struct: its declaration and, for c's pointers and sizes, its bytes.
+ParamLayout conv_params_of(const ConvProblem& c) {
   const DType acc_t = conv_accumulate_dtype(c.out_dtype);
   const std::string acc = reg_type(acc_t);
-
-  KernelSpec k;
-  k.name = fmt::format("cf_conv_{}_{}_{}_{}{}_{}x{}{}_{}x{}x{}{}", name(c.img_dtype), name(c.flt_dtype),
-                       name(c.out_dtype), c.flip ? "conv" : "corr", boundary_name(c.boundary), t.khc,
-                       t.kwc, t.exact_rows ? "" : "c", t.tw, t.ty, t.ry, t.rx > 0 ? fmt::format("_row{}", t.rx) : "");
   ParamLayout pl;
   const size_t o_img = pl.add(fmt::format("const {}*", storage_type(c.img_dtype)), 8, "img");
   const size_t o_flt = pl.add(fmt::format("const {}*", storage_type(c.flt_dtype)), 8, "flt");
@@ -267,7 +254,22 @@ KernelSpec emit_conv_kernel(const ConvProblem& c) {
   if (acc_t == DType::Float64) pl.set(o_fill, c.fill);
   else if (acc_t == DType::Float32) pl.set(o_fill, static_cast<float>(c.fill));
   else pl.set(o_fill, static_cast<unsigned long long>(c.fill_bits));
+  return pl;
+}
 
+}  // namespace
+
+std::vector<unsigned char> conv_param_bytes(const ConvProblem& c) { return conv_params_of(c).bytes(); }
+
+KernelSpec emit_conv_kernel(const ConvProblem& c) {
+  if ((c.boundary != ConvBoundary::Fill) && (c.img_rows <= 0 || c.img_cols <= 0) && c.out_rows * c.out_cols > 0)
+    throw InternalError("conv kernel: a wrapped or symmetric boundary needs a non-empty image");
+  const Tile t = choose_tile(c);
+  KernelSpec k;
+  k.name = fmt::format("cf_conv_{}_{}_{}_{}{}_{}x{}{}_{}x{}x{}{}", name(c.img_dtype), name(c.flt_dtype),
+                       name(c.out_dtype), c.flip ? "conv" : "corr", boundary_name(c.boundary), t.khc,
+                       t.kwc, t.exact_rows ? "" : "c", t.tw, t.ty, t.ry, t.rx > 0 ? fmt::format("_row{}", t.rx) : "");
+  const ParamLayout pl = conv_params_of(c);
   k.source = kernel_source(k.name, pl.decl(), t.tw * t.ty, body(c, t));
   k.params = pl.bytes();
   const int64_t row_tiles = (c.out_rows + t.ty * t.ry - 1) / (t.ty * t.ry);

@@ -41,7 +41,10 @@ struct ConvProblem {
 DType conv_accumulate_dtype(DType out);
 
 // Source, launch shape and parameters for one problem (pointers bound; numel 0 when the
-// output is empty).
+// output is empty). The source and launch shape depend on the dtypes, boundary, direction,
+// filter shape and output shape only: problems that differ in pointers, strides, offsets or
+// fill value share them and differ in conv_param_bytes alone.
 KernelSpec emit_conv_kernel(const ConvProblem& c);
+std::vector<unsigned char> conv_param_bytes(const ConvProblem& c);
 
 }  // namespace cufuse::detail

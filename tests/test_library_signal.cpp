@@ -296,3 +296,23 @@ TEST_CASE("convolution calls that differ only in the fill value are different pl
         hash_of(cf::signal::convolve2d(x.astype(cf::bool_), k.astype(cf::bool_), "full", "fill", true)));
   CHECK(plan_of({cf::signal::convolve2d(x, k, "same", "fill", 0.0)})->steps.size() == 1);
 }
+
+TEST_CASE("a convolution kernel's source depends on shapes and dtypes only; the rest is parameters") {
+  using namespace cf::detail;
+  ConvProblem a;
+  a.img_rows = 100, a.img_cols = 90, a.img_row_stride = 90, a.img_col_stride = 1;
+  a.kh = 5, a.kw = 7, a.flt_row_stride = 7, a.flt_col_stride = 1;
+  a.out_rows = 104, a.out_cols = 96, a.row0 = -4, a.col0 = -6;
+  ConvProblem b = a;  // other memory, strides, offsets and fill value
+  b.img_row_stride = -1, b.img_col_stride = 200, b.flt_row_stride = 1, b.flt_col_stride = 5;
+  b.row0 = -2, b.col0 = -3, b.fill = 2.5;
+  b.img = reinterpret_cast<const void*>(uintptr_t(0x1000));
+  const KernelSpec ka = emit_conv_kernel(a), kb = emit_conv_kernel(b);
+  CHECK(ka.name == kb.name);
+  CHECK(ka.source == kb.source);
+  CHECK(ka.dims.grid[0] == kb.dims.grid[0]);
+  CHECK(ka.dims.grid[1] == kb.dims.grid[1]);
+  CHECK(ka.params == conv_param_bytes(a));
+  CHECK(kb.params == conv_param_bytes(b));
+  CHECK(ka.params != kb.params);
+}

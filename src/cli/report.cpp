@@ -252,6 +252,12 @@ class Builder {
   }
 };
 
+// Characters of a generated kernel's source up to the end of its preamble (0 without one).
+size_t preamble_length_of(const std::string& source) {
+  const size_t e = source.find(detail::kPreambleEnd);
+  return e == std::string::npos ? 0 : e + detail::kPreambleEnd.size();
+}
+
 void compile_into(KernelReport& k, int arch) {
   try {
     detail::CompiledKernelPtr ck = detail::compile_kernel(k.source, k.name, arch);
@@ -346,8 +352,7 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
         l.kernel.kind = "library";
         l.kernel.summary = spec.summary;
         l.kernel.source = spec.source;
-        if (size_t e = spec.source.find(detail::kPreambleEnd); e != std::string::npos)
-          l.kernel.preamble_length = e + detail::kPreambleEnd.size();
+        l.kernel.preamble_length = preamble_length_of(spec.source);
       }
       call_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.library_calls.size());
       rep.library_calls.push_back(std::move(l));
@@ -365,8 +370,7 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     k.outputs = written_values(g, b);
     k.summary = st.spec.summary;
     k.source = st.spec.source;
-    if (size_t e = k.source.find(detail::kPreambleEnd); e != std::string::npos)
-      k.preamble_length = e + detail::kPreambleEnd.size();
+    k.preamble_length = preamble_length_of(k.source);
     kernel_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.kernels.size());
     rep.kernels.push_back(std::move(k));
   }

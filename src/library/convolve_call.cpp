@@ -99,12 +99,25 @@ ConvProblem ConvolveCall::problem(const std::vector<TensorRef>& inputs, void* ou
   return p;
 }
 
+std::shared_ptr<const ConvolveCall::Compiled> ConvolveCall::compiled(const ConvProblem& p) const {
+  const int arch = default_arch();
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!compiled_ || compiled_->arch != arch) {
+    auto c = std::make_shared<Compiled>();
+    c->arch = arch;
+    c->spec = emit_conv_kernel(p);
+    c->kernel = compile_kernel(c->spec.source, c->spec.name, arch);
+    compiled_ = std::move(c);
+  }
+  return compiled_;
+}
+
 void ConvolveCall::run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const {
   const ConvProblem p = problem(inputs, outputs.at(0).ptr);
   if (p.out_rows * p.out_cols == 0) return;
-  const KernelSpec k = emit_conv_kernel(p);
-  const CompiledKernelPtr ck = compile_kernel(k.source, k.name, default_arch());
-  launch_kernel(ck->kernel_for(current_device()), k.dims, const_cast<unsigned char*>(k.params.data()), stream);
+  const std::shared_ptr<const Compiled> k = compiled(p);
+  std::vector<unsigned char> params = conv_param_bytes(p);
+  launch_kernel(k->kernel->kernel_for(current_device()), k->spec.dims, params.data(), stream);
 }
 
 bool ConvolveCall::generated_kernel(KernelSpec& k) const {

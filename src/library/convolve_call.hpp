@@ -4,6 +4,9 @@
 // scipy's and NumPy's parameters (modes, swaps, offsets) onto it. On the device it is one
 // generated kernel; the host reference sums in float64 (uint64, wrapping, for integers).
 #pragma once
+#include <mutex>
+
+#include "codegen/compiler.hpp"
 #include "codegen/conv_kernel.hpp"
 #include "library/library_call.hpp"
 
@@ -40,6 +43,17 @@ class ConvolveCall : public LibraryCall {
   ConvProblem problem(const std::vector<TensorRef>& inputs, void* out) const;
 
  private:
+  // The call's kernel, made and compiled at its first run for an arch and kept: a cached plan
+  // replays this call object, so later runs only write the parameters and launch.
+  struct Compiled {
+    int arch = -1;
+    KernelSpec spec;
+    CompiledKernelPtr kernel;
+  };
+  std::shared_ptr<const Compiled> compiled(const ConvProblem& p) const;
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const Compiled> compiled_;
+
   ConvSpec s_;
   DType img_t_, flt_t_;
   Shape img_shape_, flt_shape_;

@@ -57,6 +57,24 @@ inline cf::Array random_array(cf::DType t, const cf::Shape& s, int kind = 0) {
   return cf::from_host(b.data(), t, s);
 }
 
+// Random normal values (no infinities) as a materialized array of dtype t, scaled by `scale`.
+inline cf::Array random_normal(cf::DType t, const cf::Shape& s, double scale = 1.0) {
+  std::normal_distribution<double> nd(0.0, scale);
+  std::vector<double> v(static_cast<size_t>(cf::numel(s)));
+  for (auto& x : v) x = nd(rng());
+  cf::Array a = cf::from_host(v.data(), cf::f64, s);
+  if (t != cf::f64) a = a.astype(t);
+  a.eval();
+  return a;
+}
+
+// A host array's elements as doubles (the reference evaluator's results).
+inline std::vector<double> host_values(const cf::detail::HostArray& h) {
+  std::vector<double> v(static_cast<size_t>(h.size()));
+  for (int64_t i = 0; i < h.size(); ++i) v[static_cast<size_t>(i)] = h.get_double(i);
+  return v;
+}
+
 // Units in the last place of dtype t at value v.
 inline double ulp_of(cf::DType t, double v) {
   int e = v == 0 ? -1000 : std::ilogb(v);

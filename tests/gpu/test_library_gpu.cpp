@@ -15,29 +15,14 @@ namespace {
 
 using Vec = std::vector<double>;
 
-// Random normal values (no infinities) as a materialized array of dtype t, scaled by `scale`.
-cf::Array rnd(cf::DType t, const cf::Shape& s, double scale = 1.0) {
-  std::normal_distribution<double> nd(0.0, scale);
-  Vec v(static_cast<size_t>(cf::numel(s)));
-  for (auto& x : v) x = nd(rng());
-  cf::Array a = cf::from_host(v.data(), cf::f64, s);
-  if (t != cf::f64) a = a.astype(t);
-  a.eval();
-  return a;
-}
-Vec to_vec(const cf::detail::HostArray& h) {
-  Vec v(static_cast<size_t>(h.size()));
-  for (int64_t i = 0; i < h.size(); ++i) v[i] = h.get_double(i);
-  return v;
-}
 // The reference's values (read first: evaluating on the device realizes the node) and the device's.
 std::pair<Vec, Vec> ref_and_dev(const cf::Array& x) {
-  Vec r = to_vec(cf::detail::reference_evaluate(x.node()));
+  Vec r = host_values(cf::detail::reference_evaluate(x.node()));
   cf::Array d = x.dtype() == cf::f64 ? x : x.astype(cf::f64);
   return {r, d.to_host<double>()};
 }
 Vec dev(const cf::Array& x) { return (x.dtype() == cf::f64 ? x : x.astype(cf::f64)).to_host<double>(); }
-Vec ref_only(const cf::Array& x) { return to_vec(cf::detail::reference_evaluate(x.node())); }
+Vec ref_only(const cf::Array& x) { return host_values(cf::detail::reference_evaluate(x.node())); }
 
 // |got - want| <= rel * mag + abs_tol element by element (mag: the magnitudes summed).
 int64_t compare(const Vec& got, const Vec& want, const Vec& mag, double rel, double abs_tol, const std::string& what) {
@@ -112,8 +97,8 @@ TEST_CASE("matmul on cuBLASLt: every float dtype, shape and layout") {
   for (cf::DType t : types)
     for (const auto& [M, K, N] : shapes) {
       const std::string w = std::string(cf::name(t)) + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
-      auto a = rnd(t, {M, K}), b = rnd(t, {K, N});
-      auto at = rnd(t, {K, M}), bt = rnd(t, {N, K});
+      auto a = random_normal(t, {M, K}), b = random_normal(t, {K, N});
+      auto at = random_normal(t, {K, M}), bt = random_normal(t, {N, K});
       const double rel = gemm_rel(t, false);
       check_gemm(cf::matmul(a, b), cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(b).astype(cf::f64)), rel, "nn " + w);
       check_gemm(cf::matmul(at.T(), b), cf::matmul(cf::abs(at.T()).astype(cf::f64), cf::abs(b).astype(cf::f64)), rel, "tn " + w);
@@ -123,10 +108,10 @@ TEST_CASE("matmul on cuBLASLt: every float dtype, shape and layout") {
       // alpha folded from a scalar factor; a row-sliced operand (ld > cols); vectors
       check_gemm(cf::matmul(a * 0.5, b), cf::matmul(cf::abs(a).astype(cf::f64) * 0.5, cf::abs(b).astype(cf::f64)), rel,
                  "alpha " + w);
-      auto tall = rnd(t, {2 * M, K});
+      auto tall = random_normal(t, {2 * M, K});
       auto rows = tall[{cf::slice(cf::none, cf::none, 2), cf::_}];
       check_gemm(cf::matmul(rows, b), cf::matmul(cf::abs(rows).astype(cf::f64), cf::abs(b).astype(cf::f64)), rel, "ld " + w);
-      auto v = rnd(t, {K});
+      auto v = random_normal(t, {K});
       check_gemm(cf::matmul(a, v), cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(v).astype(cf::f64)), rel, "mv " + w);
       check_gemm(cf::matmul(v, b), cf::matmul(cf::abs(v).astype(cf::f64), cf::abs(b).astype(cf::f64)), rel, "vm " + w);
     }
@@ -136,21 +121,21 @@ TEST_CASE("batched matmul: batch strides, broadcast batches, transposed batches"
   for (cf::DType t : {cf::f32, cf::f64, cf::f16}) {
     const double rel = gemm_rel(t, false);
     const std::string w = cf::name(t).data();
-    auto a = rnd(t, {4, 33, 20}), b = rnd(t, {20, 17}), c = rnd(t, {4, 17, 20}), d = rnd(t, {4, 20, 17});
+    auto a = random_normal(t, {4, 33, 20}), b = random_normal(t, {20, 17}), c = random_normal(t, {4, 17, 20}), d = random_normal(t, {4, 20, 17});
     auto A = [](const cf::Array& x) { return cf::abs(x).astype(cf::f64); };
     check_gemm(cf::matmul(a, b), cf::matmul(A(a), A(b)), rel, "batch x matrix " + w);
     check_gemm(cf::matmul(a, d), cf::matmul(A(a), A(d)), rel, "bmm " + w);
     check_gemm(cf::matmul(a, c.transpose({0, 2, 1})), cf::matmul(A(a), A(c.transpose({0, 2, 1}))), rel, "bmm nt " + w);
-    auto tb = rnd(t, {33, 4, 20});  // batch stride 20, ld 80
+    auto tb = random_normal(t, {33, 4, 20});  // batch stride 20, ld 80
     check_gemm(cf::matmul(tb.transpose({1, 0, 2}), b), cf::matmul(A(tb.transpose({1, 0, 2})), A(b)), rel, "strided batch " + w);
-    auto x = rnd(t, {3, 1, 9, 6}), y = rnd(t, {4, 6, 5});
+    auto x = random_normal(t, {3, 1, 9, 6}), y = random_normal(t, {4, 6, 5});
     check_gemm(cf::matmul(x, y), cf::matmul(A(x), A(y)), rel, "partial broadcast " + w);
     check_gemm(cf::matmul(cf::zeros({2, 3, 0}, t), cf::zeros({0, 4}, t)), cf::zeros({2, 3, 4}), rel, "k = 0 " + w);
   }
 }
 
 TEST_CASE("TF32: off by default (full float32 accuracy), on in a scope") {
-  auto a = rnd(cf::f32, {256, 512}), b = rnd(cf::f32, {512, 128});
+  auto a = random_normal(cf::f32, {256, 512}), b = random_normal(cf::f32, {512, 128});
   auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(b).astype(cf::f64));
   check_gemm(cf::matmul(a, b), mag, 2e-5, "TF32 off");
   cf::Array on;
@@ -165,7 +150,7 @@ TEST_CASE("epilogues: bias, ReLU and GELU fused into the GEMM (one launch)") {
   for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
     const double rel = gemm_rel(t, false) * 2;
     const std::string w = cf::name(t).data();
-    auto a = rnd(t, {96, 8}), wt = rnd(t, {72, 8}), bias = rnd(t, {72});
+    auto a = random_normal(t, {96, 8}), wt = random_normal(t, {72, 8}), bias = random_normal(t, {72});
     auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
     auto mm = [&] { return cf::matmul(a, wt.T()); };
     const std::vector<std::pair<std::string, std::function<cf::Array()>>> cases = {
@@ -178,7 +163,7 @@ TEST_CASE("epilogues: bias, ReLU and GELU fused into the GEMM (one launch)") {
       check_gemm(make(), mag, rel, name + " " + w);
       CHECK_MESSAGE(launches([&] { make().eval(); }) == 1, name << " " << w);
     }
-    auto ab = rnd(t, {3, 40, 8});
+    auto ab = random_normal(t, {3, 40, 8});
     check_gemm(cf::relu(cf::matmul(ab, wt.T()) + bias),
                cf::matmul(cf::abs(ab).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64),
                rel, "batched relu+bias " + w);
@@ -190,14 +175,14 @@ TEST_CASE("einsum, dot, vdot, inner, outer, tensordot, trace, diagonal") {
   for (cf::DType t : {cf::f32, cf::f64, cf::f16}) {
     const double rel = gemm_rel(t, false) * 2;
     const std::string w = cf::name(t).data();
-    auto a = rnd(t, {300, 130}), b = rnd(t, {300, 130}), s = rnd(t, {90, 90});
+    auto a = random_normal(t, {300, 130}), b = random_normal(t, {300, 130}), s = random_normal(t, {90, 90});
     check_gemm(cf::einsum("ij,ij->i", a, b), cf::einsum("ij,ij->i", A(a), A(b)), rel, "ij,ij->i " + w);
     CHECK(launches([&] { cf::einsum("ij,ij->i", a, b).eval(); }) == 1);
     check_gemm(cf::einsum("ij->j", a), cf::einsum("ij->j", A(a)), rel, "ij->j " + w);
     check_gemm(cf::einsum("ii->i", s), A(cf::einsum("ii->i", s)), 0, "ii->i " + w);
     check_gemm(cf::einsum("ii", s), cf::einsum("ii", A(s)), rel, "trace " + w);
     check_gemm(cf::einsum("ij,kj->ik", a, b), cf::einsum("ij,kj->ik", A(a), A(b)), rel, "ij,kj->ik " + w);
-    auto x = rnd(t, {5, 12, 7}), y = rnd(t, {5, 7, 9}), z = rnd(t, {9, 4});
+    auto x = random_normal(t, {5, 12, 7}), y = random_normal(t, {5, 7, 9}), z = random_normal(t, {9, 4});
     check_gemm(cf::einsum("bij,bjk->bik", x, y), cf::einsum("bij,bjk->bik", A(x), A(y)), rel, "bmm " + w);
     check_gemm(cf::einsum("bij,bjk,kl->bli", x, y, z), cf::einsum("bij,bjk,kl->bli", A(x), A(y), A(z)), rel * 4,
                "three operands " + w);
@@ -224,7 +209,7 @@ TEST_CASE("integer and bool matmul match the reference exactly") {
 
 TEST_CASE("seed 000's distance matrix: GEMM plus two kernels, matching the reference") {
   // p and q of one shape as in seed 000 (two row-sum reductions of one iteration space: one kernel)
-  auto p = rnd(cf::f32, {500, 784}), q = rnd(cf::f32, {500, 784});
+  auto p = random_normal(cf::f32, {500, 784}), q = random_normal(cf::f32, {500, 784});
   auto dist = [&](const cf::Array& pp, const cf::Array& qq) {
     return cf::sqrt(cf::maximum(cf::sum(qq * qq, 1)[{cf::_, cf::newaxis}] - 2 * cf::matmul(qq, pp.T()) +
                                     cf::sum(pp * pp, 1)[{cf::newaxis, cf::_}], 0));
@@ -244,7 +229,7 @@ cf::Array well_conditioned(cf::DType t, const cf::Shape& batch, int64_t n) {
   s.push_back(n);
   s.push_back(n);
   cf::Array e = cf::equal(cf::arange(n).reshape({n, 1}), cf::arange(n).reshape({1, n})).astype(t);
-  cf::Array a = rnd(t, s) + e * static_cast<double>(n);
+  cf::Array a = random_normal(t, s) + e * static_cast<double>(n);
   a.eval();
   return a;
 }
@@ -277,11 +262,11 @@ TEST_CASE("det, slogdet, inv, solve: float32/float64, batched and looped paths")
         Vec x = dev(cf::linalg::inv(a));
         for (int64_t b = 0; b < nb; ++b)
           CHECK_MESSAGE(max_abs_diff(mm(av, x, n, n, n, b * n * n, b * n * n), eye(n)) <= tol * 10, "inv " << w);
-        auto rhs = rnd(t, {n, 3});
+        auto rhs = random_normal(t, {n, 3});
         Vec xs = dev(cf::linalg::solve(a, rhs)), bv = dev(rhs);
         for (int64_t b = 0; b < nb; ++b)
           CHECK_MESSAGE(max_abs_diff(mm(av, xs, n, n, 3, b * n * n, b * n * 3), bv) <= tol * 10 * n, "solve " << w);
-        auto rv = rnd(t, {n});
+        auto rv = random_normal(t, {n});
         Vec xv = dev(cf::linalg::solve(a, rv)), rvv = dev(rv);
         for (int64_t b = 0; b < nb; ++b)
           CHECK_MESSAGE(max_abs_diff(mm(av, xv, n, n, 1, b * n * n, b * n), rvv) <= tol * 10 * n, "solve vector " << w);
@@ -324,7 +309,7 @@ TEST_CASE("cholesky, qr, svd, eigh: invariants and unique parts against the refe
           cf::Shape s = batch;
           s.push_back(m);
           s.push_back(k);
-          auto a = rnd(t, s);
+          auto a = random_normal(t, s);
           Vec av = dev(a);
           for (const char* mode : {"reduced", "complete"}) {
             auto [Q, R] = cf::linalg::qr(a, mode);
@@ -369,10 +354,10 @@ TEST_CASE("pinv, lstsq, matrix_rank, norms against the reference") {
   for (cf::DType t : {cf::f32, cf::f64}) {
     const std::string w = cf::name(t).data();
     const double tol = lin_tol(t, 40);
-    auto a = rnd(t, {2, 40, 25});
+    auto a = random_normal(t, {2, 40, 25});
     auto [p_r, p_d] = ref_and_dev(cf::linalg::pinv(a));
     CHECK_MESSAGE(compare(p_d, p_r, {}, tol * 100, tol * 10, "pinv " + w) == 0, w);
-    auto a2 = rnd(t, {40, 25}), b2 = rnd(t, {40, 3});
+    auto a2 = random_normal(t, {40, 25}), b2 = random_normal(t, {40, 3});
     auto ls = cf::linalg::lstsq(a2, b2);
     auto ref_ls_x = ref_only(cf::linalg::pinv(a2).astype(cf::f64));
     CHECK(ls.rank == 25);
@@ -380,7 +365,7 @@ TEST_CASE("pinv, lstsq, matrix_rank, norms against the reference") {
     Vec want = mm(ref_ls_x, b2v, 25, 40, 3);
     CHECK_MESSAGE(compare(xd, want, {}, tol * 100, tol * 10, "lstsq " + w) == 0, w);
     CHECK(ls.residuals.shape() == cf::Shape{3});
-    auto low = cf::matmul(rnd(t, {30, 4}), rnd(t, {4, 20}));  // rank 4
+    auto low = cf::matmul(random_normal(t, {30, 4}), random_normal(t, {4, 20}));  // rank 4
     CHECK(cf::linalg::matrix_rank(low).item<int64_t>() == 4);
     CHECK(cf::linalg::matrix_rank(a).to_host<int64_t>() == std::vector<int64_t>{25, 25});
     for (double ord : {1.0, -1.0, 2.0, -2.0, double(INFINITY), -double(INFINITY)}) {
@@ -395,7 +380,7 @@ TEST_CASE("pinv, lstsq, matrix_rank, norms against the reference") {
 }
 
 TEST_CASE("W11 shapes: qr and det of 512x512, inv of 2000x2000 in float32") {
-  auto a = rnd(cf::f32, {512, 512}, 0.0727);
+  auto a = random_normal(cf::f32, {512, 512}, 0.0727);
   auto [Q, R] = cf::linalg::qr(a);
   Vec q = dev(Q), r = dev(R), av = dev(a);
   CHECK(max_abs_diff(mm(q, r, 512, 512, 512), av) <= 1e-4);

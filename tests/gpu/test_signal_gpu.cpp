@@ -11,23 +11,8 @@ namespace {
 
 using Vec = std::vector<double>;
 
-Vec to_vec(const cf::detail::HostArray& h) {
-  Vec v(static_cast<size_t>(h.size()));
-  for (int64_t i = 0; i < h.size(); ++i) v[static_cast<size_t>(i)] = h.get_double(i);
-  return v;
-}
-
 // Random values of dtype t: normal for floats (no infinities), the full random range for integers.
-cf::Array rnd(cf::DType t, const cf::Shape& s) {
-  if (!cf::is_float(t)) return random_array(t, s);
-  std::normal_distribution<double> nd(0.0, 1.0);
-  Vec v(static_cast<size_t>(cf::numel(s)));
-  for (auto& x : v) x = nd(rng());
-  cf::Array a = cf::from_host(v.data(), cf::f64, s);
-  if (t != cf::f64) a = a.astype(t);
-  a.eval();
-  return a;
-}
+cf::Array rnd(cf::DType t, const cf::Shape& s) { return cf::is_float(t) ? random_normal(t, s) : random_array(t, s); }
 
 double rel_of(cf::DType out, int64_t taps) {
   switch (out) {
@@ -41,8 +26,8 @@ double rel_of(cf::DType out, int64_t taps) {
 
 // y = f(x, w) on the device against the reference; `mag` = f(|x|, |w|) bounds the rounding.
 void check(const cf::Array& y, const cf::Array& mag, int64_t taps, const std::string& what) {
-  const Vec want = to_vec(cf::detail::reference_evaluate(y.node()));
-  const Vec m = cf::is_float(y.dtype()) ? to_vec(cf::detail::reference_evaluate(mag.astype(cf::f64).node())) : Vec{};
+  const Vec want = host_values(cf::detail::reference_evaluate(y.node()));
+  const Vec m = cf::is_float(y.dtype()) ? host_values(cf::detail::reference_evaluate(mag.astype(cf::f64).node())) : Vec{};
   const Vec got = (y.dtype() == cf::f64 ? y : y.astype(cf::f64)).to_host<double>();
   REQUIRE_MESSAGE(got.size() == want.size(), what);
   const double rel = rel_of(y.dtype(), taps);
@@ -133,9 +118,9 @@ TEST_CASE("a convolution's elementwise consumers are one kernel after it; W10's 
   REQUIRE(full.shape() == cf::Shape{2062, 2062});
   const Vec got = full[{cf::slice(2000, 2062), cf::slice(0, 40)}].copy().to_host<double>();
   const auto sub = big[{cf::slice(1986, 2048), cf::slice(0, 40)}].copy();
-  const Vec want = to_vec(cf::detail::reference_evaluate(
+  const Vec want = host_values(cf::detail::reference_evaluate(
       cf::signal::convolve2d(sub, g)[{cf::slice(14, 76), cf::slice(0, 40)}].node()));
-  const Vec mag = to_vec(cf::detail::reference_evaluate(
+  const Vec mag = host_values(cf::detail::reference_evaluate(
       cf::signal::convolve2d(cf::abs(sub), cf::abs(g))[{cf::slice(14, 76), cf::slice(0, 40)}].node()));
   REQUIRE(got.size() == want.size());
   int64_t bad = 0;
