@@ -3,28 +3,11 @@
 // unfused (one kernel per op, every intermediate written to memory, as plain CuPy does)
 // and fused (cufuse's lazy evaluation: one kernel), with times and kernel counts.
 // On a machine with no GPU it says so and prints the kernels cufuse generates instead.
-#include <chrono>
 #include <cstdio>
-#include <functional>
 
 #include <cufuse/cufuse.hpp>
 
 namespace cf = cufuse;
-
-// Median of `reps` timed calls (each: run then synchronize), after warming up.
-static double time_ms(const std::function<void()>& f, int reps) {
-  for (int i = 0; i < 3; ++i) f();
-  cf::synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    cf::synchronize();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // W1: (x*2.5+1)*sin(x) - exp(-x*x) + sqrt(abs(x)). `eager` materializes after every op.
 static cf::Array w1(const cf::Array& x, bool eager) {
@@ -71,8 +54,8 @@ int main() {
     cf::reset_stats();
     auto r = squared_diff(x, y, false).eval();
     const auto k_fused = cf::stats().kernels_launched;
-    const double t_unfused = time_ms([&] { squared_diff(x, y, true).eval(); }, 200);
-    const double t_fused = time_ms([&] { squared_diff(x, y, false).eval(); }, 200);
+    const double t_unfused = cf::profiler::benchmark([&] { squared_diff(x, y, true).eval(); }, 200, 3).gpu_mean() * 1e3;
+    const double t_fused = cf::profiler::benchmark([&] { squared_diff(x, y, false).eval(); }, 200, 3).gpu_mean() * 1e3;
     std::printf("(x - y) * (x - y), 10000 elements (seed 004):\n");
     std::printf("  unfused: %llu kernels, %8.1f us per call\n", (unsigned long long)k_unfused, t_unfused * 1e3);
     std::printf("  fused:   %llu kernel,  %8.1f us per call   (r[0] = %g, expected %g)\n\n",
@@ -87,8 +70,8 @@ int main() {
     cf::reset_stats();
     w1(x, false).eval();
     const auto k_fused = cf::stats().kernels_launched;
-    const double t_unfused = time_ms([&] { w1(x, true); }, 10);
-    const double t_fused = time_ms([&] { w1(x, false).eval(); }, 20);
+    const double t_unfused = cf::profiler::benchmark([&] { w1(x, true); }, 10, 3).gpu_mean() * 1e3;
+    const double t_fused = cf::profiler::benchmark([&] { w1(x, false).eval(); }, 20, 3).gpu_mean() * 1e3;
     const double gb = 2.0 * (1 << 27) * 4 / 1e9;
     std::printf("(x*2.5+1)*sin(x) - exp(-x*x) + sqrt(abs(x)), 2^27 float32 elements (W1):\n");
     std::printf("  unfused: %llu kernels, %8.3f ms per call\n", (unsigned long long)k_unfused, t_unfused);

@@ -2,7 +2,7 @@
 //   1. the first arrays: arange(4).reshape(2,2), zeros((3,3)) as float32, ones((3,3)) as float16;
 //   2. the MNIST distance matrix between two 10000 x 784 sets,
 //        sqrt(max(einsum('ij,ij->i',q,q)[:,None] - 2*q@p.T + einsum('ij,ij->i',p,p), 0)),
-//      in float32 and float16, timed (median of synchronized runs) against a plain host loop
+//      in float32 and float16, timed (profiler::benchmark: mean GPU time) against a plain host loop
 //      over some rows, and checked against that loop;
 //   3. the notebook's memory lessons: np.split as views, x@Q@x + c@x whole and in pieces with
 //      `del`, and the distance matrix in row chunks (nearest neighbours) against the whole.
@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cufuse/cufuse.hpp>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,21 +24,6 @@ namespace cf = cufuse;
 using Clock = std::chrono::steady_clock;
 static double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-// Median of `reps` timed calls (each: run then synchronize), after two warm-up calls.
-static double median_ms(const std::function<void()>& f, int reps) {
-  for (int i = 0; i < 2; ++i) f();
-  cf::synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = Clock::now();
-    f();
-    cf::synchronize();
-    t.push_back(ms_since(t0));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 // A 1-D or 2-D array as NumPy prints it (roughly), with its dtype and shape.
@@ -138,9 +122,9 @@ static void distance_matrix(int64_t n, int64_t host_rows, bool gpu) {
               e16 < 0.1 ? "(match to float16's ~3 digits)" : "(MISMATCH)");
 
   if (gpu) {
-    const double t32 = median_ms([&] { distances(q, p).eval(); }, 10);
-    const double t16 = median_ms([&] { distances(q16, p16).eval(); }, 10);
-    std::printf("times: cufuse float32 %8.2f ms   cufuse float16 %8.2f ms   (median of 10)\n", t32, t16);
+    const double t32 = cf::profiler::benchmark([&] { distances(q, p).eval(); }, 10, 2).gpu_mean() * 1e3;
+    const double t16 = cf::profiler::benchmark([&] { distances(q16, p16).eval(); }, 10, 2).gpu_mean() * 1e3;
+    std::printf("times: cufuse float32 %8.2f ms   cufuse float16 %8.2f ms   (mean of 10, profiler::benchmark)\n", t32, t16);
     std::printf("       host loop %lld rows %.0f ms, so ~%.1f s for all %lld rows (one core, double)\n",
                 (long long)host_rows, host_ms, host_ms * 1e-3 * double(n) / double(host_rows), (long long)n);
   }
@@ -195,8 +179,8 @@ static void memory_lessons(int64_t n, bool gpu) {
   };
   double full_ms = 0, chunk_ms = 0;
   if (gpu) {
-    full_ms = median_ms(all_rows, 5);
-    chunk_ms = median_ms(in_chunks, 5);
+    full_ms = cf::profiler::benchmark(all_rows, 5, 2).gpu_mean() * 1e3;
+    chunk_ms = cf::profiler::benchmark(in_chunks, 5, 2).gpu_mean() * 1e3;
   } else {
     all_rows();
     in_chunks();
@@ -215,7 +199,7 @@ static void memory_lessons(int64_t n, bool gpu) {
       (long long)n, (long long)chunks, (long long)rows, (long long)same, (long long)n, derr,
       same == n && derr < 1e-4 ? "(match)" : "(MISMATCH)");
   if (gpu)
-    std::printf("  whole: %.2f ms, %.0f MB of distances at once; chunks: %.2f ms, %.0f MB at a time (median of 5)\n",
+    std::printf("  whole: %.2f ms, %.0f MB of distances at once; chunks: %.2f ms, %.0f MB at a time (mean of 5)\n",
                 full_ms, full_bytes / 1e6, chunk_ms, full_bytes / 1e6 / chunks);
 }
 

@@ -7,7 +7,7 @@
 //   4. the product along axis 0 of a (Z, 512, 512) float64 stack: the notebook's two
 //      RawKernels (accumulating in global memory, then in a register), cufuse's own
 //      prod(x, 0), and the host loop, compared as np.testing.assert_array_almost_equal does.
-// GPU steps are timed as the median of synchronized runs, host steps once (they are slow).
+// GPU steps are timed with profiler::benchmark (mean GPU time), host steps once (they are slow).
 // Sizes: the notebook's, except the raw-kernel stack: Z = 1024 (2 GB) instead of 4096 (8 GB),
 // to stay within scripts/gpu-check.sh's 30 s per example (the host part dominates).
 // Skipped: the second-device part runs only with two or more GPUs; pinned-memory-pool
@@ -49,19 +49,10 @@ struct Timer {
     f();
     return record(step, ms_since(t0));
   }
-  // A GPU step: median of `reps` synchronized calls after one warm-up call.
-  double median(const std::string& step, const std::function<void()>& f, int reps) {
-    f();
-    cf::synchronize();
-    std::vector<double> t;
-    for (int i = 0; i < reps; ++i) {
-      auto t0 = Clock::now();
-      f();
-      cf::synchronize();
-      t.push_back(ms_since(t0));
-    }
-    std::sort(t.begin(), t.end());
-    return record(step, t[t.size() / 2], ("(median of " + std::to_string(reps) + ")").c_str());
+  // A GPU step: its mean GPU time over `reps` calls after one warm-up (profiler::benchmark).
+  double gpu(const std::string& step, const std::function<void()>& f, int reps) {
+    const double ms = cf::profiler::benchmark(f, reps, 1, step).gpu_mean() * 1e3;
+    return record(step, ms, ("(mean of " + std::to_string(reps) + ")").c_str());
   }
 };
 
@@ -131,7 +122,7 @@ static void add_vectors(int64_t vec_size, bool gpu) {
     vec_c_gpu = cf::empty({vec_size}, cf::f64);
   };
   if (gpu)
-    timer.median("GPU_create_random_vectors", create, 5);
+    timer.gpu("GPU_create_random_vectors", create, 5);
   else
     create();
   std::unique_ptr<double[]> vec_a_cpu(new double[vec_size]), vec_b_cpu(new double[vec_size]),
@@ -146,9 +137,9 @@ static void add_vectors(int64_t vec_size, bool gpu) {
   const cf::ElementwiseKernel add_vec_elem("float64 x, float64 y", "float64 z", "z = x + y", "add_vec_elem");
   double t_gpu = 0;
   if (gpu) {
-    t_gpu = timer.median(
+    t_gpu = timer.gpu(
         "GPU_add_vectors", [&] { vec_c_gpu = add_vec_elem(vec_a_gpu, vec_b_gpu).eval(); }, 10);
-    timer.median(
+    timer.gpu(
         "GPU_add_vectors (plain a + b)", [&] { (vec_a_gpu + vec_b_gpu).eval(); }, 10);
   } else {
     // The reference backend cannot run user code: plain a + b is the same kernel here.
@@ -192,7 +183,7 @@ static void something_big(int64_t side, bool gpu) {
   cf::Array x_gpu;
   auto create = [&] { x_gpu = cf::random::uniform({side, side, side}, cf::f64).eval(); };
   if (gpu) {
-    timer.median("GPU_create_random_array", create, 3);
+    timer.gpu("GPU_create_random_array", create, 3);
     std::printf("Used [GB]: %.3f (%.3f before this section)\n", gb(cf::memory::used_bytes()), gb(used_before));
   } else {
     create();
@@ -220,7 +211,7 @@ static void something_big(int64_t side, bool gpu) {
   std::printf("x *= 3; x *= x: %llu kernel(s); first plane against the host: %s\n", (unsigned long long)kernels,
               ok ? "(match)" : "(MISMATCH)");
   double t_gpu = 0;
-  if (gpu) t_gpu = timer.median("GPU_do_stuff", do_stuff, 5);
+  if (gpu) t_gpu = timer.gpu("GPU_do_stuff", do_stuff, 5);
   // The notebook's CPU step squares x_gpu by mistake; this squares x_cpu.
   const double t_cpu = timer.once("CPU_do_stuff", [&] {
     for (int64_t i = 0; i < n; ++i) x_cpu[i] *= 3;
@@ -326,19 +317,19 @@ static void product_along_axis(int64_t z_dim, int64_t yx, bool gpu) {
   timer.once("GPU__create_empty_output_array", [&] { out_arr = cf::empty({Y, X}, cf::f64); });
   cf::Array out_arr_reg = cf::empty({Y, X}, cf::f64);
   const int Zi = int(z_dim), Yi = int(Y), Xi = int(X);
-  const double t_mul = timer.median(
+  const double t_mul = timer.gpu(
       "GPU_calc_mul",
       [&] {
         mul_kernel(g_size, b_size, {in_arr, out_arr, Zi, Yi, Xi});
       },
       5);
-  const double t_reg = timer.median(
+  const double t_reg = timer.gpu(
       "GPU_calc_mulReg",
       [&] {
         mul_kernel_reg(g_size, b_size, {in_arr, out_arr_reg, Zi, Yi, Xi});
       },
       5);
-  timer.median(
+  timer.gpu(
       "GPU_calc prod(x, 0) (cufuse)", [&] { prod_out = cf::prod(in_arr, 0).eval(); }, 5);
   std::vector<double> out_gpu;
   timer.once("copy dev-->host", [&] { out_gpu = out_arr.to_host<double>(); });

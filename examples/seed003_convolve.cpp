@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <vector>
 
 #include <cufuse/cufuse.hpp>
@@ -17,21 +16,6 @@
 namespace cf = cufuse;
 
 namespace {
-
-// Median wall time of `reps` calls (each synchronized), after one warm-up call.
-double time_ms(const std::function<void()>& f, int reps) {
-  f();
-  cf::synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    cf::synchronize();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // np.tile(primary_unit, (n, n)) of a 16x16 unit with a one at [8, 8]: a broadcast, then a copy.
 cf::Array deltas(int64_t n) {
@@ -109,27 +93,27 @@ int main() {
     const cf::Array deltas_gpu = cf::from_host(deltas_host, cf::Shape{2048, 2048});
     const cf::Array gauss_gpu = cf::from_host(gauss_host, cf::Shape{15, 15});
     cf::Array convolved = cf::signal::convolve2d(deltas_gpu, gauss_gpu).eval();
-    const double gpu_ms = time_ms([&] { cf::signal::convolve2d(deltas_gpu, gauss_gpu).eval(); }, 20);
+    const double gpu_ms = cf::profiler::benchmark([&] { cf::signal::convolve2d(deltas_gpu, gauss_gpu).eval(); }, 20, 1).gpu_mean() * 1e3;
     std::printf("GPU convolve2d: %.3f ms (speedup %.0fx)\n", gpu_ms, cpu_ms / gpu_ms);
     std::printf("convolved[10:16, 10:16]:\n");
     print_window(convolved, 10, 6);
     std::printf("allclose(GPU, host): %s\n", allclose(convolved.to_host<double>(), on_cpu) ? "True" : "False");
 
     // ---- with the transfers: copy in, convolve, copy back
-    const double round_trip_ms = time_ms(
+    const double round_trip_ms = 1e3 * cf::profiler::benchmark(
         [&] {
           const cf::Array d = cf::from_host(deltas_host, cf::Shape{2048, 2048});
           const cf::Array g = cf::from_host(gauss_host, cf::Shape{15, 15});
           volatile double sink = cf::signal::convolve2d(d, g).to_host<double>()[0];
           (void)sink;
         },
-        10);
+        10, 1).gpu_mean();
     std::printf("transfer, compute, transfer back: %.3f ms (speedup %.0fx)\n", round_trip_ms, cpu_ms / round_trip_ms);
 
     // ---- 1-D: np.convolve of the flattened image with the Gaussian's diagonal
     const cf::Array deltas_1d = deltas_gpu.ravel();
     const cf::Array gauss_1d = cf::diagonal(gauss_gpu);
-    const double conv1d_ms = time_ms([&] { cf::convolve(deltas_1d, gauss_1d).eval(); }, 20);
+    const double conv1d_ms = cf::profiler::benchmark([&] { cf::convolve(deltas_1d, gauss_1d).eval(); }, 20, 1).gpu_mean() * 1e3;
     const cf::Array c1 = cf::convolve(deltas_1d, gauss_1d);
     std::printf("1-D convolve of %lld values with %lld taps on the GPU: %.3f ms, result shape (%lld,)\n",
                 static_cast<long long>(deltas_1d.size()), static_cast<long long>(gauss_1d.size()), conv1d_ms,

@@ -2,6 +2,7 @@
 // devices names both (arrays on stand-in device storages that nothing reads), the record of
 // a storage's use on other streams, to_device and benchmark refusing plainly without a
 // device, and profiler results printed exactly as cupyx.profiler.benchmark prints them.
+#include <cmath>
 #include <sstream>
 
 #include "exec/binding.hpp"
@@ -105,5 +106,9 @@ TEST_CASE("profiler: results print as cupyx.profiler.benchmark prints them") {
   std::ostringstream os;
   os << one;
   CHECK(os.str() == "f                   :    CPU:     2.000 us     GPU-1:     3.000 us");
+  CHECK(r.cpu_mean() == doctest::Approx(35e-6));
+  CHECK(r.gpu_mean() == doctest::Approx(42e-6));
+  CHECK(std::isnan(r.gpu_mean(1)));  // one device timed
+  CHECK(std::isnan(cf::profiler::BenchmarkResult{}.cpu_mean()));
   CHECK_THROWS_AS(cf::profiler::benchmark([] {}, 0, 1), cf::ValueError);
 }

@@ -21,6 +21,9 @@ struct BenchmarkResult {
   // CuPy's format; without GPU columns when show_gpu is false.
   std::string to_str(bool show_gpu = true) const;
   std::string str() const { return to_str(); }
+  // Mean seconds per call: on the host, and on the i-th device timed (NaN without repetitions).
+  double cpu_mean() const;
+  double gpu_mean(size_t i = 0) const;
 };
 std::ostream& operator<<(std::ostream& os, const BenchmarkResult& r);
 

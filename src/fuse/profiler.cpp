@@ -16,15 +16,20 @@ namespace cufuse::profiler {
 
 namespace {
 
+double mean_of(const std::vector<double>& t) {
+  double sum = 0;
+  for (double v : t) sum += v;
+  return t.empty() ? std::nan("") : sum / static_cast<double>(t.size());
+}
+
 std::string per_item(const std::string& device_name, const std::vector<double>& t) {
   if (t.empty()) return fmt::format("    {}: (no repetitions)", device_name);
-  double sum = 0, lo = t[0], hi = t[0];
+  double lo = t[0], hi = t[0];
   for (double v : t) {
-    sum += v;
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  const double mean = sum / static_cast<double>(t.size());
+  const double mean = mean_of(t);
   double var = 0;
   for (double v : t) var += (v - mean) * (v - mean);
   const double sd = std::sqrt(var / static_cast<double>(t.size()));  // NumPy's std (ddof 0)
@@ -42,6 +47,9 @@ std::string BenchmarkResult::to_str(bool show_gpu) const {
       s += " " + per_item(fmt::format("GPU-{}", devices[i]), gpu_times[i]);
   return fmt::format("{:<20s}:{}", name, s);
 }
+
+double BenchmarkResult::cpu_mean() const { return mean_of(cpu_times); }
+double BenchmarkResult::gpu_mean(size_t i) const { return i < gpu_times.size() ? mean_of(gpu_times[i]) : std::nan(""); }
 
 std::ostream& operator<<(std::ostream& os, const BenchmarkResult& r) { return os << r.to_str(); }
 
