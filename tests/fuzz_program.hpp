@@ -1,0 +1,760 @@
+// tests/fuzz_program.hpp: random array programs for differential tests of the planner, the
+// code generator and the executor (tests/test_fuzz.cpp on the reference backend, and
+// tests/gpu/test_fuzz_gpu.cpp on the device, both against the host reference evaluator).
+//
+// A program is a list of instructions over three input arrays: elementwise ops by their
+// NumPy names, scalars, where, clip, astype, views (transpose, reversal, strided slices,
+// integer indexing, new axes, reshapes), reductions and matmul. It can be rebuilt on other
+// inputs (fuse() traces it) and printed in NumPy spelling with its seed, so a failure can be
+// read and replayed (CUFUSE_FUZZ_SEED).
+//
+// How results are compared. Each value carries a bound on how far a correct device result
+// may be from the reference's: 0 (bitwise, NaN equal to NaN, -0 equal to +0) where every
+// op on its path is exact (IEEE arithmetic, comparisons, views, casts, integer work, max and
+// min reductions), else a bound propagated op by op from the values' magnitudes (`bounds`):
+// transcendental functions within 4 ulps, sums and matmuls reordered, and the rounding of
+// each op. Ops that are not continuous (comparisons, floor, casts to integers, argmax ...)
+// are only generated on exact values, so that a rounding difference can never flip them.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cufuse/cufuse.hpp>
+
+#include "reference/evaluator.hpp"
+
+namespace fuzz {
+
+namespace cf = cufuse;
+
+enum class Kind : uint8_t {
+  Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul
+};
+
+struct Instr {
+  Kind kind = Kind::Unary;
+  std::string op;              // NumPy name (Unary, Binary, Scalar, Reduce)
+  int a = -1, b = -1, c = -1;  // operands: value ids
+  double s = 0, s2 = 0;        // scalar operand; clip bounds
+  bool int_scalar = false;     // the scalar is a C++ integer (weak int) instead of a double
+  bool left = false;           // Scalar: the scalar is the left operand
+  int axis = 0;                // Reverse/Step/IntIndex/Expand axis; Reduce: -1 = all axes
+  int64_t index = 0;           // IntIndex
+  bool keepdims = false;
+  cf::DType dtype = cf::DType::Float32;  // Astype
+  cf::Shape shape;             // Reshape
+};
+
+struct Program {
+  uint64_t seed = 0;
+  std::vector<cf::DType> in_dtype;
+  std::vector<cf::Shape> in_shape;
+  std::vector<Instr> code;
+  std::vector<bool> exact;     // per value: every op on its path is exact
+  std::vector<int> outputs;    // value ids
+  int inplace_target = -1;     // input id written with `+=`, or -1
+  int inplace_value = -1;      // the value added
+
+  int n_inputs() const { return static_cast<int>(in_dtype.size()); }
+  // The input value `v` is a view of (through views only), or -1.
+  int view_of(int v) const {
+    while (v >= n_inputs()) {
+      const Instr& in = code[static_cast<size_t>(v - n_inputs())];
+      const bool view = in.kind == Kind::Transpose || in.kind == Kind::Reverse || in.kind == Kind::Step ||
+                        in.kind == Kind::IntIndex || in.kind == Kind::Expand || in.kind == Kind::Reshape;
+      if (!view) return -1;
+      v = in.a;
+    }
+    return v;
+  }
+  int n_values() const { return n_inputs() + static_cast<int>(code.size()); }
+  std::string text() const;
+};
+
+// ------------------------------------------------------------------ building
+
+// Unary ops with a composite spelling, so that their domain is always valid.
+inline cf::Array unary(const std::string& op, const cf::Array& x) {
+  if (op == "sqrt_abs") return cf::sqrt(cf::abs(x));
+  if (op == "log1p_abs") return cf::log1p(cf::abs(x));
+  if (op == "exp_clip") return cf::exp(cf::clip(x, -8, 8));
+  return cf::apply(op, {x});
+}
+
+inline cf::Array reduce(const Instr& in, const cf::Array& x) {
+  cf::AxisArg ax = in.axis < 0 ? cf::AxisArg{} : cf::AxisArg{in.axis};
+  if (in.op == "sum") return cf::sum(x, ax, in.keepdims);
+  if (in.op == "mean") return cf::mean(x, ax, in.keepdims);
+  if (in.op == "prod") return cf::prod(x, ax, in.keepdims);
+  if (in.op == "max") return cf::max(x, ax, in.keepdims);
+  if (in.op == "min") return cf::min(x, ax, in.keepdims);
+  if (in.op == "any") return cf::any(x, ax, in.keepdims);
+  if (in.op == "all") return cf::all(x, ax, in.keepdims);
+  if (in.op == "argmax")
+    return cf::argmax(x, in.axis < 0 ? std::optional<int>{} : std::optional<int>{in.axis}, in.keepdims);
+  throw std::logic_error("fuzz: unknown reduction " + in.op);
+}
+
+inline std::vector<cf::Index> axis_index(int ndim, int axis, cf::Index at) {
+  std::vector<cf::Index> idx(static_cast<size_t>(ndim), cf::Index(cf::_));
+  idx[static_cast<size_t>(axis)] = at;
+  return idx;
+}
+
+inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v) {
+  const cf::Array& x = v[static_cast<size_t>(in.a)];
+  switch (in.kind) {
+    case Kind::Unary: return unary(in.op, x);
+    case Kind::Binary: return cf::apply(in.op, {x, v[static_cast<size_t>(in.b)]});
+    case Kind::Scalar: {
+      cf::Operand s = in.int_scalar ? cf::Operand(static_cast<int64_t>(in.s)) : cf::Operand(in.s);
+      return in.left ? cf::apply(in.op, {s, x}) : cf::apply(in.op, {x, s});
+    }
+    case Kind::Where: return cf::where(x, v[static_cast<size_t>(in.b)], v[static_cast<size_t>(in.c)]);
+    case Kind::Clip: return cf::clip(x, in.s, in.s2);
+    case Kind::Astype: return cf::astype(x, in.dtype);
+    case Kind::Transpose: return x.T();
+    case Kind::Reverse: return x.index(axis_index(x.ndim(), in.axis, cf::slice(std::nullopt, std::nullopt, -1)));
+    case Kind::Step: return x.index(axis_index(x.ndim(), in.axis, cf::slice(1, std::nullopt, 2)));
+    case Kind::IntIndex: return x.index(axis_index(x.ndim(), in.axis, cf::Index(in.index)));
+    case Kind::Expand: return x.expand_dims(in.axis);
+    case Kind::Reshape: return x.reshape(in.shape);
+    case Kind::Reduce: return reduce(in, x);
+    case Kind::Matmul: return cf::matmul(x, v[static_cast<size_t>(in.b)]);
+  }
+  throw std::logic_error("fuzz: unknown instruction");
+}
+
+// Every value of the program on these inputs (lazy).
+inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Array>& inputs) {
+  std::vector<cf::Array> v(inputs.begin(), inputs.end());
+  v.reserve(static_cast<size_t>(p.n_values()));
+  for (const Instr& in : p.code) v.push_back(apply_instr(in, v));
+  return v;
+}
+
+inline std::vector<cf::Array> outputs(const Program& p, const std::vector<cf::Array>& inputs) {
+  std::vector<cf::Array> v = values(p, inputs), out;
+  for (int o : p.outputs) out.push_back(v[static_cast<size_t>(o)]);
+  return out;
+}
+
+// ------------------------------------------------------------------ printing
+
+inline std::string num(double d) {
+  std::ostringstream s;
+  s.precision(17);
+  s << d;
+  return s.str();
+}
+
+inline std::string instr_text(const Instr& in) {
+  auto v = [](int i) { return "v" + std::to_string(i); };
+  auto idx = [&](const std::string& at, int axis) {
+    std::string s = "[";
+    for (int d = 0; d < axis; ++d) s += ":, ";
+    return s + at + "]";
+  };
+  switch (in.kind) {
+    case Kind::Unary:
+      if (in.op == "sqrt_abs") return "sqrt(abs(" + v(in.a) + "))";
+      if (in.op == "log1p_abs") return "log1p(abs(" + v(in.a) + "))";
+      if (in.op == "exp_clip") return "exp(clip(" + v(in.a) + ", -8, 8))";
+      return in.op + "(" + v(in.a) + ")";
+    case Kind::Binary: return in.op + "(" + v(in.a) + ", " + v(in.b) + ")";
+    case Kind::Scalar: {
+      std::string s = in.int_scalar ? std::to_string(static_cast<int64_t>(in.s)) : num(in.s);
+      return in.op + "(" + (in.left ? s + ", " + v(in.a) : v(in.a) + ", " + s) + ")";
+    }
+    case Kind::Where: return "where(" + v(in.a) + ", " + v(in.b) + ", " + v(in.c) + ")";
+    case Kind::Clip: return "clip(" + v(in.a) + ", " + num(in.s) + ", " + num(in.s2) + ")";
+    case Kind::Astype: return v(in.a) + ".astype(" + std::string(cf::name(in.dtype)) + ")";
+    case Kind::Transpose: return v(in.a) + ".T";
+    case Kind::Reverse: return v(in.a) + idx("::-1", in.axis);
+    case Kind::Step: return v(in.a) + idx("1::2", in.axis);
+    case Kind::IntIndex: return v(in.a) + idx(std::to_string(in.index), in.axis);
+    case Kind::Expand: return "expand_dims(" + v(in.a) + ", " + std::to_string(in.axis) + ")";
+    case Kind::Reshape: return v(in.a) + ".reshape" + cf::to_string(in.shape);
+    case Kind::Reduce:
+      return in.op + "(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
+             (in.keepdims ? ", keepdims=True" : "") + ")";
+    case Kind::Matmul: return v(in.a) + " @ " + v(in.b);
+  }
+  return "?";
+}
+
+inline std::string Program::text() const {
+  std::ostringstream s;
+  s << "# fuzz program, seed " << seed << " (CUFUSE_FUZZ_SEED=" << seed << " replays it)\n";
+  for (int i = 0; i < n_inputs(); ++i)
+    s << "v" << i << " = input(" << cf::name(in_dtype[static_cast<size_t>(i)]) << ", "
+      << cf::to_string(in_shape[static_cast<size_t>(i)]) << ")\n";
+  for (size_t k = 0; k < code.size(); ++k)
+    s << "v" << (static_cast<size_t>(n_inputs()) + k) << " = " << instr_text(code[k])
+      << (exact[static_cast<size_t>(n_inputs()) + k] ? "" : "    # inexact") << "\n";
+  s << "outputs:";
+  for (int o : outputs) s << " v" << o;
+  if (inplace_target >= 0) s << "; then v" << inplace_target << " += v" << inplace_value;
+  s << "\n";
+  return s.str();
+}
+
+// ------------------------------------------------------------------ generating
+
+struct Config {
+  int min_instr = 4, max_instr = 14;
+  std::vector<int64_t> dims = {1, 2, 3, 5, 16, 33, 64, 130};
+  double p3d = 0.25;        // chance of a rank-3 base shape
+  double p_inplace = 0.25;  // chance of a `+=` into an input after the outputs are written
+  bool matmul = true;
+  int64_t max_numel = 1 << 16;
+};
+
+inline bool floating(cf::DType t) { return cf::is_float(t); }
+
+// Ops that are exact on exact inputs (the device and the reference give the same bits).
+inline bool exact_op(const std::string& op) {
+  static const char* inexact[] = {"exp_clip", "log1p_abs", "tanh", "sin", "cos", "arctan", "power", "arctan2", "hypot"};
+  for (const char* n : inexact)
+    if (op == n) return false;
+  return true;
+}
+// Ops that may take an inexact operand: continuous ones whose error `bounds` can follow.
+inline bool continuous_op(const std::string& op) {
+  static const char* ok[] = {"negative", "positive", "abs", "square", "tanh", "sin", "cos", "arctan", "exp_clip",
+                             "log1p_abs", "add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin",
+                             "hypot"};
+  for (const char* n : ok)
+    if (op == n) return true;
+  return false;
+}
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const Config& cfg) : g_(seed), cfg_(cfg) { p_.seed = seed; }
+
+  // The inputs' dtypes and shapes (the caller makes the arrays, then calls build).
+  void choose_inputs() {
+    const bool three = coin(cfg_.p3d);
+    base_.clear();
+    if (three) base_.push_back(pick(std::vector<int64_t>{2, 3, 4}));
+    base_.push_back(pick(cfg_.dims));
+    base_.push_back(pick(cfg_.dims));
+    for (int i = 0; i < 3; ++i) {
+      p_.in_dtype.push_back(pick_dtype());
+      p_.in_shape.push_back(i == 0 ? base_ : variant_of(base_));
+    }
+  }
+  const Program& program() const { return p_; }
+
+  // Grows the program on real input arrays (lazy; nothing is evaluated).
+  Program build(const std::vector<cf::Array>& inputs) {
+    std::vector<cf::Array> v(inputs.begin(), inputs.end());
+    p_.exact.assign(v.size(), true);
+    const int want = static_cast<int>(irange(cfg_.min_instr, cfg_.max_instr));
+    int tries = 0;
+    while (static_cast<int>(p_.code.size()) < want && tries++ < want * 40) {
+      Instr in;
+      bool ex = true;
+      if (!propose(v, in, ex)) continue;
+      cf::Array r;
+      try {
+        r = apply_instr(in, v);
+      } catch (const cf::Error&) {
+        continue;  // not a valid combination (shapes, dtypes): try another
+      }
+      if (r.size() > cfg_.max_numel || r.ndim() > 4) continue;
+      p_.code.push_back(in);
+      p_.exact.push_back(ex);
+      v.push_back(r);
+    }
+    // Outputs: the last value and up to two others (never a bare input).
+    const int n_in = p_.n_inputs(), n = p_.n_values();
+    if (n > n_in) {
+      p_.outputs.push_back(n - 1);
+      const int extra = static_cast<int>(irange(0, 2));
+      for (int k = 0; k < extra && n - 1 > n_in; ++k) {
+        int o = static_cast<int>(irange(n_in, n - 2));
+        if (std::find(p_.outputs.begin(), p_.outputs.end(), o) == p_.outputs.end()) p_.outputs.push_back(o);
+      }
+    }
+    if (n > n_in && coin(cfg_.p_inplace)) {
+      // An output that is a view of the target shows the write (as in NumPy): not compared
+      // against values from before it, so such a target is not chosen.
+      const int t = static_cast<int>(irange(0, n_in - 1));
+      bool aliased = false;
+      for (int o : p_.outputs) aliased = aliased || p_.view_of(o) == t;
+      if (!aliased) {
+        p_.inplace_target = t;
+        p_.inplace_value = static_cast<int>(irange(n_in, n - 1));
+      }
+    }
+    return p_;
+  }
+
+ private:
+  std::mt19937_64 g_;
+  Config cfg_;
+  Program p_;
+  cf::Shape base_;
+
+  bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(g_) < p; }
+  int64_t irange(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g_); }
+  template <class T>
+  T pick(const std::vector<T>& xs) { return xs[static_cast<size_t>(irange(0, static_cast<int64_t>(xs.size()) - 1))]; }
+
+  cf::DType pick_dtype() {
+    static const std::vector<cf::DType> w = {cf::f32, cf::f32, cf::f32, cf::f32, cf::f64, cf::f64, cf::i32, cf::i32,
+                                             cf::i64, cf::f16, cf::bf16, cf::DType::Bool, cf::DType::UInt8,
+                                             cf::DType::Int16};
+    return pick(w);
+  }
+  // The base shape, or one that broadcasts against it: (A, 1), (1, B), (B,), ().
+  cf::Shape variant_of(const cf::Shape& s) {
+    switch (irange(0, 5)) {
+      case 0: {
+        cf::Shape r = s;
+        r[static_cast<size_t>(irange(0, s.ndim() - 1))] = 1;
+        return r;
+      }
+      case 1: return cf::Shape{s[static_cast<size_t>(s.ndim() - 1)]};
+      case 2: return cf::Shape{};
+      default: return s;
+    }
+  }
+  int pick_value(const std::vector<cf::Array>& v) {
+    // Recent values more often: programs grow deep rather than wide.
+    const int n = static_cast<int>(v.size());
+    if (coin(0.5)) return static_cast<int>(irange(std::max(0, n - 3), n - 1));
+    return static_cast<int>(irange(0, n - 1));
+  }
+
+  // Proposes an instruction over existing values; `ex` says whether its result is exact.
+  bool propose(const std::vector<cf::Array>& v, Instr& in, bool& ex) {
+    in.a = pick_value(v);
+    const cf::Array& x = v[static_cast<size_t>(in.a)];
+    const bool xe = p_.exact[static_cast<size_t>(in.a)];
+    const cf::DType t = x.dtype();
+    const int nd = x.ndim();
+    ex = xe;
+    switch (irange(0, 15)) {
+      case 0: case 1: case 2: {  // unary
+        static const std::vector<std::string> fl = {"negative", "abs", "square", "sqrt_abs", "floor", "rint", "sign",
+                                                    "reciprocal", "isnan", "tanh", "sin", "cos", "arctan",
+                                                    "exp_clip", "log1p_abs", "logical_not"};
+        static const std::vector<std::string> in_ops = {"negative", "abs", "square", "sign", "invert", "logical_not",
+                                                        "isfinite", "tanh", "exp_clip"};
+        in.kind = Kind::Unary;
+        in.op = pick(floating(t) ? fl : in_ops);
+        if (t == cf::DType::Bool && (in.op == "negative" || in.op == "sign")) return false;
+        if (!xe && !continuous_op(in.op)) return false;
+        ex = xe && exact_op(in.op);
+        return true;
+      }
+      case 3: case 4: case 5: case 6: {  // binary
+        static const std::vector<std::string> ops = {"add", "subtract", "multiply", "true_divide", "maximum",
+                                                     "minimum", "fmax", "fmin", "less", "greater_equal", "equal",
+                                                     "floor_divide", "remainder", "copysign", "logical_and",
+                                                     "logical_xor", "bitwise_and", "bitwise_xor", "power",
+                                                     "arctan2", "hypot"};
+        in.kind = Kind::Binary;
+        in.op = pick(ops);
+        in.b = pick_value(v);
+        const bool be = p_.exact[static_cast<size_t>(in.b)];
+        if (in.op == "power" && !(floating(t) || floating(v[static_cast<size_t>(in.b)].dtype()))) return false;
+        if (in.op == "true_divide") {
+          if (!be) return false;  // an inexact divisor near zero has no useful bound
+        } else if ((!xe || !be) && !continuous_op(in.op)) {
+          return false;
+        }
+        ex = xe && be && exact_op(in.op);
+        return true;
+      }
+      case 7: case 8: {  // with a scalar
+        static const std::vector<std::string> ops = {"add", "subtract", "multiply", "true_divide", "maximum",
+                                                     "less", "floor_divide", "remainder", "power"};
+        in.kind = Kind::Scalar;
+        in.op = pick(ops);
+        in.int_scalar = !floating(t) && coin(0.7);
+        in.s = in.int_scalar ? static_cast<double>(irange(-3, 5)) : pick(std::vector<double>{0.5, 2.5, -1.25, 3, 1e-3, -0.0});
+        in.left = coin(0.3);
+        if (in.op == "power") {  // small exponents, never a negative integer one
+          in.left = false;
+          in.s = in.int_scalar ? static_cast<double>(irange(0, 3)) : pick(std::vector<double>{2, 0.5, 3});
+          if (!xe) return false;
+        }
+        if (in.op == "true_divide" && in.left && !xe) return false;
+        if (!xe && !continuous_op(in.op) && in.op != "true_divide") return false;
+        ex = xe && exact_op(in.op);
+        return true;
+      }
+      case 9: {  // where(cond, b, c), the condition exact
+        in.kind = Kind::Where;
+        if (t != cf::DType::Bool || !xe) return false;
+        in.b = pick_value(v);
+        in.c = pick_value(v);
+        ex = p_.exact[static_cast<size_t>(in.b)] && p_.exact[static_cast<size_t>(in.c)];
+        return true;
+      }
+      case 10: {  // clip or astype
+        if (coin(0.4)) {
+          in.kind = Kind::Clip;
+          in.s = -2.5;
+          in.s2 = pick(std::vector<double>{0.0, 1.5, 4});
+          if (t == cf::DType::Bool) return false;
+          return true;
+        }
+        in.kind = Kind::Astype;
+        in.dtype = pick_dtype();
+        if (!xe && !floating(in.dtype)) return false;  // a cast to an integer is not continuous
+        return true;
+      }
+      case 11: case 12: {  // views
+        if (nd == 0) return false;
+        in.axis = static_cast<int>(irange(0, nd - 1));
+        switch (irange(0, 5)) {
+          case 0: in.kind = Kind::Transpose; return nd >= 2;
+          case 1: in.kind = Kind::Reverse; return true;
+          case 2: in.kind = Kind::Step; return true;
+          case 3:
+            in.kind = Kind::IntIndex;
+            if (x.shape(in.axis) == 0) return false;
+            in.index = irange(-x.shape(in.axis), x.shape(in.axis) - 1);
+            return true;
+          case 4: in.kind = Kind::Expand; in.axis = static_cast<int>(irange(0, nd)); return nd < 4;
+          default: {
+            in.kind = Kind::Reshape;
+            const cf::Shape& s = x.shape();
+            if (coin(0.4) || nd == 1) {
+              in.shape = cf::Shape{x.size()};
+            } else {  // merge the first two axes
+              std::vector<int64_t> d{s[0] * s[1]};
+              for (int k = 2; k < nd; ++k) d.push_back(s[static_cast<size_t>(k)]);
+              in.shape = cf::Shape(d);
+            }
+            return true;
+          }
+        }
+      }
+      case 13: case 14: {  // reductions
+        static const std::vector<std::string> ops = {"sum", "sum", "mean", "max", "min", "any", "all", "argmax",
+                                                     "prod"};
+        in.kind = Kind::Reduce;
+        in.op = pick(ops);
+        in.axis = nd == 0 || coin(0.25) ? -1 : static_cast<int>(irange(0, nd - 1));
+        in.keepdims = coin(0.4);
+        const bool integral = !floating(t);
+        if (in.op == "prod" && !integral) return false;  // float products: no useful bound, overflow
+        if ((in.op == "any" || in.op == "all" || in.op == "argmax") && !xe) return false;
+        if ((in.op == "sum" || in.op == "mean") && !integral) ex = false;
+        if (in.op == "mean") ex = false;
+        return true;
+      }
+      default: {  // matmul
+        if (!cfg_.matmul || nd < 1) return false;
+        in.kind = Kind::Matmul;
+        in.b = pick_value(v);
+        if (!floating(t) && !floating(v[static_cast<size_t>(in.b)].dtype())) {
+          ex = xe && p_.exact[static_cast<size_t>(in.b)];  // integer matmul wraps: exact
+          return true;
+        }
+        ex = false;
+        return true;
+      }
+    }
+  }
+};
+
+// ------------------------------------------------------------------ error bounds
+
+inline double eps_of(cf::DType t) {
+  switch (t) {
+    case cf::DType::Float16: return std::ldexp(1.0, -10);
+    case cf::DType::BFloat16: return std::ldexp(1.0, -7);
+    case cf::DType::Float32: return std::ldexp(1.0, -23);
+    case cf::DType::Float64: return std::ldexp(1.0, -52);
+    default: return 0;
+  }
+}
+inline double acc_eps(cf::DType t) { return t == cf::DType::Float64 ? std::ldexp(1.0, -52) : std::ldexp(1.0, -23); }
+
+inline double max_abs(const cf::detail::HostArray& h) {
+  double m = 0;
+  for (int64_t i = 0; i < h.size(); ++i) {
+    double d = std::fabs(h.get_double(i));
+    if (std::isfinite(d)) m = std::max(m, d);
+  }
+  return m;
+}
+inline double min_abs(const cf::detail::HostArray& h) {
+  double m = INFINITY;
+  for (int64_t i = 0; i < h.size(); ++i) m = std::min(m, std::fabs(h.get_double(i)));
+  return m;
+}
+
+// Per value: how far a correct result may be from the reference's (0: the same bits).
+inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail::HostArray>& ref) {
+  const int n_in = p.n_inputs();
+  std::vector<double> E(static_cast<size_t>(p.n_values()), 0.0), M(E.size(), 0.0);
+  for (size_t i = 0; i < E.size(); ++i) M[i] = max_abs(ref[i]);
+  for (size_t k = 0; k < p.code.size(); ++k) {
+    const Instr& in = p.code[k];
+    const size_t o = static_cast<size_t>(n_in) + k;
+    if (p.exact[o]) continue;
+    const cf::DType t = ref[o].dtype;
+    const double eo = eps_of(t) * M[o];  // one rounding of the result
+    const double ea = E[static_cast<size_t>(in.a)], Ma = M[static_cast<size_t>(in.a)];
+    double eb = 0, Mb = 0;  // the second operand; a scalar is exact
+    if (in.kind == Kind::Scalar) Mb = std::fabs(in.s);
+    else if (in.b >= 0) eb = E[static_cast<size_t>(in.b)], Mb = M[static_cast<size_t>(in.b)];
+    double e = 0;
+    switch (in.kind) {
+      case Kind::Unary:
+        if (in.op == "negative" || in.op == "positive" || in.op == "abs") e = ea;
+        else if (in.op == "square") e = 2 * Ma * ea + ea * ea + eo;
+        else if (in.op == "exp_clip") e = M[o] * std::expm1(ea) + 4 * eo;
+        else e = ea + 4 * eo;  // tanh, sin, cos, arctan, log1p(abs): Lipschitz 1
+        break;
+      case Kind::Binary:
+      case Kind::Scalar:
+        if (in.op == "add" || in.op == "subtract") e = ea + eb + eo;
+        else if (in.op == "multiply") e = Ma * eb + Mb * ea + ea * eb + eo;
+        else if (in.op == "maximum" || in.op == "minimum" || in.op == "fmax" || in.op == "fmin") e = std::max(ea, eb);
+        else if (in.op == "true_divide") {  // only ever by an exact divisor
+          const double mb = in.kind == Kind::Scalar ? std::fabs(in.s) : min_abs(ref[static_cast<size_t>(in.b)]);
+          e = mb > 0 ? ea / mb + eo : INFINITY;
+        } else if (in.op == "hypot") e = ea + eb + 4 * eo;
+        else e = 4 * eo;  // power, arctan2: on exact operands only
+        break;
+      case Kind::Where: e = std::max(E[static_cast<size_t>(in.b)], E[static_cast<size_t>(in.c)]); break;
+      case Kind::Astype: e = ea + eo; break;
+      case Kind::Reduce: {
+        const double K = std::max<double>(1.0, static_cast<double>(ref[static_cast<size_t>(in.a)].size()) /
+                                                   std::max<double>(1.0, static_cast<double>(ref[o].size())));
+        const double order = 2 * K * K * acc_eps(ref[static_cast<size_t>(in.a)].dtype) * Ma;
+        if (in.op == "sum") e = K * ea + order + eo;
+        else if (in.op == "mean") e = ea + order / K + 2 * eo;
+        else e = ea;  // max, min
+        break;
+      }
+      case Kind::Matmul: {
+        const auto& A = ref[static_cast<size_t>(in.a)];
+        const double K = static_cast<double>(A.shape.ndim() == 0 ? 1 : A.shape[static_cast<size_t>(A.shape.ndim() - 1)]);
+        e = K * (Ma * eb + Mb * ea + ea * eb) + 2 * K * K * acc_eps(A.dtype) * Ma * Mb + eo;
+        break;
+      }
+      default: e = ea; break;  // clip and views
+    }
+    E[o] = e;
+  }
+  return E;
+}
+
+// Compares a result with the reference within `bound` (0: bitwise, NaN == NaN, -0 == +0).
+// Returns the number of elements outside it; `report` gets the first few.
+inline int64_t compare(const cf::detail::HostArray& got, const cf::detail::HostArray& want, double bound,
+                       std::string& report) {
+  if (got.dtype != want.dtype || !(got.shape == want.shape)) {
+    report += "  dtype/shape: got " + std::string(cf::name(got.dtype)) + " " + cf::to_string(got.shape) +
+              ", want " + std::string(cf::name(want.dtype)) + " " + cf::to_string(want.shape) + "\n";
+    return 1;
+  }
+  int64_t bad = 0;
+  const bool fl = cf::is_float(want.dtype);
+  const double big = want.dtype == cf::DType::Float16 ? 16384.0 : want.dtype == cf::DType::BFloat16 ? 1e37 : want.dtype == cf::DType::Float32 ? 1e37 : 1e300;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    bool ok;
+    if (!fl) {
+      ok = got.get_uint64(i) == want.get_uint64(i);
+    } else {
+      const double a = got.get_double(i), b = want.get_double(i);
+      if (std::isnan(a) || std::isnan(b)) ok = (std::isnan(a) && std::isnan(b)) || (bound > 0 && std::fabs(std::isnan(a) ? b : a) > big);
+      else if (a == b) ok = true;
+      else if (bound > 0 && (std::isinf(a) || std::isinf(b))) ok = std::fabs(std::isinf(a) ? b : a) > big;
+      else ok = bound > 0 && std::fabs(a - b) <= 2 * bound;
+    }
+    if (!ok) {
+      if (bad < 4)
+        report += "  element " + std::to_string(i) + ": got " + num(got.get_double(i)) + ", want " +
+                  num(want.get_double(i)) + " (bound " + num(2 * bound) + ")\n";
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+inline cf::detail::HostArray host_of(const cf::Array& a) {
+  cf::detail::HostArray h;
+  h.dtype = a.dtype();
+  h.shape = a.shape();
+  h.bytes.resize(static_cast<size_t>(a.nbytes()));
+  a.copy_to_host(h.bytes.data(), h.bytes.size());
+  return h;
+}
+
+// The seeds to run: CUFUSE_FUZZ_SEED=<n> runs program n alone; otherwise `count` programs
+// (CUFUSE_FUZZ_RUNS overrides it) from `first` (CUFUSE_FUZZ_FIRST overrides it).
+struct Seeds {
+  uint64_t first = 0;
+  int count = 0;
+  bool replay = false;  // one program named by CUFUSE_FUZZ_SEED
+};
+inline Seeds seeds(uint64_t first, int count) {
+  Seeds s{first, count, false};
+  if (const char* e = std::getenv("CUFUSE_FUZZ_SEED"); e && *e) return Seeds{std::strtoull(e, nullptr, 10), 1, true};
+  if (const char* e = std::getenv("CUFUSE_FUZZ_FIRST"); e && *e) s.first = std::strtoull(e, nullptr, 10);
+  if (const char* e = std::getenv("CUFUSE_FUZZ_RUNS"); e && *e) s.count = std::atoi(e);
+  return s;
+}
+
+// ------------------------------------------------------------------ running one program
+
+// Random inputs from a seed: normal floats (sd 3) with a few zeros, -0 and infinities;
+// integers mostly small, some large (their products wrap); bools.
+inline cf::Array random_input(std::mt19937_64& g, cf::DType t, const cf::Shape& s) {
+  const int64_t n = cf::numel(s);
+  std::vector<double> f(static_cast<size_t>(n));
+  std::normal_distribution<double> nd(0.0, 3.0);
+  std::uniform_int_distribution<int64_t> small(-9, 9), large(-2000000000LL, 2000000000LL);
+  std::uniform_int_distribution<int> pct(0, 99);
+  for (auto& x : f) {
+    const int c = pct(g);
+    if (cf::is_float(t)) x = c == 0 ? 0.0 : c == 1 ? -0.0 : c == 2 ? INFINITY : nd(g);
+    else x = static_cast<double>(c < 10 ? large(g) : small(g));
+  }
+  std::vector<unsigned char> b(static_cast<size_t>(n * cf::itemsize(t)));
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned char* q = b.data() + i * cf::itemsize(t);
+    const double x = f[static_cast<size_t>(i)];
+    const int64_t k = static_cast<int64_t>(x);
+    switch (t) {
+      case cf::DType::Bool: { bool v = (k & 1) != 0; std::memcpy(q, &v, 1); break; }
+      case cf::DType::Int8: { int8_t v = static_cast<int8_t>(k); std::memcpy(q, &v, 1); break; }
+      case cf::DType::Int16: { int16_t v = static_cast<int16_t>(k); std::memcpy(q, &v, 2); break; }
+      case cf::DType::Int32: { int32_t v = static_cast<int32_t>(k); std::memcpy(q, &v, 4); break; }
+      case cf::DType::Int64: { int64_t v = k * 3; std::memcpy(q, &v, 8); break; }
+      case cf::DType::UInt8: { uint8_t v = static_cast<uint8_t>(k); std::memcpy(q, &v, 1); break; }
+      case cf::DType::UInt16: { uint16_t v = static_cast<uint16_t>(k); std::memcpy(q, &v, 2); break; }
+      case cf::DType::UInt32: { uint32_t v = static_cast<uint32_t>(k); std::memcpy(q, &v, 4); break; }
+      case cf::DType::UInt64: { uint64_t v = static_cast<uint64_t>(k); std::memcpy(q, &v, 8); break; }
+      case cf::DType::Float16: { cf::half v(x); std::memcpy(q, &v, 2); break; }
+      case cf::DType::BFloat16: { cf::bfloat16_t v(x); std::memcpy(q, &v, 2); break; }
+      case cf::DType::Float32: { float v = static_cast<float>(x); std::memcpy(q, &v, 4); break; }
+      case cf::DType::Float64: { std::memcpy(q, &x, 8); break; }
+    }
+  }
+  return cf::from_host(b.data(), t, s);
+}
+
+inline std::vector<cf::Array> random_inputs(const Program& p, uint64_t seed) {
+  std::mt19937_64 g(seed * 0x9e3779b97f4a7c15ULL + 1);
+  std::vector<cf::Array> in;
+  for (int i = 0; i < p.n_inputs(); ++i)
+    in.push_back(random_input(g, p.in_dtype[static_cast<size_t>(i)], p.in_shape[static_cast<size_t>(i)]));
+  return in;
+}
+
+struct Outcome {
+  Program program;
+  int64_t bad = 0;          // elements outside their bound, over every check
+  std::string report;       // what failed, with the program
+  bool inplace_ran = false; // the `+=` was legal and ran
+  bool fused = false;       // the fuse() checks ran
+  int inexact_outputs = 0;  // outputs compared within a bound instead of bitwise
+};
+
+// Generates program `seed`, evaluates its outputs (and the `+=`, when legal) on the current
+// backend, and compares them with the reference evaluator's values: bitwise when `strict`
+// (the reference backend: the same evaluator, so only the planning can differ), else
+// within the propagated bounds. With `with_fuse` (and no `+=`), the program also runs
+// through cufuse::fuse() twice (a trace, then a replay on new inputs), each bitwise equal to
+// the plain lazy evaluation.
+inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool with_fuse) {
+  Outcome out;
+  Generator gen(seed, cfg);
+  gen.choose_inputs();
+  std::vector<cf::Array> in = random_inputs(gen.program(), seed);
+  const Program p = gen.build(in);
+  out.program = p;
+  auto fail = [&](const std::string& what, int64_t n, const std::string& detail) {
+    out.bad += n;
+    out.report += what + ": " + std::to_string(n) + " element(s) differ\n" + detail;
+  };
+  if (p.outputs.empty()) return out;
+
+  std::vector<cf::Array> vals = values(p, in);
+  std::vector<std::shared_ptr<cf::detail::Node>> roots;
+  for (const auto& v : vals) roots.push_back(v.node());
+  bool inplace = p.inplace_target >= 0;
+  const size_t t = static_cast<size_t>(std::max(0, p.inplace_target));
+  if (inplace) {
+    try {
+      cf::Array sum = vals[t] + vals[static_cast<size_t>(p.inplace_value)];
+      if (!(sum.shape() == in[t].shape())) throw cf::ValueError("fuzz: += would broadcast the target");
+      roots.push_back(cf::astype(sum, in[t].dtype()).node());
+    } catch (const cf::Error&) {
+      inplace = false;
+    }
+  }
+  const std::vector<cf::detail::HostArray> ref = cf::detail::reference_evaluate(roots);
+  const std::vector<double> E = bounds(p, ref);
+
+  std::vector<cf::Array> outs;
+  for (int o : p.outputs) outs.push_back(vals[static_cast<size_t>(o)]);
+  cf::Array added = inplace ? vals[static_cast<size_t>(p.inplace_value)] : cf::Array();
+  vals.clear();
+  roots.clear();
+  if (inplace) {
+    try {
+      cf::Array target = in[t];
+      target += added;  // the outputs, still lazy, must see the old values
+      out.inplace_ran = true;
+    } catch (const cf::Error&) {  // same_kind casting refused it: nothing was written
+      inplace = false;
+    }
+  }
+  cf::eval_all(outs);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const size_t o = static_cast<size_t>(p.outputs[k]);
+    const double bound = strict || p.exact[o] ? 0.0 : E[o];
+    if (bound > 0) ++out.inexact_outputs;
+    std::string d;
+    if (int64_t n = compare(host_of(outs[k]), ref[o], bound, d)) fail("output v" + std::to_string(o), n, d);
+  }
+  if (inplace) {
+    const size_t v = static_cast<size_t>(p.inplace_value);
+    const auto& want = ref.back();
+    const double bound = strict || p.exact[v] ? 0.0 : E[v] + 2 * eps_of(want.dtype) * max_abs(want);
+    std::string d;
+    if (int64_t n = compare(host_of(in[t]), want, bound, d)) fail("v" + std::to_string(t) + " += v" + std::to_string(v), n, d);
+  }
+
+  if (with_fuse && !inplace) {
+    out.fused = true;
+    cf::FuseOptions opt;
+    opt.cuda_graph = (seed % 3) == 0;
+    auto f = cf::fuse([p](cf::Array a, cf::Array b, cf::Array c) { return outputs(p, {a, b, c}); }, opt);
+    for (int call = 0; call < 2; ++call) {
+      std::vector<cf::Array> args = call == 0 ? in : random_inputs(p, seed + 0x5151);
+      std::vector<cf::Array> got = f(args[0], args[1], args[2]);
+      std::vector<cf::Array> plain = call == 0 ? outs : outputs(p, args);
+      cf::eval_all(plain);
+      for (size_t k = 0; k < plain.size() && k < got.size(); ++k) {
+        std::string d;
+        if (int64_t n = compare(host_of(got[k]), host_of(plain[k]), 0.0, d))
+          fail("fuse() call " + std::to_string(call + 1) + ", output v" + std::to_string(p.outputs[k]), n, d);
+      }
+      if (got.size() != plain.size()) fail("fuse() result count", 1, "");
+    }
+  }
+  if (out.bad) out.report = p.text() + out.report;
+  return out;
+}
+
+}  // namespace fuzz
