@@ -59,6 +59,16 @@ struct Red {
   int phase;
 };
 
+// The accumulator's register type: the input's, except that 8- and 16-bit integers reduce in
+// 32 bits. Max, min and their arg forms give the same values, and sums and products the same
+// bits once truncated; the GPU has no narrower integer ALU, and ptxas miscompiled min.s16
+// after a warp shuffle (sm_90: the min of -x over an int16 row came out wrong; found by
+// tests/gpu/test_fuzz_gpu.cpp, seed 656456491429). User reductions keep the declared type.
+std::string acc_type(ReduceOp op, DType in) {
+  if (op != ReduceOp::User && is_integer(in) && itemsize(in) < 4) return is_unsigned_int(in) ? "unsigned int" : "int";
+  return reg_type(in);
+}
+
 // A warp shuffle of a value of register type T (small types travel as int).
 std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by) {
   if (T == "bool") return fmt::format("({}(0xffffffffu, (int){}, {}) != 0)", fn, v, by);
@@ -89,20 +99,20 @@ std::string combine(const Red& r, const std::string& acc, const std::string& ai,
                     const std::string& vi) {
   switch (r.op) {
     case ReduceOp::CumSum:
-    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, {});", acc, acc, v);
+    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, ({})({}));", acc, acc, r.T, v);
     case ReduceOp::CumProd:
-    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, {});", acc, acc, v);
-    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, {});", acc, acc, v);
-    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, {});", acc, acc, v);
-    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, {});", acc, acc, v);
-    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, {});", acc, acc, v);
+    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, ({})({}));", acc, acc, r.T, v);
     case ReduceOp::Any: return fmt::format("{} = {} || {};", acc, acc, v);
     case ReduceOp::All: return fmt::format("{} = {} && {};", acc, acc, v);
     case ReduceOp::User: return user_reduce_combine(r.node, r.T, acc, v);  // ReductionKernel (user_kernel.hpp)
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
-      return fmt::format("if (cf_arg_better({}, (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}", v, vi,
-                         acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
+      return fmt::format("if (cf_arg_better(({})({}), (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}",
+                         r.T, v, vi, acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
     default: throw InternalError("scan in a reduction kernel");
   }
 }
@@ -220,7 +230,8 @@ struct RedEmitter {
     for (size_t i = 0; i < sp.reductions.size(); ++i) {
       const Node* r = sp.reductions[i];
       const DType in = r->inputs[0]->dtype;
-      reds.push_back(Red{r, reduce_attrs(*r).op, in, reg_type(in), sp.phase[i]});
+      const ReduceOp op = reduce_attrs(*r).op;
+      reds.push_back(Red{r, op, in, acc_type(op, in), sp.phase[i]});
       red_of[r] = static_cast<int>(i);
       phases = std::max(phases, sp.phase[i] + 1);
     }

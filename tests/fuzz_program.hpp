@@ -58,8 +58,9 @@ struct Program {
   std::vector<Instr> code;
   std::vector<bool> exact;     // per value: every op on its path is exact
   std::vector<int> outputs;    // value ids
-  int inplace_target = -1;     // input id written with `+=`, or -1
-  int inplace_value = -1;      // the value added
+  int inplace_target = -1;     // input id written in place after the outputs are written, or -1
+  int inplace_value = -1;      // the value written
+  int inplace_kind = 0;        // 0: target += value; 1: target[::-1] = value; 2: target[1::2] = value
 
   int n_inputs() const { return static_cast<int>(in_dtype.size()); }
   // The input value `v` is a view of (through views only), or -1.
@@ -75,6 +76,10 @@ struct Program {
   }
   int n_values() const { return n_inputs() + static_cast<int>(code.size()); }
   std::string text() const;
+  std::string inplace_text() const {
+    const std::string t = "v" + std::to_string(inplace_target), v = "v" + std::to_string(inplace_value);
+    return inplace_kind == 0 ? t + " += " + v : t + (inplace_kind == 1 ? "[::-1] = " : "[1::2] = ") + v;
+  }
 };
 
 // ------------------------------------------------------------------ building
@@ -200,7 +205,7 @@ inline std::string Program::text() const {
       << (exact[static_cast<size_t>(n_inputs()) + k] ? "" : "    # inexact") << "\n";
   s << "outputs:";
   for (int o : outputs) s << " v" << o;
-  if (inplace_target >= 0) s << "; then v" << inplace_target << " += v" << inplace_value;
+  if (inplace_target >= 0) s << "; then " << inplace_text();
   s << "\n";
   return s.str();
 }
@@ -211,10 +216,19 @@ struct Config {
   int min_instr = 4, max_instr = 14;
   std::vector<int64_t> dims = {1, 2, 3, 5, 16, 33, 64, 130};
   double p3d = 0.25;        // chance of a rank-3 base shape
-  double p_inplace = 0.25;  // chance of a `+=` into an input after the outputs are written
+  double p_inplace = 0.25;  // chance of a write into an input after the outputs are written
+  double p_big = 0.0;       // chance of a long base shape (multi-block reductions, vector tails)
   bool matmul = true;
   int64_t max_numel = 1 << 16;
 };
+
+// What tests/gpu/test_fuzz_gpu.cpp runs. CUFUSE_FUZZ_DEVICE_CONFIG=1 makes tests/test_fuzz.cpp
+// use it too, so that a device program can be replayed on the reference backend.
+inline Config device_config() {
+  Config c;
+  c.p_big = 0.1;
+  return c;
+}
 
 inline bool floating(cf::DType t) { return cf::is_float(t); }
 
@@ -243,9 +257,16 @@ class Generator {
   void choose_inputs() {
     const bool three = coin(cfg_.p3d);
     base_.clear();
-    if (three) base_.push_back(pick(std::vector<int64_t>{2, 3, 4}));
-    base_.push_back(pick(cfg_.dims));
-    base_.push_back(pick(cfg_.dims));
+    if (coin(cfg_.p_big)) {
+      static const std::vector<cf::Shape> big = {cf::Shape{4099}, cf::Shape{65537}, cf::Shape{300001},
+                                                 cf::Shape{1027, 129}, cf::Shape{33, 4099}, cf::Shape{2, 3, 20011}};
+      base_ = pick(big);
+      max_numel_ = int64_t(1) << 20;
+    } else {
+      if (three) base_.push_back(pick(std::vector<int64_t>{2, 3, 4}));
+      base_.push_back(pick(cfg_.dims));
+      base_.push_back(pick(cfg_.dims));
+    }
     for (int i = 0; i < 3; ++i) {
       p_.in_dtype.push_back(pick_dtype());
       p_.in_shape.push_back(i == 0 ? base_ : variant_of(base_));
@@ -269,7 +290,7 @@ class Generator {
       } catch (const cf::Error&) {
         continue;  // not a valid combination (shapes, dtypes): try another
       }
-      if (r.size() > cfg_.max_numel || r.ndim() > 4) continue;
+      if (r.size() > std::max(cfg_.max_numel, max_numel_) || r.ndim() > 4) continue;
       p_.code.push_back(in);
       p_.exact.push_back(ex);
       v.push_back(r);
@@ -293,6 +314,7 @@ class Generator {
       if (!aliased) {
         p_.inplace_target = t;
         p_.inplace_value = static_cast<int>(irange(n_in, n - 1));
+        p_.inplace_kind = static_cast<int>(irange(0, 2));
       }
     }
     return p_;
@@ -303,6 +325,7 @@ class Generator {
   Config cfg_;
   Program p_;
   cf::Shape base_;
+  int64_t max_numel_ = 0;  // raised for a long base shape
 
   bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(g_) < p; }
   int64_t irange(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g_); }
@@ -368,6 +391,9 @@ class Generator {
         in.b = pick_value(v);
         const bool be = p_.exact[static_cast<size_t>(in.b)];
         if (in.op == "power" && !(floating(t) || floating(v[static_cast<size_t>(in.b)].dtype()))) return false;
+        // The sign of a NaN is not specified (x86 makes -NaN, the GPU +NaN), and copysign
+        // reads it: its sign operand is an input, which holds no NaN.
+        if (in.op == "copysign" && in.b >= p_.n_inputs()) return false;
         if (in.op == "true_divide") {
           if (!be) return false;  // an inexact divisor near zero has no useful bound
         } else if ((!xe || !be) && !continuous_op(in.op)) {
@@ -675,8 +701,20 @@ struct Outcome {
 // within the propagated bounds. With `with_fuse` (and no `+=`), the program also runs
 // through cufuse::fuse() twice (a trace, then a replay on new inputs), each bitwise equal to
 // the plain lazy evaluation.
+inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool strict, bool with_fuse, Outcome& out);
+
 inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool with_fuse) {
   Outcome out;
+  try {
+    return run_program_unguarded(seed, cfg, strict, with_fuse, out);
+  } catch (const std::exception& e) {  // a valid program must never throw
+    out.bad += 1;
+    out.report = out.program.text() + "threw: " + e.what() + "\n";
+    return out;
+  }
+}
+
+inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool strict, bool with_fuse, Outcome& out) {
   Generator gen(seed, cfg);
   gen.choose_inputs();
   std::vector<cf::Array> in = random_inputs(gen.program(), seed);
@@ -693,11 +731,21 @@ inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool w
   for (const auto& v : vals) roots.push_back(v.node());
   bool inplace = p.inplace_target >= 0;
   const size_t t = static_cast<size_t>(std::max(0, p.inplace_target));
+  const size_t iv = static_cast<size_t>(std::max(0, p.inplace_value));
+  const cf::Slice rows = p.inplace_kind == 1 ? cf::slice(std::nullopt, std::nullopt, -1) : cf::slice(1, std::nullopt, 2);
   if (inplace) {
     try {
-      cf::Array sum = vals[t] + vals[static_cast<size_t>(p.inplace_value)];
-      if (!(sum.shape() == in[t].shape())) throw cf::ValueError("fuzz: += would broadcast the target");
-      roots.push_back(cf::astype(sum, in[t].dtype()).node());
+      const cf::DType tt = in[t].dtype();
+      if (p.inplace_kind == 0) {  // x += v: computed in the promoted dtype, cast back (same_kind)
+        cf::Array sum = vals[t] + vals[iv];
+        if (!(sum.shape() == in[t].shape())) throw cf::ValueError("fuzz: += would broadcast the target");
+        roots.push_back(cf::astype(sum, tt).node());
+      } else {  // x[rows] = v: v cast (unsafe) and broadcast to the rows written
+        if (in[t].ndim() == 0) throw cf::ValueError("fuzz: no rows to write");
+        if (!cf::is_float(tt) && !p.exact[iv]) throw cf::ValueError("fuzz: an inexact value cast to an integer");
+        const cf::Shape vs = in[t].index(axis_index(in[t].ndim(), 0, rows)).shape();
+        roots.push_back(cf::astype(vals[iv], tt).broadcast_to(vs).node());
+      }
     } catch (const cf::Error&) {
       inplace = false;
     }
@@ -707,15 +755,16 @@ inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool w
 
   std::vector<cf::Array> outs;
   for (int o : p.outputs) outs.push_back(vals[static_cast<size_t>(o)]);
-  cf::Array added = inplace ? vals[static_cast<size_t>(p.inplace_value)] : cf::Array();
+  cf::Array added = inplace ? vals[iv] : cf::Array();
   vals.clear();
   roots.clear();
   if (inplace) {
     try {
       cf::Array target = in[t];
-      target += added;  // the outputs, still lazy, must see the old values
+      if (p.inplace_kind == 0) target += added;  // the outputs, still lazy, must see the old values
+      else target.index(axis_index(target.ndim(), 0, rows)) = added;
       out.inplace_ran = true;
-    } catch (const cf::Error&) {  // same_kind casting refused it: nothing was written
+    } catch (const cf::Error&) {  // casting or broadcasting refused it: nothing was written
       inplace = false;
     }
   }
@@ -728,11 +777,21 @@ inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool w
     if (int64_t n = compare(host_of(outs[k]), ref[o], bound, d)) fail("output v" + std::to_string(o), n, d);
   }
   if (inplace) {
-    const size_t v = static_cast<size_t>(p.inplace_value);
-    const auto& want = ref.back();
-    const double bound = strict || p.exact[v] ? 0.0 : E[v] + 2 * eps_of(want.dtype) * max_abs(want);
+    cf::detail::HostArray want = ref.back();
+    if (p.inplace_kind != 0) {  // the target's old values with the written rows replaced
+      const cf::detail::HostArray& rowsv = ref.back();
+      want = ref[t];
+      const int64_t n0 = want.shape.ndim() ? want.shape[0] : 1;
+      const size_t row = static_cast<size_t>(want.size() / std::max<int64_t>(n0, 1) * cf::itemsize(want.dtype));
+      const int64_t nr = rowsv.shape.ndim() ? rowsv.shape[0] : 0;
+      for (int64_t r = 0; r < nr; ++r) {
+        const int64_t dst = p.inplace_kind == 1 ? n0 - 1 - r : 1 + 2 * r;
+        std::memcpy(want.bytes.data() + static_cast<size_t>(dst) * row, rowsv.bytes.data() + static_cast<size_t>(r) * row, row);
+      }
+    }
+    const double bound = strict || p.exact[iv] ? 0.0 : E[iv] + 2 * eps_of(want.dtype) * max_abs(want);
     std::string d;
-    if (int64_t n = compare(host_of(in[t]), want, bound, d)) fail("v" + std::to_string(t) + " += v" + std::to_string(v), n, d);
+    if (int64_t n = compare(host_of(in[t]), want, bound, d)) fail(p.inplace_text(), n, d);
   }
 
   if (with_fuse && !inplace) {

@@ -287,10 +287,11 @@ struct Planner {
     if (std::find(g.fused.begin(), g.fused.end(), r) == g.fused.end()) g.fused.push_back(r);
   }
 
-  void add_output(int g, const NodePtr& n, OutKind k, int root) {
+  // Adds n to group g's outputs; false if it was one already.
+  bool add_output(int g, const NodePtr& n, OutKind k, int root) {
     Group& grp = p.groups[g];
     for (size_t i = 0; i < grp.outputs.size(); ++i)
-      if (grp.outputs[i].get() == n.get()) return;
+      if (grp.outputs[i].get() == n.get()) return false;
     grp.outputs.push_back(n);
     grp.out_kinds.push_back(k);
     grp.output_root.push_back(root);
@@ -300,6 +301,7 @@ struct Planner {
       p.buffers.push_back(n);
     }
     grp.output_buffer.push_back(b);
+    return true;
   }
 
   // The kept shape of a reduction domain, without size-1 dims.
@@ -470,26 +472,17 @@ struct Planner {
       add_rule(p.groups[it->second], Rule::Materialize);
     }
     std::vector<int> ew_groups;
-    // Results of one shape share a kernel only at the same library depth (how many library
-    // calls deep they read): a library input and a result computed from that call's output
-    // cannot be one kernel (the groups would depend on each other in a cycle).
-    std::unordered_map<const Node*, int> depth_memo;
-    std::function<int(const Node*)> library_depth = [&](const Node* n) -> int {
-      if (n->is_leaf()) return 0;
-      auto it = depth_memo.find(n);
-      if (it != depth_memo.end()) return it->second;
-      int d = 0;
-      for (const auto& in : n->inputs) d = std::max(d, library_depth(in.get()));
-      if (n->k() == NodeKind::Library) ++d;
-      depth_memo.emplace(n, d);
-      return d;
-    };
-    std::vector<int> ew_depth;
+    // Rule iteration-space: one kernel per shape, except where a result joining a kernel
+    // would make groups depend on each other in a cycle: x and f(sum(x)) (the reduction runs
+    // after x and before f), a library input and a result computed from that call's output.
+    // Such a result starts a kernel of its own.
     for (const auto& [x, i] : ew_out) {
       int g = -1;
-      const int depth = library_depth(x.get());
-      for (size_t k = 0; k < ew_groups.size(); ++k)
-        if (p.groups[ew_groups[k]].iter_shape == x->shape() && ew_depth[k] == depth) g = ew_groups[k];
+      for (size_t k = 0; k < ew_groups.size() && g < 0; ++k) {
+        if (!(p.groups[ew_groups[k]].iter_shape == x->shape())) continue;
+        if (!add_output(ew_groups[k], x, OutKind::Plain, i) || acyclic(group_deps())) g = ew_groups[k];
+        else undo_add_output(ew_groups[k], i);
+      }
       if (g < 0) {
         Group grp;
         grp.kind = GroupKind::Elementwise;
@@ -498,9 +491,8 @@ struct Planner {
         p.groups.push_back(std::move(grp));
         g = static_cast<int>(p.groups.size() - 1);
         ew_groups.push_back(g);
-        ew_depth.push_back(depth);
+        add_output(g, x, OutKind::Plain, i);
       }
-      add_output(g, x, OutKind::Plain, i);
       if (i < 0) add_rule(p.groups[g], Rule::LibraryInput);
     }
     if (ew_groups.size() > 1)
@@ -514,8 +506,8 @@ struct Planner {
     order_groups();
   }
 
-  // Groups in an order where each runs after the groups whose results it reads.
-  void order_groups() {
+  // Per group, the groups whose results it reads.
+  std::vector<std::vector<size_t>> group_deps() const {
     const size_t ng = p.groups.size();
     std::unordered_map<const Node*, size_t> produced;
     for (size_t g = 0; g < ng; ++g)
@@ -550,8 +542,39 @@ struct Planner {
         for (const auto& in : x->inputs) stack.push_back(in.get());
       }
     }
-    std::vector<int> indeg(ng, 0);
-    for (size_t g = 0; g < ng; ++g) indeg[g] = static_cast<int>(deps[g].size());
+    return deps;
+  }
+
+  static bool acyclic(const std::vector<std::vector<size_t>>& deps) {
+    std::vector<bool> done(deps.size(), false);
+    for (size_t step = 0; step < deps.size(); ++step) {
+      size_t pick = deps.size();
+      for (size_t g = 0; g < deps.size() && pick == deps.size(); ++g) {
+        if (done[g]) continue;
+        bool ready = true;
+        for (size_t d : deps[g]) ready = ready && (done[d] || d == g);
+        if (ready) pick = g;
+      }
+      if (pick == deps.size()) return false;
+      done[pick] = true;
+    }
+    return true;
+  }
+
+  // Takes back the output add_output just added to group g (root: as given there).
+  void undo_add_output(int g, int root) {
+    Group& grp = p.groups[g];
+    grp.outputs.pop_back();
+    grp.out_kinds.pop_back();
+    grp.output_root.pop_back();
+    grp.output_buffer.pop_back();
+    if (root < 0) p.buffers.pop_back();
+  }
+
+  // Groups in an order where each runs after the groups whose results it reads.
+  void order_groups() {
+    const size_t ng = p.groups.size();
+    const std::vector<std::vector<size_t>> deps = group_deps();
     std::vector<Group> ordered;
     std::vector<bool> done(ng, false);
     for (size_t step = 0; step < ng; ++step) {
