@@ -393,6 +393,15 @@ struct RedEmitter {
     return s;
   }
 
+  // Reduction k's result as a value of its dtype (a narrow integer's 32-bit accumulator is
+  // truncated: acc_type), or its index for argmax/argmin.
+  std::string red_ref(int k) const {
+    const Red& r = reds[static_cast<size_t>(k)];
+    if (is_arg(r.op)) return "red" + std::to_string(k) + "_i";
+    const std::string R = reg_type(r.node->dtype);
+    return R == r.T ? "red" + std::to_string(k) : fmt::format("(({})red{})", R, k);
+  }
+
   std::string row_value(ExprEmitter& e, const Node* n) {
     auto it = vals.find(n);
     if (it != vals.end()) return it->second;
@@ -400,9 +409,7 @@ struct RedEmitter {
     auto ai = row_acc.find(n);
     const int j = ai == row_acc.end() ? -1 : ai->second;
     if (j == -2) {
-      v = "red" + std::to_string(red_of.at(n->inputs[0].get()));
-      const Red& r = reds[red_of.at(n->inputs[0].get())];
-      if (is_arg(r.op)) v += "_i";
+      v = red_ref(red_of.at(n->inputs[0].get()));
     } else if (j >= 0 && accs[j].kind == Acc::Mem) {
       const std::string J = std::to_string(j);
       v = e.fresh();
@@ -435,8 +442,7 @@ struct RedEmitter {
     auto ai = out_acc.find(n);
     const int j = ai == out_acc.end() ? -1 : ai->second;
     if (j == -2) {
-      const Red& r = reds[red_of.at(n)];
-      v = "red" + std::to_string(red_of.at(n)) + (is_arg(r.op) ? "_i" : "");
+      v = red_ref(red_of.at(n));
     } else if (j >= 0 && accs[j].kind == Acc::Mem) {
       v = e.fresh();
       e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v,
@@ -808,9 +814,7 @@ struct RedEmitter {
     for (size_t i = 0; i < sp.outputs.size(); ++i) {
       const auto& o = sp.outputs[i];
       if (o.kind == OutKind::Row) continue;
-      std::string v = o.kind == OutKind::Value ? ("red" + std::to_string(red_of.at(o.node.get())) +
-                                                  (is_arg(reds[red_of.at(o.node.get())].op) ? "_i" : ""))
-                                               : out_value(e, o.node.get());
+      std::string v = o.kind == OutKind::Value ? red_ref(red_of.at(o.node.get())) : out_value(e, o.node.get());
       e.line(fmt::format("p.o{}[ob{}] = {};", i, i, store_expr(o.node->dtype, v)), 8);
     }
     if (!e.code.empty()) b += "    if (lane == 0 && active) {\n" + e.code + "    }\n";

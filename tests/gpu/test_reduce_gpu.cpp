@@ -153,3 +153,21 @@ TEST_CASE("float32 sum of 2^27 normals within 1e-5 of float64") {
     CHECK(std::fabs(s32 - s64) <= 1e-5 * std::max(std::fabs(s64), 1e-3 * sabs));
   }
 }
+
+TEST_CASE("narrow integer reductions: 32-bit accumulators give the dtype's values, also inside a kernel") {
+  // Found by tests/gpu/test_fuzz_gpu.cpp: min(-x) of an int16 row came out wrong while the
+  // accumulator was a short (seed 656456491429), and once accumulators were 32-bit, a uint8
+  // dot product used by later elementwise work in the same kernel was not truncated to uint8
+  // (seed 236411961280).
+  auto x16 = random_array(cf::DType::Int16, {130});
+  auto m = cf::min(-x16);
+  CHECK(check_against_reference(m, 0, "min(-x) int16") == 0);
+  auto x8 = random_array(cf::DType::UInt8, {66});
+  auto d = cf::matmul(x8, x8);                    // uint8, wraps
+  auto y = x8.astype(cf::f64) + d;                // reads the reduction inside its kernel
+  auto s = cf::sum(x8, 0, false, cf::DType::UInt8) * x8;  // uint8 sum (wraps), then a row epilogue
+  CHECK(check_against_reference(y, 0, "x + x @ x (uint8)") == 0);
+  CHECK(check_against_reference(s, 0, "sum(x, dtype=uint8) * x") == 0);
+  auto a = cf::argmax(-x16);
+  CHECK(check_against_reference(a, 0, "argmax(-x) int16") == 0);
+}
