@@ -94,25 +94,30 @@ std::string identity(const Red& r) {
   }
 }
 
+// A value of the reduction's input type, as the accumulator's (a cast only where they differ).
+std::string as_acc(const Red& r, const std::string& v) {
+  return r.T == reg_type(r.in) ? v : fmt::format("({})({})", r.T, v);
+}
+
 // acc (and acc index `ai`) combined with value v (at index vi).
 std::string combine(const Red& r, const std::string& acc, const std::string& ai, const std::string& v,
                     const std::string& vi) {
   switch (r.op) {
     case ReduceOp::CumSum:
-    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, {});", acc, acc, as_acc(r, v));
     case ReduceOp::CumProd:
-    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, ({})({}));", acc, acc, r.T, v);
-    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, ({})({}));", acc, acc, r.T, v);
-    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, ({})({}));", acc, acc, r.T, v);
-    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, ({})({}));", acc, acc, r.T, v);
-    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, ({})({}));", acc, acc, r.T, v);
+    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, {});", acc, acc, as_acc(r, v));
     case ReduceOp::Any: return fmt::format("{} = {} || {};", acc, acc, v);
     case ReduceOp::All: return fmt::format("{} = {} && {};", acc, acc, v);
     case ReduceOp::User: return user_reduce_combine(r.node, r.T, acc, v);  // ReductionKernel (user_kernel.hpp)
     case ReduceOp::ArgMax:
     case ReduceOp::ArgMin:
-      return fmt::format("if (cf_arg_better(({})({}), (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}",
-                         r.T, v, vi, acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
+      return fmt::format("if (cf_arg_better({}, (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}",
+                         as_acc(r, v), vi, acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
     default: throw InternalError("scan in a reduction kernel");
   }
 }

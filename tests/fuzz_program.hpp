@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -642,40 +643,24 @@ inline Seeds seeds(uint64_t first, int count) {
 // ------------------------------------------------------------------ running one program
 
 // Random inputs from a seed: normal floats (sd 3) with a few zeros, -0 and infinities;
-// integers mostly small, some large (their products wrap); bools.
+// integers mostly small, some large (narrower dtypes wrap them, as astype does); bools.
 inline cf::Array random_input(std::mt19937_64& g, cf::DType t, const cf::Shape& s) {
-  const int64_t n = cf::numel(s);
-  std::vector<double> f(static_cast<size_t>(n));
+  const size_t n = static_cast<size_t>(cf::numel(s));
   std::normal_distribution<double> nd(0.0, 3.0);
   std::uniform_int_distribution<int64_t> small(-9, 9), large(-2000000000LL, 2000000000LL);
   std::uniform_int_distribution<int> pct(0, 99);
-  for (auto& x : f) {
-    const int c = pct(g);
-    if (cf::is_float(t)) x = c == 0 ? 0.0 : c == 1 ? -0.0 : c == 2 ? INFINITY : nd(g);
-    else x = static_cast<double>(c < 10 ? large(g) : small(g));
-  }
-  std::vector<unsigned char> b(static_cast<size_t>(n * cf::itemsize(t)));
-  for (int64_t i = 0; i < n; ++i) {
-    unsigned char* q = b.data() + i * cf::itemsize(t);
-    const double x = f[static_cast<size_t>(i)];
-    const int64_t k = static_cast<int64_t>(x);
-    switch (t) {
-      case cf::DType::Bool: { bool v = (k & 1) != 0; std::memcpy(q, &v, 1); break; }
-      case cf::DType::Int8: { int8_t v = static_cast<int8_t>(k); std::memcpy(q, &v, 1); break; }
-      case cf::DType::Int16: { int16_t v = static_cast<int16_t>(k); std::memcpy(q, &v, 2); break; }
-      case cf::DType::Int32: { int32_t v = static_cast<int32_t>(k); std::memcpy(q, &v, 4); break; }
-      case cf::DType::Int64: { int64_t v = k * 3; std::memcpy(q, &v, 8); break; }
-      case cf::DType::UInt8: { uint8_t v = static_cast<uint8_t>(k); std::memcpy(q, &v, 1); break; }
-      case cf::DType::UInt16: { uint16_t v = static_cast<uint16_t>(k); std::memcpy(q, &v, 2); break; }
-      case cf::DType::UInt32: { uint32_t v = static_cast<uint32_t>(k); std::memcpy(q, &v, 4); break; }
-      case cf::DType::UInt64: { uint64_t v = static_cast<uint64_t>(k); std::memcpy(q, &v, 8); break; }
-      case cf::DType::Float16: { cf::half v(x); std::memcpy(q, &v, 2); break; }
-      case cf::DType::BFloat16: { cf::bfloat16_t v(x); std::memcpy(q, &v, 2); break; }
-      case cf::DType::Float32: { float v = static_cast<float>(x); std::memcpy(q, &v, 4); break; }
-      case cf::DType::Float64: { std::memcpy(q, &x, 8); break; }
+  if (cf::is_float(t)) {
+    std::vector<double> f(n);
+    for (auto& x : f) {
+      const int c = pct(g);
+      x = c == 0 ? 0.0 : c == 1 ? -0.0 : c == 2 ? INFINITY : nd(g);
     }
+    return cf::from_host(f, s).astype(t).eval();
   }
-  return cf::from_host(b.data(), t, s);
+  std::vector<int64_t> k(n);
+  for (auto& x : k) x = pct(g) < 10 ? large(g) : small(g);
+  if (t == cf::DType::Bool) for (auto& x : k) x &= 1;
+  return cf::from_host(k, s).astype(t).eval();
 }
 
 inline std::vector<cf::Array> random_inputs(const Program& p, uint64_t seed) {
@@ -814,6 +799,29 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   }
   if (out.bad) out.report = p.text() + out.report;
   return out;
+}
+
+// Runs programs seeds.first .. first + count - 1 and tallies them.
+struct Summary {
+  int programs = 0, failed = 0, inplace = 0, fused = 0, inexact_outputs = 0;
+  std::set<int> kinds;               // instruction kinds generated
+  std::vector<std::string> reports;  // one per failed program
+};
+inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool with_fuse) {
+  Summary sum;
+  for (int i = 0; i < seeds.count; ++i) {
+    Outcome o = run_program(seeds.first + static_cast<uint64_t>(i), cfg, strict, with_fuse);
+    ++sum.programs;
+    sum.inplace += o.inplace_ran;
+    sum.fused += o.fused;
+    sum.inexact_outputs += o.inexact_outputs;
+    for (const auto& in : o.program.code) sum.kinds.insert(static_cast<int>(in.kind));
+    if (o.bad) {
+      ++sum.failed;
+      sum.reports.push_back(o.report);
+    }
+  }
+  return sum;
 }
 
 }  // namespace fuzz

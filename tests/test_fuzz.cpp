@@ -6,8 +6,6 @@
 // test is tests/gpu/test_fuzz_gpu.cpp. CUFUSE_FUZZ_SEED=<n> runs program n alone.
 #include <doctest/doctest.h>
 
-#include <map>
-
 #include "fuzz_program.hpp"
 
 namespace cf = cufuse;
@@ -58,25 +56,13 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
   cfg.p_big = 0.05;  // a few long shapes (multi-block reduction plans)
   if (const char* e = std::getenv("CUFUSE_FUZZ_DEVICE_CONFIG"); e && std::string(e) == "1") cfg = fuzz::device_config();
   const fuzz::Seeds seeds = fuzz::seeds(1000, 80);  // fixed on CI: a red run names a real bug
-  const int n = seeds.count;
-  int inplace = 0, fused = 0, failed = 0;
-  std::map<int, int> kinds;
-  for (int i = 0; i < n; ++i) {
-    const uint64_t s = seeds.first + static_cast<uint64_t>(i);
-    fuzz::Outcome o = fuzz::run_program(s, cfg, /*strict=*/true, /*with_fuse=*/true);
-    inplace += o.inplace_ran;
-    fused += o.fused;
-    for (const auto& in : o.program.code) kinds[static_cast<int>(in.kind)]++;
-    if (o.bad) {
-      ++failed;
-      FAIL_CHECK(o.report);
-    }
-  }
-  MESSAGE(n << " programs, " << failed << " failed; " << inplace << " with an in-place write, " << fused
-            << " also through fuse()");
-  if (!seeds.replay && n >= 80) {  // the generator reaches every kind of instruction, in-place writes and fuse()
-    CHECK(kinds.size() == 14);
-    CHECK(inplace >= 3);
-    CHECK(fused >= 20);
+  const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/true, /*with_fuse=*/true);
+  for (const auto& r : sum.reports) FAIL_CHECK(r);
+  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
+                       << sum.fused << " also through fuse()");
+  if (!seeds.replay && seeds.count >= 80) {  // the generator reaches every kind of instruction, in-place writes and fuse()
+    CHECK(sum.kinds.size() == 14);
+    CHECK(sum.inplace >= 3);
+    CHECK(sum.fused >= 20);
   }
 }

@@ -475,12 +475,17 @@ struct Planner {
     // Rule iteration-space: one kernel per shape, except where a result joining a kernel
     // would make groups depend on each other in a cycle: x and f(sum(x)) (the reduction runs
     // after x and before f), a library input and a result computed from that call's output.
-    // Such a result starts a kernel of its own.
+    // Such a result starts a kernel of its own. (Only reduction and library groups can close
+    // a cycle: with none, nothing needs checking.)
+    bool boundaries = false;
+    for (const auto& grp : p.groups) boundaries = boundaries || grp.kind != GroupKind::Elementwise;
     for (const auto& [x, i] : ew_out) {
       int g = -1;
       for (size_t k = 0; k < ew_groups.size() && g < 0; ++k) {
         if (!(p.groups[ew_groups[k]].iter_shape == x->shape())) continue;
-        if (!add_output(ew_groups[k], x, OutKind::Plain, i) || acyclic(group_deps())) g = ew_groups[k];
+        if (!add_output(ew_groups[k], x, OutKind::Plain, i) || !boundaries ||
+            run_order(group_deps()).size() == p.groups.size())
+          g = ew_groups[k];
         else undo_add_output(ew_groups[k], i);
       }
       if (g < 0) {
@@ -545,20 +550,25 @@ struct Planner {
     return deps;
   }
 
-  static bool acyclic(const std::vector<std::vector<size_t>>& deps) {
+  // The groups in an order where each runs after the groups whose results it reads (the
+  // first ready one each time, so the planner's order is kept where it can be); empty when
+  // they depend on each other in a cycle.
+  static std::vector<size_t> run_order(const std::vector<std::vector<size_t>>& deps) {
+    std::vector<size_t> order;
     std::vector<bool> done(deps.size(), false);
     for (size_t step = 0; step < deps.size(); ++step) {
       size_t pick = deps.size();
       for (size_t g = 0; g < deps.size() && pick == deps.size(); ++g) {
         if (done[g]) continue;
         bool ready = true;
-        for (size_t d : deps[g]) ready = ready && (done[d] || d == g);
+        for (size_t d : deps[g]) ready = ready && done[d];
         if (ready) pick = g;
       }
-      if (pick == deps.size()) return false;
+      if (pick == deps.size()) return {};
       done[pick] = true;
+      order.push_back(pick);
     }
-    return true;
+    return order;
   }
 
   // Takes back the output add_output just added to group g (root: as given there).
@@ -573,24 +583,13 @@ struct Planner {
 
   // Groups in an order where each runs after the groups whose results it reads.
   void order_groups() {
-    const size_t ng = p.groups.size();
-    const std::vector<std::vector<size_t>> deps = group_deps();
+    const std::vector<size_t> order = run_order(group_deps());
+    if (order.size() != p.groups.size()) throw InternalError("planner: groups depend on each other in a cycle");
     std::vector<Group> ordered;
-    std::vector<bool> done(ng, false);
-    for (size_t step = 0; step < ng; ++step) {
-      size_t pick = ng;
-      for (size_t g = 0; g < ng && pick == ng; ++g) {
-        if (done[g]) continue;
-        bool ready = true;
-        for (size_t d : deps[g]) ready &= done[d];
-        if (ready) pick = g;
-      }
-      if (pick == ng) throw InternalError("planner: groups depend on each other in a cycle");
-      done[pick] = true;
-      ordered.push_back(std::move(p.groups[pick]));
-    }
+    for (size_t g : order) ordered.push_back(std::move(p.groups[g]));
     p.groups = std::move(ordered);
   }
+
 
 };
 

@@ -6,7 +6,6 @@
 // replay on new inputs (a third of them as CUDA graphs), bitwise equal to the lazy result.
 #include <doctest/doctest.h>
 
-#include <map>
 #include <random>
 
 #include "fuzz_program.hpp"
@@ -17,25 +16,14 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   const fuzz::Config cfg = fuzz::device_config();  // up to 130 x 130, 4 x 130 x 130; one in 10 long
   const fuzz::Seeds seeds = fuzz::seeds(std::random_device{}() % 1000000000ULL * 1000, 300);
   MESSAGE("fuzz seeds " << seeds.first << " .. " << seeds.first + static_cast<uint64_t>(seeds.count) - 1);
-  int inplace = 0, fused = 0, failed = 0, inexact = 0;
-  std::map<int, int> kinds;
-  for (int i = 0; i < seeds.count; ++i) {
-    const uint64_t s = seeds.first + static_cast<uint64_t>(i);
-    fuzz::Outcome o = fuzz::run_program(s, cfg, /*strict=*/false, /*with_fuse=*/true);
-    inplace += o.inplace_ran;
-    fused += o.fused;
-    inexact += o.inexact_outputs;
-    for (const auto& in : o.program.code) kinds[static_cast<int>(in.kind)]++;
-    if (o.bad) {
-      ++failed;
-      FAIL_CHECK(o.report);
-    }
-  }
-  MESSAGE(seeds.count << " programs, " << failed << " failed; " << inplace << " with an in-place write, " << fused
-                      << " also through fuse(); " << inexact << " outputs compared within a bound");
+  const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
+  for (const auto& r : sum.reports) FAIL_CHECK(r);
+  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
+                       << sum.fused << " also through fuse(); " << sum.inexact_outputs
+                       << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
-    CHECK(kinds.size() == 14);
-    CHECK(inplace >= 10);
-    CHECK(fused >= 100);
+    CHECK(sum.kinds.size() == 14);
+    CHECK(sum.inplace >= 10);
+    CHECK(sum.fused >= 100);
   }
 }
