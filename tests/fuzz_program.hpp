@@ -525,6 +525,10 @@ inline double min_abs(const cf::detail::HostArray& h) {
   return m;
 }
 
+// a * b for error terms: an exact factor (0) keeps the product exact even against an
+// unbounded (infinite) one, where IEEE would give NaN.
+inline double times(double a, double b) { return a == 0 || b == 0 ? 0.0 : a * b; }
+
 // Per value: how far a correct result may be from the reference's (0: the same bits).
 inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail::HostArray>& ref) {
   const int n_in = p.n_inputs();
@@ -544,14 +548,14 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
     switch (in.kind) {
       case Kind::Unary:
         if (in.op == "negative" || in.op == "positive" || in.op == "abs") e = ea;
-        else if (in.op == "square") e = 2 * Ma * ea + ea * ea + eo;
-        else if (in.op == "exp_clip") e = M[o] * std::expm1(ea) + 4 * eo;
+        else if (in.op == "square") e = 2 * times(Ma, ea) + times(ea, ea) + eo;
+        else if (in.op == "exp_clip") e = times(M[o], std::expm1(ea)) + 4 * eo;
         else e = ea + 4 * eo;  // tanh, sin, cos, arctan, log1p(abs): Lipschitz 1
         break;
       case Kind::Binary:
       case Kind::Scalar:
         if (in.op == "add" || in.op == "subtract") e = ea + eb + eo;
-        else if (in.op == "multiply") e = Ma * eb + Mb * ea + ea * eb + eo;
+        else if (in.op == "multiply") e = times(Ma, eb) + times(Mb, ea) + times(ea, eb) + eo;
         else if (in.op == "maximum" || in.op == "minimum" || in.op == "fmax" || in.op == "fmin") e = std::max(ea, eb);
         else if (in.op == "true_divide") {  // only ever by an exact divisor
           const double mb = in.kind == Kind::Scalar ? std::fabs(in.s) : min_abs(ref[static_cast<size_t>(in.b)]);
@@ -573,7 +577,7 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
       case Kind::Matmul: {
         const auto& A = ref[static_cast<size_t>(in.a)];
         const double K = static_cast<double>(A.shape.ndim() == 0 ? 1 : A.shape[static_cast<size_t>(A.shape.ndim() - 1)]);
-        e = K * (Ma * eb + Mb * ea + ea * eb) + 2 * K * K * acc_eps(A.dtype) * Ma * Mb + eo;
+        e = K * (times(Ma, eb) + times(Mb, ea) + times(ea, eb)) + 2 * K * K * acc_eps(A.dtype) * Ma * Mb + eo;
         break;
       }
       default: e = ea; break;  // clip and views
