@@ -3,8 +3,10 @@
 // tests/gpu/test_fuzz_gpu.cpp on the device, both against the host reference evaluator).
 //
 // A program is a list of instructions over three input arrays: elementwise ops by their
-// NumPy names, scalars, where, clip, astype, views (transpose, reversal, strided slices,
-// integer indexing, new axes, reshapes), reductions and matmul. It can be rebuilt on other
+// NumPy names, scalars, where, clip, astype, arange, views (transpose, swapaxes, reversal,
+// strided slices, integer indexing, new axes, squeeze, broadcast_to, diagonal, reshapes),
+// reductions over one, two or all axes (sum, mean, prod, var, std, ptp, nan-, arg-, any,
+// all, count_nonzero), scans (cumsum, cumprod), matmul and einsum. It can be rebuilt on other
 // inputs (fuse() traces it) and printed in NumPy spelling with its seed, so a failure can be
 // read and replayed (CUFUSE_FUZZ_SEED).
 //
@@ -35,8 +37,10 @@ namespace fuzz {
 namespace cf = cufuse;
 
 enum class Kind : uint8_t {
-  Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul
+  Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul,
+  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange
 };
+constexpr int kKinds = 21;
 
 struct Instr {
   Kind kind = Kind::Unary;
@@ -45,11 +49,16 @@ struct Instr {
   double s = 0, s2 = 0;        // scalar operand; clip bounds
   bool int_scalar = false;     // the scalar is a C++ integer (weak int) instead of a double
   bool left = false;           // Scalar: the scalar is the left operand
-  int axis = 0;                // Reverse/Step/IntIndex/Expand axis; Reduce: -1 = all axes
-  int64_t index = 0;           // IntIndex
+  int axis = 0;                // Reverse/Step/IntIndex/Expand/Scan/Swap/Diagonal axis; Reduce, Scan: -1 = all
+  int axis2 = -1;              // Reduce: a second axis; Swap: the other axis
+  int64_t index = 0;           // IntIndex; Diagonal: the offset; Einsum: the contracted length
+  int ddof = 0;                // var, std
   bool keepdims = false;
-  cf::DType dtype = cf::DType::Float32;  // Astype
-  cf::Shape shape;             // Reshape
+  bool with_dtype = false;     // Reduce (sum, mean, nansum), Scan: dtype=`dtype`
+  cf::DType dtype = cf::DType::Float32;  // Astype; Reduce/Scan with_dtype
+  cf::Shape shape;             // Reshape, BroadcastTo
+  std::string sub;             // Einsum subscripts
+  int einsum_kind = 0;         // Einsum: 0 a view, 1 a sum over labels, 2 a contraction
 };
 
 struct Program {
@@ -69,7 +78,9 @@ struct Program {
     while (v >= n_inputs()) {
       const Instr& in = code[static_cast<size_t>(v - n_inputs())];
       const bool view = in.kind == Kind::Transpose || in.kind == Kind::Reverse || in.kind == Kind::Step ||
-                        in.kind == Kind::IntIndex || in.kind == Kind::Expand || in.kind == Kind::Reshape;
+                        in.kind == Kind::IntIndex || in.kind == Kind::Expand || in.kind == Kind::Reshape ||
+                        in.kind == Kind::Swap || in.kind == Kind::Squeeze || in.kind == Kind::BroadcastTo ||
+                        in.kind == Kind::Diagonal || (in.kind == Kind::Einsum && in.einsum_kind == 0);
       if (!view) return -1;
       v = in.a;
     }
@@ -94,17 +105,35 @@ inline cf::Array unary(const std::string& op, const cf::Array& x) {
 }
 
 inline cf::Array reduce(const Instr& in, const cf::Array& x) {
-  cf::AxisArg ax = in.axis < 0 ? cf::AxisArg{} : cf::AxisArg{in.axis};
-  if (in.op == "sum") return cf::sum(x, ax, in.keepdims);
-  if (in.op == "mean") return cf::mean(x, ax, in.keepdims);
+  cf::AxisArg ax = in.axis < 0 ? cf::AxisArg{} : in.axis2 < 0 ? cf::AxisArg{in.axis} : cf::AxisArg{in.axis, in.axis2};
+  const std::optional<cf::DType> dt = in.with_dtype ? std::optional<cf::DType>{in.dtype} : std::nullopt;
+  const std::optional<int> one = in.axis < 0 ? std::optional<int>{} : std::optional<int>{in.axis};
+  if (in.op == "sum") return cf::sum(x, ax, in.keepdims, dt);
+  if (in.op == "mean") return cf::mean(x, ax, in.keepdims, dt);
   if (in.op == "prod") return cf::prod(x, ax, in.keepdims);
   if (in.op == "max") return cf::max(x, ax, in.keepdims);
   if (in.op == "min") return cf::min(x, ax, in.keepdims);
   if (in.op == "any") return cf::any(x, ax, in.keepdims);
   if (in.op == "all") return cf::all(x, ax, in.keepdims);
-  if (in.op == "argmax")
-    return cf::argmax(x, in.axis < 0 ? std::optional<int>{} : std::optional<int>{in.axis}, in.keepdims);
+  if (in.op == "var") return cf::var(x, ax, in.ddof, in.keepdims);
+  if (in.op == "std") return cf::std(x, ax, in.ddof, in.keepdims);
+  if (in.op == "ptp") return cf::ptp(x, ax, in.keepdims);
+  if (in.op == "count_nonzero") return cf::count_nonzero(x, ax, in.keepdims);
+  if (in.op == "nansum") return cf::nansum(x, ax, in.keepdims, dt);
+  if (in.op == "nanmean") return cf::nanmean(x, ax, in.keepdims, dt);
+  if (in.op == "nanmax") return cf::nanmax(x, ax, in.keepdims);
+  if (in.op == "nanmin") return cf::nanmin(x, ax, in.keepdims);
+  if (in.op == "argmax") return cf::argmax(x, one, in.keepdims);
+  if (in.op == "argmin") return cf::argmin(x, one, in.keepdims);
   throw std::logic_error("fuzz: unknown reduction " + in.op);
+}
+
+inline cf::Array scan(const Instr& in, const cf::Array& x) {
+  const std::optional<int> ax = in.axis < 0 ? std::optional<int>{} : std::optional<int>{in.axis};
+  const std::optional<cf::DType> dt = in.with_dtype ? std::optional<cf::DType>{in.dtype} : std::nullopt;
+  if (in.op == "cumsum") return cf::cumsum(x, ax, dt);
+  if (in.op == "cumprod") return cf::cumprod(x, ax, dt);
+  throw std::logic_error("fuzz: unknown scan " + in.op);
 }
 
 inline std::vector<cf::Index> axis_index(int ndim, int axis, cf::Index at) {
@@ -133,6 +162,14 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v) {
     case Kind::Reshape: return x.reshape(in.shape);
     case Kind::Reduce: return reduce(in, x);
     case Kind::Matmul: return cf::matmul(x, v[static_cast<size_t>(in.b)]);
+    case Kind::Scan: return scan(in, x);
+    case Kind::Einsum:
+      return in.b < 0 ? cf::einsum(in.sub, x) : cf::einsum(in.sub, x, v[static_cast<size_t>(in.b)]);
+    case Kind::Swap: return x.swapaxes(in.axis, in.axis2);
+    case Kind::Squeeze: return x.squeeze();
+    case Kind::BroadcastTo: return x.broadcast_to(in.shape);
+    case Kind::Diagonal: return cf::diagonal(x, in.index, in.axis, in.axis2);
+    case Kind::Arange: return cf::arange(x.shape(x.ndim() - 1));
   }
   throw std::logic_error("fuzz: unknown instruction");
 }
@@ -187,10 +224,26 @@ inline std::string instr_text(const Instr& in) {
     case Kind::IntIndex: return v(in.a) + idx(std::to_string(in.index), in.axis);
     case Kind::Expand: return "expand_dims(" + v(in.a) + ", " + std::to_string(in.axis) + ")";
     case Kind::Reshape: return v(in.a) + ".reshape" + cf::to_string(in.shape);
-    case Kind::Reduce:
-      return in.op + "(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
-             (in.keepdims ? ", keepdims=True" : "") + ")";
+    case Kind::Reduce: {
+      std::string ax;
+      if (in.axis >= 0 && in.axis2 >= 0) ax = ", axis=(" + std::to_string(in.axis) + ", " + std::to_string(in.axis2) + ")";
+      else if (in.axis >= 0) ax = ", axis=" + std::to_string(in.axis);
+      return in.op + "(" + v(in.a) + ax + (in.ddof ? ", ddof=" + std::to_string(in.ddof) : std::string()) +
+             (in.keepdims ? ", keepdims=True" : "") +
+             (in.with_dtype ? ", dtype=" + std::string(cf::name(in.dtype)) : std::string()) + ")";
+    }
     case Kind::Matmul: return v(in.a) + " @ " + v(in.b);
+    case Kind::Scan:
+      return in.op + "(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
+             (in.with_dtype ? ", dtype=" + std::string(cf::name(in.dtype)) : std::string()) + ")";
+    case Kind::Einsum: return "einsum('" + in.sub + "', " + v(in.a) + (in.b < 0 ? std::string() : ", " + v(in.b)) + ")";
+    case Kind::Swap: return v(in.a) + ".swapaxes(" + std::to_string(in.axis) + ", " + std::to_string(in.axis2) + ")";
+    case Kind::Squeeze: return v(in.a) + ".squeeze()";
+    case Kind::BroadcastTo: return "broadcast_to(" + v(in.a) + ", " + cf::to_string(in.shape) + ")";
+    case Kind::Diagonal:
+      return "diagonal(" + v(in.a) + ", " + std::to_string(in.index) + ", " + std::to_string(in.axis) + ", " +
+             std::to_string(in.axis2) + ")";
+    case Kind::Arange: return "arange(" + v(in.a) + ".shape[-1])";
   }
   return "?";
 }
@@ -367,7 +420,7 @@ class Generator {
     const cf::DType t = x.dtype();
     const int nd = x.ndim();
     ex = xe;
-    switch (irange(0, 15)) {
+    switch (irange(0, 19)) {
       case 0: case 1: case 2: {  // unary
         static const std::vector<std::string> fl = {"negative", "abs", "square", "sqrt_abs", "floor", "rint", "sign",
                                                     "reciprocal", "isnan", "tanh", "sin", "cos", "arctan",
@@ -469,19 +522,121 @@ class Generator {
           }
         }
       }
-      case 13: case 14: {  // reductions
+      case 13: case 14: {  // reductions over one, two or all axes
         static const std::vector<std::string> ops = {"sum", "sum", "mean", "max", "min", "any", "all", "argmax",
-                                                     "prod"};
+                                                     "prod", "var", "std", "ptp", "argmin", "count_nonzero",
+                                                     "nansum", "nanmean", "nanmax", "nanmin"};
         in.kind = Kind::Reduce;
         in.op = pick(ops);
+        const bool arg = in.op == "argmax" || in.op == "argmin";
         in.axis = nd == 0 || coin(0.25) ? -1 : static_cast<int>(irange(0, nd - 1));
+        if (in.axis >= 0 && nd >= 2 && !arg && coin(0.3)) {
+          in.axis2 = static_cast<int>(irange(0, nd - 2));
+          if (in.axis2 >= in.axis) ++in.axis2;
+        }
         in.keepdims = coin(0.4);
         const bool integral = !floating(t);
         if (in.op == "prod" && !integral) return false;  // float products: no useful bound, overflow
-        if ((in.op == "any" || in.op == "all" || in.op == "argmax") && !xe) return false;
-        if ((in.op == "sum" || in.op == "mean") && !integral) ex = false;
-        if (in.op == "mean") ex = false;
+        // Not continuous (a rounding flips them), or bounded here for exact operands only.
+        if ((arg || in.op == "any" || in.op == "all" || in.op == "count_nonzero" || in.op == "var" ||
+             in.op == "std") && !xe)
+          return false;
+        const bool takes_dtype = in.op == "sum" || in.op == "mean" || in.op == "nansum" || in.op == "nanmean";
+        if (takes_dtype && coin(0.2)) {
+          in.with_dtype = true;
+          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32, cf::f64}) : pick(std::vector<cf::DType>{cf::f64, cf::f32});
+          if (in.op.find("mean") != std::string::npos && !floating(in.dtype)) return false;
+        }
+        const bool float_acc = !integral || (in.with_dtype && floating(in.dtype));
+        if ((in.op == "sum" || in.op == "nansum") && float_acc) ex = false;
+        if (in.op == "mean" || in.op == "nanmean" || in.op == "var" || in.op == "std") ex = false;
+        if (in.op == "var" || in.op == "std") in.ddof = static_cast<int>(irange(0, 1));
         return true;
+      }
+      case 15: {  // scans
+        in.kind = Kind::Scan;
+        in.op = coin(0.75) ? "cumsum" : "cumprod";
+        in.axis = nd == 0 || coin(0.25) ? -1 : static_cast<int>(irange(0, nd - 1));
+        const bool integral = !floating(t);
+        if (in.op == "cumprod" && !integral) return false;
+        if (coin(0.15)) {
+          in.with_dtype = true;
+          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32}) : pick(std::vector<cf::DType>{cf::f64, cf::f32});
+        }
+        ex = xe && integral;
+        return true;
+      }
+      case 16: {  // einsum: views, sums over labels, contractions, products
+        in.kind = Kind::Einsum;
+        if (t == cf::DType::Bool) return false;
+        auto other = [&](int rank) -> bool {
+          in.b = pick_value(v);
+          const cf::Array& y = v[static_cast<size_t>(in.b)];
+          return y.ndim() == rank && y.dtype() != cf::DType::Bool;
+        };
+        const int form = static_cast<int>(irange(0, 3));
+        if (nd == 1) {
+          if (form == 0) { in.sub = "i->"; in.einsum_kind = 1; }
+          else if (form == 1) { in.sub = "i,i->"; in.einsum_kind = 2; in.index = x.shape(0); if (!other(1)) return false; }
+          else { in.sub = "i,j->ij"; in.einsum_kind = 3; if (!other(1)) return false; }
+        } else if (nd == 2) {
+          if (form == 0) {
+            in.einsum_kind = 0;
+            in.sub = x.shape(0) == x.shape(1) && coin(0.5) ? "ii->i" : "ij->ji";
+          } else if (form == 1) { in.sub = coin(0.5) ? "ij->j" : "ij->i"; in.einsum_kind = 1; }
+          else if (form == 2) { in.sub = "ij,ij->i"; in.einsum_kind = 2; in.index = x.shape(1); if (!other(2)) return false; }
+          else { in.sub = "ij,jk->ik"; in.einsum_kind = 2; in.index = x.shape(1); if (!other(2)) return false; }
+        } else if (nd == 3) {
+          if (form == 0) { in.sub = "bij->bji"; in.einsum_kind = 0; }
+          else if (form == 1) { in.sub = "bij->bj"; in.einsum_kind = 1; }
+          else { in.sub = "bij,bjk->bik"; in.einsum_kind = 2; in.index = x.shape(2); if (!other(3)) return false; }
+        } else {
+          return false;
+        }
+        const bool be = in.b < 0 || p_.exact[static_cast<size_t>(in.b)];
+        const bool integral = !floating(t) && (in.b < 0 || !floating(v[static_cast<size_t>(in.b)].dtype()));
+        if (in.einsum_kind == 0) ex = xe;
+        else if (in.einsum_kind == 3) ex = xe && be;
+        else ex = xe && be && integral;  // integer sums and contractions wrap: exact
+        return true;
+      }
+      case 17: {  // more views
+        if (nd == 0) return false;
+        switch (irange(0, 3)) {
+          case 0:
+            in.kind = Kind::Swap;
+            if (nd < 2) return false;
+            in.axis = static_cast<int>(irange(0, nd - 1));
+            in.axis2 = static_cast<int>(irange(-nd, nd - 1));
+            return true;
+          case 1: {
+            in.kind = Kind::Squeeze;
+            bool one = false;
+            for (int d = 0; d < nd; ++d) one = one || x.shape(d) == 1;
+            return one;
+          }
+          case 2: {
+            in.kind = Kind::BroadcastTo;
+            if (nd >= 4) return false;
+            std::vector<int64_t> d{pick(std::vector<int64_t>{2, 3})};
+            for (int k = 0; k < nd; ++k) d.push_back(x.shape(k) == 1 && coin(0.5) ? 3 : x.shape(k));
+            in.shape = cf::Shape(d);
+            return true;
+          }
+          default:
+            in.kind = Kind::Diagonal;
+            if (nd < 2) return false;
+            in.axis = static_cast<int>(irange(0, nd - 1));
+            in.axis2 = static_cast<int>(irange(0, nd - 2));
+            if (in.axis2 >= in.axis) ++in.axis2;
+            in.index = irange(-1, 1);
+            return true;
+        }
+      }
+      case 18: {  // arange over the last axis (int64), to mix with the value
+        in.kind = Kind::Arange;
+        ex = true;
+        return nd >= 1;
       }
       default: {  // matmul
         if (!cfg_.matmul || nd < 1) return false;
@@ -565,15 +720,40 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         break;
       case Kind::Where: e = std::max(E[static_cast<size_t>(in.b)], E[static_cast<size_t>(in.c)]); break;
       case Kind::Astype: e = ea + eo; break;
-      case Kind::Reduce: {
-        const double K = std::max<double>(1.0, static_cast<double>(ref[static_cast<size_t>(in.a)].size()) /
-                                                   std::max<double>(1.0, static_cast<double>(ref[o].size())));
-        const double order = 2 * K * K * acc_eps(ref[static_cast<size_t>(in.a)].dtype) * Ma;
-        if (in.op == "sum") e = K * ea + order + eo;
-        else if (in.op == "mean") e = ea + order / K + 2 * eo;
-        else e = ea;  // max, min
+      case Kind::Reduce:
+      case Kind::Scan: {
+        const auto& A = ref[static_cast<size_t>(in.a)];
+        // Terms per result: a reduction's length; a scan's (at most) its axis length.
+        double K = std::max<double>(1.0, static_cast<double>(A.size()) / std::max<double>(1.0, static_cast<double>(ref[o].size())));
+        if (in.kind == Kind::Scan) K = in.axis < 0 ? static_cast<double>(A.size()) : static_cast<double>(A.shape[static_cast<size_t>(in.axis)]);
+        K = std::max(K, 1.0);
+        const double ae = std::max(acc_eps(A.dtype), acc_eps(t));
+        const double order = 2 * K * K * ae * Ma;
+        if (in.op == "sum" || in.op == "nansum" || in.op == "cumsum") e = K * ea + order + eo;
+        else if (in.op == "mean" || in.op == "nanmean") e = ea + order / K + 2 * eo;
+        else if (in.op == "var" || in.op == "std") {
+          // exact operands: the mean within 2K*eps*Ma, each squared deviation (<= 4Ma^2) and
+          // their sum reordered; ddof=1 divides by K-1 (at most twice 1/K).
+          const double ev = 4 * (16 * K * ae * Ma * Ma) + 4 * eps_of(t) * 4 * Ma * Ma;
+          e = in.op == "var" ? ev + eo : std::sqrt(ev) + 2 * eo;
+        } else if (in.op == "ptp") e = 2 * ea + eo;
+        else e = ea;  // max, min, nanmax, nanmin
         break;
       }
+      case Kind::Einsum:
+        if (in.einsum_kind == 1) {  // a sum over labels
+          const double K = std::max<double>(1.0, static_cast<double>(ref[static_cast<size_t>(in.a)].size()) /
+                                                     std::max<double>(1.0, static_cast<double>(ref[o].size())));
+          e = K * ea + 2 * K * K * std::max(acc_eps(ref[static_cast<size_t>(in.a)].dtype), acc_eps(t)) * Ma + eo;
+        } else if (in.einsum_kind == 2) {  // a contraction over in.index terms
+          const double K = std::max<double>(1.0, static_cast<double>(in.index));
+          e = K * (times(Ma, eb) + times(Mb, ea) + times(ea, eb)) + 2 * K * K * acc_eps(t) * Ma * Mb + eo;
+        } else if (in.einsum_kind == 3) {  // a product
+          e = times(Ma, eb) + times(Mb, ea) + times(ea, eb) + eo;
+        } else {
+          e = ea;  // a view
+        }
+        break;
       case Kind::Matmul: {
         const auto& A = ref[static_cast<size_t>(in.a)];
         const double K = static_cast<double>(A.shape.ndim() == 0 ? 1 : A.shape[static_cast<size_t>(A.shape.ndim() - 1)]);

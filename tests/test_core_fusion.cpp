@@ -147,3 +147,20 @@ TEST_CASE("a result that reads another through a reduction or a matmul does not 
   cf::eval(x, y);
   CHECK(host<float>(y) == std::vector<float>{-22, -26, -30, -16, -20, -24, -10, -14, -18});
 }
+
+TEST_CASE("a row kernel that reads a result computed from its own first phase computes it inline") {
+  // Found by tests/gpu/test_fuzz_gpu (seed 171496370102): x = cumsum(a) - mean(a) (its own
+  // kernel, after the scan and the mean) and min(x) (a second phase of the mean's row
+  // kernel): reading x from memory would make that kernel run both before and after x's
+  // ("groups depend on each other in a cycle"). The row kernel runs first and computes x
+  // inline; x's kernel reads the mean it wrote.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<float>{1, 2, 3, 4, 8, 6, 4, 2}, cf::Shape{2, 4});
+  auto x = cf::cumsum(a, 1) - cf::mean(a, 1, true);
+  auto m = cf::min(x, 1);
+  auto ex = plan_of({m, x});
+  CHECK(ex->steps.size() == 3);  // the scan, the row kernel (mean, then min), x
+  cf::eval(m, x);
+  CHECK(host<float>(x) == std::vector<float>{-1.5f, 0.5f, 3.5f, 7.5f, 3, 9, 13, 15});
+  CHECK(host<float>(m) == std::vector<float>{-1.5f, 3});
+}

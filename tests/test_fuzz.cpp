@@ -64,7 +64,7 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
                        << sum.fused << " also through fuse()");
   if (!seeds.replay && seeds.count >= 80) {  // the generator reaches every kind of instruction, in-place writes and fuse()
-    CHECK(sum.kinds.size() == 14);
+    CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 3);
     CHECK(sum.fused >= 20);
   }

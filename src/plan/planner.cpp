@@ -511,8 +511,12 @@ struct Planner {
     order_groups();
   }
 
-  // Per group, the groups whose results it reads.
-  std::vector<std::vector<size_t>> group_deps() const {
+  // Per group, the groups whose results it reads. With `reuse` false, an elementwise or view
+  // result of another group is not a dependency of a reduction, scan or elementwise group:
+  // run before its producer, such a group computes it inline (the executor reads a node
+  // from memory only once its group has run), so only what that result itself reads counts.
+  // A library call reads every input from memory.
+  std::vector<std::vector<size_t>> group_deps(bool reuse = true) const {
     const size_t ng = p.groups.size();
     std::unordered_map<const Node*, size_t> produced;
     for (size_t g = 0; g < ng; ++g)
@@ -540,8 +544,11 @@ struct Planner {
         if (!seen.insert(x).second) continue;
         auto it = produced.find(x);
         if (it != produced.end() && it->second != g) {
-          deps[g].push_back(it->second);
-          continue;
+          const bool recomputable = x->k() == NodeKind::Elementwise || x->k() == NodeKind::View;
+          if (reuse || !recomputable || grp.kind == GroupKind::Library) {
+            deps[g].push_back(it->second);
+            continue;
+          }
         }
         if (own.count(x) && grp.kind != GroupKind::Elementwise) continue;
         for (const auto& in : x->inputs) stack.push_back(in.get());
@@ -581,9 +588,14 @@ struct Planner {
     if (root < 0) p.buffers.pop_back();
   }
 
-  // Groups in an order where each runs after the groups whose results it reads.
+  // Groups in an order where each runs after the groups whose results it reads; where
+  // reading every result from memory closes a cycle (a reduction's row kernel reads an
+  // elementwise result that itself reads that kernel's first phase: x = f(y, mean(z)),
+  // then min(x) beside mean(z)), the groups run in an order where such a result is
+  // computed inline by the groups that come before its own.
   void order_groups() {
-    const std::vector<size_t> order = run_order(group_deps());
+    std::vector<size_t> order = run_order(group_deps());
+    if (order.size() != p.groups.size()) order = run_order(group_deps(/*reuse=*/false));
     if (order.size() != p.groups.size()) throw InternalError("planner: groups depend on each other in a cycle");
     std::vector<Group> ordered;
     for (size_t g : order) ordered.push_back(std::move(p.groups[g]));

@@ -22,7 +22,7 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
                        << sum.fused << " also through fuse(); " << sum.inexact_outputs
                        << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
-    CHECK(sum.kinds.size() == 14);
+    CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 10);
     CHECK(sum.fused >= 100);
   }
