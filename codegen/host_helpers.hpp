@@ -12,6 +12,11 @@ using std::cos; using std::cosh; using std::exp; using std::exp2; using std::exp
 using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::log;
 using std::log10; using std::log1p; using std::log2; using std::pow; using std::rint;
 using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
+// What kernels get as inline PTX (codegen/preamble.cpp).
+inline long long cf_smax64(long long a, long long b) { return a > b ? a : b; }
+inline long long cf_smin64(long long a, long long b) { return a < b ? a : b; }
+inline unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+inline unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 #define CF_FN inline
 #include "codegen/device_helpers.inc"
 #undef CF_FN

@@ -12,6 +12,15 @@ namespace cufuse::detail {
 
 namespace {
 
+// Device definitions the helpers call (codegen/host_helpers.hpp has the host's): 64-bit
+// integer max/min as inline PTX (why: cf_imax in device_helpers.inc).
+const char* kFirst = R"CF(
+__device__ __forceinline__ long long cf_smax64(long long a, long long b) { long long r; asm("max.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
+__device__ __forceinline__ long long cf_smin64(long long a, long long b) { long long r; asm("min.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
+__device__ __forceinline__ unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("max.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
+__device__ __forceinline__ unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("min.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
+)CF";
+
 const char* kHelpers =
 #include "device_helpers_str.inc"
     ;
@@ -94,7 +103,7 @@ bool starts_declaration(std::string_view line) {
 const Chunks& chunks() {
   static const Chunks c = [] {
     Chunks r;
-    const std::string text = std::string(kHelpers) + kTypes;
+    const std::string text = std::string(kFirst) + kHelpers + kTypes;
     r.all = std::string(kHead) + text;
     std::string pending;  // column-0 comments and blank lines: they go with what follows
     size_t pos = 0;

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
@@ -569,27 +570,31 @@ class Generator {
       case 16: {  // einsum: views, sums over labels, contractions, products
         in.kind = Kind::Einsum;
         if (t == cf::DType::Bool) return false;
-        auto other = [&](int rank) -> bool {
+        // The second operand; `xa`, `ya`: the contracted label's axis in each. NumPy's einsum
+        // broadcasts a label of length 1, so the terms per result are the longer length.
+        auto other = [&](int rank, int xa, int ya) -> bool {
           in.b = pick_value(v);
           const cf::Array& y = v[static_cast<size_t>(in.b)];
-          return y.ndim() == rank && y.dtype() != cf::DType::Bool;
+          if (y.ndim() != rank || y.dtype() == cf::DType::Bool) return false;
+          in.index = std::max(x.shape(xa), y.shape(ya));
+          return true;
         };
         const int form = static_cast<int>(irange(0, 3));
         if (nd == 1) {
           if (form == 0) { in.sub = "i->"; in.einsum_kind = 1; }
-          else if (form == 1) { in.sub = "i,i->"; in.einsum_kind = 2; in.index = x.shape(0); if (!other(1)) return false; }
-          else { in.sub = "i,j->ij"; in.einsum_kind = 3; if (!other(1)) return false; }
+          else if (form == 1) { in.sub = "i,i->"; in.einsum_kind = 2; if (!other(1, 0, 0)) return false; }
+          else { in.sub = "i,j->ij"; in.einsum_kind = 3; if (!other(1, 0, 0)) return false; }
         } else if (nd == 2) {
           if (form == 0) {
             in.einsum_kind = 0;
             in.sub = x.shape(0) == x.shape(1) && coin(0.5) ? "ii->i" : "ij->ji";
           } else if (form == 1) { in.sub = coin(0.5) ? "ij->j" : "ij->i"; in.einsum_kind = 1; }
-          else if (form == 2) { in.sub = "ij,ij->i"; in.einsum_kind = 2; in.index = x.shape(1); if (!other(2)) return false; }
-          else { in.sub = "ij,jk->ik"; in.einsum_kind = 2; in.index = x.shape(1); if (!other(2)) return false; }
+          else if (form == 2) { in.sub = "ij,ij->i"; in.einsum_kind = 2; if (!other(2, 1, 1)) return false; }
+          else { in.sub = "ij,jk->ik"; in.einsum_kind = 2; if (!other(2, 1, 0)) return false; }
         } else if (nd == 3) {
           if (form == 0) { in.sub = "bij->bji"; in.einsum_kind = 0; }
           else if (form == 1) { in.sub = "bij->bj"; in.einsum_kind = 1; }
-          else { in.sub = "bij,bjk->bik"; in.einsum_kind = 2; in.index = x.shape(2); if (!other(3)) return false; }
+          else { in.sub = "bij,bjk->bik"; in.einsum_kind = 2; if (!other(3, 2, 1)) return false; }
         } else {
           return false;
         }
@@ -993,7 +998,11 @@ struct Summary {
 };
 inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool with_fuse) {
   Summary sum;
+  // CUFUSE_FUZZ_PROGRESS=1: each seed on stderr before it runs (a crash or a hang names it).
+  const char* progress = std::getenv("CUFUSE_FUZZ_PROGRESS");
+  const bool show = progress && std::string(progress) == "1";
   for (int i = 0; i < seeds.count; ++i) {
+    if (show) std::fprintf(stderr, "fuzz seed %llu\n", static_cast<unsigned long long>(seeds.first + static_cast<uint64_t>(i)));
     Outcome o = run_program(seeds.first + static_cast<uint64_t>(i), cfg, strict, with_fuse);
     ++sum.programs;
     sum.inplace += o.inplace_ran;

@@ -171,3 +171,34 @@ TEST_CASE("narrow integer reductions: 32-bit accumulators give the dtype's value
   auto a = cf::argmax(-x16);
   CHECK(check_against_reference(a, 0, "argmax(-x) int16") == 0);
 }
+
+TEST_CASE("integer max and min of negated values (ptxas drops a negation fused into VIMNMX3)") {
+  // Found by tests/gpu/test_fuzz_gpu.cpp (seed 7771339): ptxas for sm_90 fused two 32-bit
+  // max into one VIMNMX3 and lost the negation of one operand, so max(-x) over an int32 array
+  // of ones came out 1 and max(-x - 1) 2 (pytorch/pytorch#190973). Integer max/min of 32 bits
+  // or fewer now go through 64 bits, which ptxas does not fuse.
+  for (cf::DType t : {cf::DType::Int32, cf::DType::Int16, cf::DType::Int8, cf::DType::UInt32, cf::DType::UInt8}) {
+    const std::string n(cf::name(t));
+    auto ones = cf::ones({16, 130}, t);
+    if (cf::is_signed_int(t)) {  // exact values, not only agreement with the reference
+      std::vector<int64_t> got(1);
+      cf::max(-ones).astype(cf::i64).copy_to_host(got.data(), 8);
+      CHECK_MESSAGE(got[0] == -1, n);
+      cf::max(-ones - 1).astype(cf::i64).copy_to_host(got.data(), 8);
+      CHECK_MESSAGE(got[0] == -2, n);
+    }
+    auto x = random_array(t, {16, 130});
+    auto y = random_array(t, {16, 130});
+    CHECK(check_against_reference(cf::max(-x), 0, "max(-x) " + n) == 0);
+    CHECK(check_against_reference(cf::min(-x), 0, "min(-x) " + n) == 0);
+    CHECK(check_against_reference(cf::max(-x, {1, 0}), 0, "max(-x, axis=(1, 0)) " + n) == 0);
+    CHECK(check_against_reference(cf::max(-x, 1), 0, "max(-x, axis=1) " + n) == 0);
+    CHECK(check_against_reference(cf::min(-x, 0), 0, "min(-x, axis=0) " + n) == 0);
+    CHECK(check_against_reference(cf::nanmax(-x), 0, "nanmax(-x) " + n) == 0);
+    CHECK(check_against_reference(cf::ptp(-x, {1, 0}), 0, "ptp(-x) " + n) == 0);
+    CHECK(check_against_reference(cf::maximum(cf::maximum(x, -y), -x), 0, "maximum(maximum(x, -y), -x) " + n) == 0);
+    CHECK(check_against_reference(cf::minimum(cf::minimum(-x, y), -y), 0, "minimum(minimum(-x, y), -y) " + n) == 0);
+    const int lo = cf::is_signed_int(t) ? -3 : 1;  // NumPy: -3 does not fit an unsigned dtype
+    CHECK(check_against_reference(cf::clip(-x, lo, 4), 0, "clip(-x, lo, 4) " + n) == 0);
+  }
+}
