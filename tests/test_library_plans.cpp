@@ -130,6 +130,15 @@ TEST_CASE("contractions with nothing to multiply as matrices are one fused reduc
   auto ex = plan_of({cf::einsum("bij,bkj->bik", bt, bt)});
   CHECK(library_groups(ex) == 1);
   CHECK_FALSE(has_rule(ex, cd::Rule::LibraryInput));
+  // A contracted label of length 1 in one operand (NumPy broadcasts it) is summed out of the
+  // other first: no GEMM over a broadcast operand written out whole (2 x 20011 x 20011 here;
+  // device fuzz seed 91232296 ran the host out of memory).
+  auto wide = cf::placeholder(cf::i64, {2, 3, 20011});
+  auto one = cf::placeholder(cf::f64, {2, 1, 20011});
+  auto bc = plan_of({cf::einsum("bij,bjk->bik", wide, one)});
+  CHECK(library_groups(bc) == 0);
+  CHECK(bc->steps.size() == 1);
+  CHECK(bc->buffers.size() == 1);  // the result only
 }
 
 TEST_CASE("integer and bool matmul: one generated reduction kernel") {

@@ -202,6 +202,25 @@ TEST_CASE("einsum: explicit and implicit output, ellipsis, repeated labels, seve
   CHECK(cf::einsum("ij,jk", A.astype(cf::f32), B.astype(cf::f16)).dtype() == cf::f32);
 }
 
+TEST_CASE("einsum: a contracted label of length 1 in one operand broadcasts (NumPy's values)") {
+  // Expected values from NumPy 2.4: np.einsum('bij,bjk->bik', a, b), np.einsum('ij,jk->ik', ...).
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::vector<double> a(30), b(10);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = double(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = double(i % 4) + 1;
+  auto A = cf::from_host(a, cf::Shape{2, 3, 5}), B = cf::from_host(b, cf::Shape{2, 1, 5});
+  CHECK(hd(cf::einsum("bij,bjk->bik", A, B)) ==
+        std::vector<double>{-5, -10, -15, -20, -5, -1, -2, -3, -4, -1, 3, 6, 9, 12, 3,
+                            0, 0, 0, 0, 0, -6, -9, -12, -3, -6, 2, 3, 4, 1, 2});
+  auto C = cf::from_host(std::vector<double>{1, 2, 3, 4}, cf::Shape{2, 2});
+  auto D = cf::from_host(std::vector<double>{5, 6, 7}, cf::Shape{1, 3});
+  CHECK(hd(cf::einsum("ij,jk->ik", C, D)) == std::vector<double>{15, 18, 21, 35, 42, 49});
+  CHECK(hd(cf::einsum("jk,ij->ik", D, C)) == std::vector<double>{15, 18, 21, 35, 42, 49});
+  auto E = cf::from_host(std::vector<int32_t>{1, 2, 3}, cf::Shape{3, 1});
+  auto F = cf::from_host(std::vector<int32_t>{4, 5, 6}, cf::Shape{3, 1});
+  CHECK(host<int32_t>(cf::einsum("ij,jk->ik", E, F)) == std::vector<int32_t>{15, 30, 45});  // j: 1 against 3
+}
+
 TEST_CASE("einsum raises NumPy's errors") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto A = mat(kA, {2, 3});

@@ -103,6 +103,22 @@ struct Einsum {
     for (int l : X.labels) keep_y.insert(l);
     sum_out(X, keep_x);
     sum_out(Y, keep_y);
+    // A contracted label of length 1 on one side does not vary there: it is summed out of
+    // the other side first and dropped from this one. (Broadcast instead, the GEMM's input
+    // would be written out whole: 2 x 20011 x 20011 for 'bij,bjk->bik' of (2,3,20011) and
+    // (2,1,20011), found by tests/gpu/test_fuzz_gpu, seed 91232296.)
+    for (int l : std::vector<int>(X.labels)) {
+      if (needed.count(l) || !has(Y.labels, l)) continue;
+      const int64_t dx = X.x.shape()[index_of(X.labels, l)], dy = Y.x.shape()[index_of(Y.labels, l)];
+      if (dx == dy) continue;
+      Labelled& wide = dx == 1 ? Y : X;
+      Labelled& one = dx == 1 ? X : Y;
+      const int wi = index_of(wide.labels, l), oi = index_of(one.labels, l);
+      wide.x = reduce(wide.x, Axes{wi});
+      wide.labels.erase(wide.labels.begin() + wi);
+      one.x = one.x.squeeze(Axes{oi});
+      one.labels.erase(one.labels.begin() + oi);
+    }
     std::vector<int> batch, con, xf, yf;
     for (int l : X.labels) {
       if (has(Y.labels, l)) (needed.count(l) ? batch : con).push_back(l);
