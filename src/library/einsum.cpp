@@ -146,19 +146,12 @@ struct Einsum {
     oy.insert(oy.end(), con.begin(), con.end());
     oy.insert(oy.end(), yf.begin(), yf.end());
     Array xa = aligned(X, ox), ya = aligned(Y, oy);
-    // A contracted label of size 1 on one side broadcasts against the other.
-    Shape sx = xa.shape(), sy = ya.shape();
+    // Contracted labels have one length on both sides here (see the loop above).
+    const Shape sx = xa.shape(), sy = ya.shape();
     int64_t M = 1, N = 1, K = 1;
     Shape outs;
     for (int l : batch) outs.push_back(std::max(dim(X, l), dim(Y, l)));
-    for (size_t i = 0; i < con.size(); ++i) {
-      const int64_t k = size.at(con[i]);
-      sx[batch.size() + xf.size() + i] = k;
-      sy[batch.size() + i] = k;
-      K *= k;
-    }
-    if (sx != xa.shape()) xa = xa.broadcast_to(sx);
-    if (sy != ya.shape()) ya = ya.broadcast_to(sy);
+    for (int l : con) K *= dim(X, l);
     for (int l : xf) {
       M *= dim(X, l);
       outs.push_back(dim(X, l));
