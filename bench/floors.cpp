@@ -72,6 +72,15 @@ std::string elementwise_source(const std::string& name) {
 
 }  // namespace
 
+double nvrtc_floor_compile_once_ms() {
+  static int k = 0;
+  std::string name = "cufuse_bench_once" + std::to_string(k++);
+  std::string src = elementwise_source(name);
+  double t0 = now_ms();
+  nvrtc_cubin(src, name, /*minimal=*/true);
+  return now_ms() - t0;
+}
+
 double Floors::copy_bandwidth_gbs() {
   if (bw_done_) return bw_;
   bw_done_ = true;

@@ -83,6 +83,10 @@ std::string table_header();
 
 // ------------------------------------------------------------------ floors
 // Ceilings measured once per process, on first use.
+// One NVRTC compile (-minimal, NVRTC's own cache off) of the floor's kernel under a new name,
+// in ms: W12's children measure it in the same fresh process as cufuse's first call.
+double nvrtc_floor_compile_once_ms();
+
 class Floors {
  public:
   double copy_bandwidth_gbs();  // cudaMemcpyAsync device to device, bytes read + written

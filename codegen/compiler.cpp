@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -314,6 +315,7 @@ std::shared_ptr<CompiledKernel> build(const std::string& source, const std::stri
     k->log = std::move(out.log);
     k->compile_ms = out.ms;
     counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
+    counters().compile_us.fetch_add(static_cast<uint64_t>(std::max(0.0, out.ms) * 1000.0), std::memory_order_relaxed);
     *compiled_now = true;
   }
   auto info = parse_ptxas_info(k->log, name);

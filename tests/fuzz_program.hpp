@@ -6,7 +6,8 @@
 // NumPy names, scalars, where, clip, astype, arange, views (transpose, swapaxes, reversal,
 // strided slices, integer indexing, new axes, squeeze, broadcast_to, diagonal, reshapes),
 // reductions over one, two or all axes (sum, mean, prod, var, std, ptp, nan-, arg-, any,
-// all, count_nonzero), scans (cumsum, cumprod), matmul and einsum. It can be rebuilt on other
+// all, count_nonzero), scans (cumsum, cumprod), matmul and einsum; some values are evaluated
+// early (a second build of the program, so the reference's graph stays lazy). It can be rebuilt on other
 // inputs (fuse() traces it) and printed in NumPy spelling with its seed, so a failure can be
 // read and replayed (CUFUSE_FUZZ_SEED).
 //
@@ -72,6 +73,9 @@ struct Program {
   int inplace_target = -1;     // input id written in place after the outputs are written, or -1
   int inplace_value = -1;      // the value written
   int inplace_kind = 0;        // 0: target += value; 1: target[::-1] = value; 2: target[1::2] = value
+  std::vector<int> evals;      // values evaluated early in the run (never in the reference's graph)
+  bool evals_at_once = false;  // evaluated as soon as built (later ops build on the buffer), else
+                               // after every value is built (realized under the ops that read them)
 
   int n_inputs() const { return static_cast<int>(in_dtype.size()); }
   // The input value `v` is a view of (through views only), or -1.
@@ -175,11 +179,18 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v) {
   throw std::logic_error("fuzz: unknown instruction");
 }
 
-// Every value of the program on these inputs (lazy).
-inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Array>& inputs) {
+// Every value of the program on these inputs: lazy, or with `with_evals` the program's early
+// evaluations done (as soon as each value is built, or once all are built).
+inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Array>& inputs, bool with_evals = false) {
   std::vector<cf::Array> v(inputs.begin(), inputs.end());
   v.reserve(static_cast<size_t>(p.n_values()));
-  for (const Instr& in : p.code) v.push_back(apply_instr(in, v));
+  auto early = [&](int id) { return std::find(p.evals.begin(), p.evals.end(), id) != p.evals.end(); };
+  for (const Instr& in : p.code) {
+    v.push_back(apply_instr(in, v));
+    if (with_evals && p.evals_at_once && early(static_cast<int>(v.size()) - 1)) v.back().eval();
+  }
+  if (with_evals && !p.evals_at_once)
+    for (int id : p.evals) v[static_cast<size_t>(id)].eval();
   return v;
 }
 
@@ -262,6 +273,11 @@ inline std::string Program::text() const {
   for (int o : outputs) s << " v" << o;
   if (inplace_target >= 0) s << "; then " << inplace_text();
   s << "\n";
+  if (!evals.empty()) {
+    s << "evaluated early (" << (evals_at_once ? "as soon as built" : "once every value is built") << "):";
+    for (int e : evals) s << " v" << e;
+    s << "\n";
+  }
   return s.str();
 }
 
@@ -273,6 +289,7 @@ struct Config {
   double p3d = 0.25;        // chance of a rank-3 base shape
   double p_inplace = 0.25;  // chance of a write into an input after the outputs are written
   double p_big = 0.0;       // chance of a long base shape (multi-block reductions, vector tails)
+  double p_early = 0.3;     // chance of evaluating one or two values early (realized mid-graph)
   bool matmul = true;
   int64_t max_numel = 1 << 16;
 };
@@ -371,6 +388,15 @@ class Generator {
         p_.inplace_value = static_cast<int>(irange(n_in, n - 1));
         p_.inplace_kind = static_cast<int>(irange(0, 2));
       }
+    }
+    if (n > n_in && coin(cfg_.p_early)) {  // drawn last: the programs of older seeds stay the same
+      p_.evals_at_once = coin(0.5);
+      const int k = static_cast<int>(irange(1, 2));
+      for (int i = 0; i < k; ++i) {
+        const int e = static_cast<int>(irange(n_in, n - 1));
+        if (std::find(p_.evals.begin(), p_.evals.end(), e) == p_.evals.end()) p_.evals.push_back(e);
+      }
+      std::sort(p_.evals.begin(), p_.evals.end());
     }
     return p_;
   }
@@ -866,6 +892,7 @@ struct Outcome {
   std::string report;       // what failed, with the program
   bool inplace_ran = false; // the `+=` was legal and ran
   bool fused = false;       // the fuse() checks ran
+  bool early = false;       // some values were evaluated before the outputs
   int inexact_outputs = 0;  // outputs compared within a bound instead of bitwise
 };
 
@@ -927,6 +954,12 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   const std::vector<cf::detail::HostArray> ref = cf::detail::reference_evaluate(roots);
   const std::vector<double> E = bounds(p, ref);
 
+  // The run's copy: with the early evaluations, a second build (the reference's graph above
+  // stays lazy, so the reference never reads a value the device computed).
+  if (!p.evals.empty()) {
+    vals = values(p, in, /*with_evals=*/true);
+    out.early = true;
+  }
   std::vector<cf::Array> outs;
   for (int o : p.outputs) outs.push_back(vals[static_cast<size_t>(o)]);
   cf::Array added = inplace ? vals[iv] : cf::Array();
@@ -992,7 +1025,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
 
 // Runs programs seeds.first .. first + count - 1 and tallies them.
 struct Summary {
-  int programs = 0, failed = 0, inplace = 0, fused = 0, inexact_outputs = 0;
+  int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, inexact_outputs = 0;
   std::set<int> kinds;               // instruction kinds generated
   std::vector<std::string> reports;  // one per failed program
 };
@@ -1007,6 +1040,7 @@ inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool
     ++sum.programs;
     sum.inplace += o.inplace_ran;
     sum.fused += o.fused;
+    sum.early += o.early;
     sum.inexact_outputs += o.inexact_outputs;
     for (const auto& in : o.program.code) sum.kinds.insert(static_cast<int>(in.kind));
     if (o.bad) {

@@ -27,6 +27,7 @@ struct Stats {
   uint64_t memory_cache_hits = 0; // compiled kernels found in memory
   uint64_t disk_cache_hits = 0;   // compiled kernels found on disk
   uint64_t auto_evaluations = 0;  // graphs evaluated because they grew past the budget
+  double compile_ms = 0;          // wall time spent in NVRTC compiles (all threads together)
 };
 Stats stats();
 void reset_stats();

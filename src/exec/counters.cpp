@@ -22,13 +22,14 @@ Stats stats() {
   s.memory_cache_hits = c.memory_cache_hits.load();
   s.disk_cache_hits = c.disk_cache_hits.load();
   s.auto_evaluations = c.auto_evaluations.load();
+  s.compile_ms = static_cast<double>(c.compile_us.load()) / 1000.0;
   return s;
 }
 
 void reset_stats() {
   auto& c = detail::counters();
   for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.kernels_compiled,
-                  &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations})
+                  &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us})
     a->store(0);
 }
 

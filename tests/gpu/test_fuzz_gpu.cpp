@@ -19,11 +19,12 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
-                       << sum.fused << " also through fuse(); " << sum.inexact_outputs
+                        << sum.fused << " also through fuse(), " << sum.early << " with early evaluations; " << sum.inexact_outputs
                        << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 10);
     CHECK(sum.fused >= 100);
+    CHECK(sum.early >= 40);
   }
 }
