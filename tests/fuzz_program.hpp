@@ -6,7 +6,9 @@
 // NumPy names, scalars, where, clip, astype, arange, views (transpose, swapaxes, reversal,
 // strided slices, integer indexing, new axes, squeeze, broadcast_to, diagonal, reshapes),
 // reductions over one, two or all axes (sum, mean, prod, var, std, ptp, nan-, arg-, any,
-// all, count_nonzero), scans (cumsum, cumprod), matmul and einsum; some values are evaluated
+// all, count_nonzero), scans (cumsum, cumprod), matmul, einsum, and user kernels
+// (ElementwiseKernel, ReductionKernel) that have a lazy twin: on the device the user kernel
+// runs, fused with the rest, and the reference evaluates the twin. Some values are evaluated
 // early (a second build of the program, so the reference's graph stays lazy). It can be rebuilt on other
 // inputs (fuse() traces it) and printed in NumPy spelling with its seed, so a failure can be
 // read and replayed (CUFUSE_FUZZ_SEED).
@@ -40,9 +42,9 @@ namespace cf = cufuse;
 
 enum class Kind : uint8_t {
   Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul,
-  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange
+  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange, User
 };
-constexpr int kKinds = 21;
+constexpr int kKinds = 22;
 
 struct Instr {
   Kind kind = Kind::Unary;
@@ -61,6 +63,7 @@ struct Instr {
   cf::Shape shape;             // Reshape, BroadcastTo
   std::string sub;             // Einsum subscripts
   int einsum_kind = 0;         // Einsum: 0 a view, 1 a sum over labels, 2 a contraction
+                               // User: op names the kernel (user_kernel)
 };
 
 struct Program {
@@ -147,7 +150,27 @@ inline std::vector<cf::Index> axis_index(int ndim, int axis, cf::Index at) {
   return idx;
 }
 
-inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v) {
+// User kernels, each with a lazy twin that gives the same bits (IEEE ops, --fmad=false;
+// integers wrap either way): madd z = x*y + x, pick z = x > y ? x : y, sqm z = x*x - x, and
+// isum, an integer sum in the input's dtype (wrapping, so any order gives the same bits).
+inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, bool twin) {
+  static const cf::ElementwiseKernel madd("T x, T y", "T z", "z = x * y + x", "fuzz_madd");
+  static const cf::ElementwiseKernel pick("T x, T y", "T z", "z = x > y ? x : y", "fuzz_pick");
+  static const cf::ElementwiseKernel sqm("T x", "T z", "z = x * x - x", "fuzz_sqm");
+  static const cf::ReductionKernel isum("T x", "T y", "x", "a + b", "y = a", "0", "fuzz_isum");
+  const cf::Array& x = v[static_cast<size_t>(in.a)];
+  if (in.op == "isum") {
+    cf::AxisArg ax = in.axis < 0 ? cf::AxisArg{} : cf::AxisArg{in.axis};
+    return twin ? cf::sum(x, ax, in.keepdims, x.dtype()) : isum({x}, ax, in.keepdims);
+  }
+  if (in.op == "sqm") return twin ? x * x - x : sqm(x);
+  const cf::Array& y = v[static_cast<size_t>(in.b)];
+  if (in.op == "madd") return twin ? x * y + x : madd(x, y);
+  return twin ? cf::where(x > y, x, y) : pick(x, y);
+}
+
+// One instruction on the values before it; `twin`: a user kernel's lazy twin instead.
+inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v, bool twin = false) {
   const cf::Array& x = v[static_cast<size_t>(in.a)];
   switch (in.kind) {
     case Kind::Unary: return unary(in.op, x);
@@ -175,18 +198,21 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v) {
     case Kind::BroadcastTo: return x.broadcast_to(in.shape);
     case Kind::Diagonal: return cf::diagonal(x, in.index, in.axis, in.axis2);
     case Kind::Arange: return cf::arange(x.shape(x.ndim() - 1));
+    case Kind::User: return user_kernel(in, v, twin);
   }
   throw std::logic_error("fuzz: unknown instruction");
 }
 
 // Every value of the program on these inputs: lazy, or with `with_evals` the program's early
-// evaluations done (as soon as each value is built, or once all are built).
-inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Array>& inputs, bool with_evals = false) {
+// evaluations done (as soon as each value is built, or once all are built). `twin`: user
+// kernels replaced by their lazy twins (what the reference evaluator can run).
+inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Array>& inputs, bool with_evals = false,
+                                     bool twin = true) {
   std::vector<cf::Array> v(inputs.begin(), inputs.end());
   v.reserve(static_cast<size_t>(p.n_values()));
   auto early = [&](int id) { return std::find(p.evals.begin(), p.evals.end(), id) != p.evals.end(); };
   for (const Instr& in : p.code) {
-    v.push_back(apply_instr(in, v));
+    v.push_back(apply_instr(in, v, twin));
     if (with_evals && p.evals_at_once && early(static_cast<int>(v.size()) - 1)) v.back().eval();
   }
   if (with_evals && !p.evals_at_once)
@@ -194,8 +220,8 @@ inline std::vector<cf::Array> values(const Program& p, const std::vector<cf::Arr
   return v;
 }
 
-inline std::vector<cf::Array> outputs(const Program& p, const std::vector<cf::Array>& inputs) {
-  std::vector<cf::Array> v = values(p, inputs), out;
+inline std::vector<cf::Array> outputs(const Program& p, const std::vector<cf::Array>& inputs, bool twin = true) {
+  std::vector<cf::Array> v = values(p, inputs, false, twin), out;
   for (int o : p.outputs) out.push_back(v[static_cast<size_t>(o)]);
   return out;
 }
@@ -256,6 +282,13 @@ inline std::string instr_text(const Instr& in) {
       return "diagonal(" + v(in.a) + ", " + std::to_string(in.index) + ", " + std::to_string(in.axis) + ", " +
              std::to_string(in.axis2) + ")";
     case Kind::Arange: return "arange(" + v(in.a) + ".shape[-1])";
+    case Kind::User:
+      if (in.op == "isum")
+        return "fuzz_isum(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
+               (in.keepdims ? ", keepdims=True" : "") + ")    # ReductionKernel 'a + b'; twin sum(dtype=T)";
+      if (in.op == "sqm") return "fuzz_sqm(" + v(in.a) + ")    # ElementwiseKernel z = x*x - x";
+      return "fuzz_" + in.op + "(" + v(in.a) + ", " + v(in.b) + ")    # ElementwiseKernel " +
+             (in.op == "madd" ? "z = x*y + x" : "z = x > y ? x : y");
   }
   return "?";
 }
@@ -358,7 +391,11 @@ class Generator {
       if (!propose(v, in, ex)) continue;
       cf::Array r;
       try {
-        r = apply_instr(in, v);
+        r = apply_instr(in, v, /*twin=*/false);
+        if (in.kind == Kind::User) {  // the twin must take the same operands, to the same dtype and shape
+          cf::Array w = apply_instr(in, v, /*twin=*/true);
+          if (w.dtype() != r.dtype() || !(w.shape() == r.shape())) continue;
+        }
       } catch (const cf::Error&) {
         continue;  // not a valid combination (shapes, dtypes): try another
       }
@@ -447,7 +484,7 @@ class Generator {
     const cf::DType t = x.dtype();
     const int nd = x.ndim();
     ex = xe;
-    switch (irange(0, 19)) {
+    switch (irange(0, 20)) {
       case 0: case 1: case 2: {  // unary
         static const std::vector<std::string> fl = {"negative", "abs", "square", "sqrt_abs", "floor", "rint", "sign",
                                                     "reciprocal", "isnan", "tanh", "sin", "cos", "arctan",
@@ -668,6 +705,26 @@ class Generator {
         in.kind = Kind::Arange;
         ex = true;
         return nd >= 1;
+      }
+      case 19: {  // a user kernel with a lazy twin, on exact operands (the result is exact)
+        in.kind = Kind::User;
+        using D = cf::DType;
+        if (!xe || !(t == D::Float32 || t == D::Float64 || t == D::Int32 || t == D::Int64 || t == D::Int16 ||
+                     t == D::UInt8 || t == D::Bool))
+          return false;
+        in.op = pick(std::vector<std::string>{"madd", "pick", "sqm", "isum"});
+        if (in.op == "sqm" && t == D::Bool) return false;  // NumPy: no boolean subtract
+        if (in.op == "isum") {
+          if (t != D::Int32 && t != D::Int64) return false;
+          in.axis = nd == 0 || coin(0.3) ? -1 : static_cast<int>(irange(0, nd - 1));
+          in.keepdims = coin(0.4);
+        } else if (in.op != "sqm") {
+          in.b = pick_value(v);
+          const cf::Array& y = v[static_cast<size_t>(in.b)];
+          if (y.dtype() != t || !p_.exact[static_cast<size_t>(in.b)]) return false;
+        }
+        ex = true;
+        return true;
       }
       default: {  // matmul
         if (!cfg_.matmul || nd < 1) return false;
@@ -893,6 +950,7 @@ struct Outcome {
   bool inplace_ran = false; // the `+=` was legal and ran
   bool fused = false;       // the fuse() checks ran
   bool early = false;       // some values were evaluated before the outputs
+  bool user = false;        // user kernels ran (on the device; their twins elsewhere)
   int inexact_outputs = 0;  // outputs compared within a bound instead of bitwise
 };
 
@@ -954,11 +1012,15 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   const std::vector<cf::detail::HostArray> ref = cf::detail::reference_evaluate(roots);
   const std::vector<double> E = bounds(p, ref);
 
-  // The run's copy: with the early evaluations, a second build (the reference's graph above
-  // stays lazy, so the reference never reads a value the device computed).
-  if (!p.evals.empty()) {
-    vals = values(p, in, /*with_evals=*/true);
-    out.early = true;
+  // The run's copy: a second build where it differs from the reference's graph above, which
+  // stays lazy (the reference never reads a value the device computed) and holds the user
+  // kernels' twins (the host cannot run user CUDA; on the device the user kernels run).
+  const bool device = cf::current_backend() == cf::Backend::Cuda;
+  const bool has_user = std::any_of(p.code.begin(), p.code.end(), [](const Instr& i) { return i.kind == Kind::User; });
+  out.user = device && has_user;
+  if (!p.evals.empty() || out.user) {
+    vals = values(p, in, /*with_evals=*/true, /*twin=*/!device);
+    out.early = !p.evals.empty();
   }
   std::vector<cf::Array> outs;
   for (int o : p.outputs) outs.push_back(vals[static_cast<size_t>(o)]);
@@ -1005,11 +1067,11 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
     out.fused = true;
     cf::FuseOptions opt;
     opt.cuda_graph = (seed % 3) == 0;
-    auto f = cf::fuse([p](cf::Array a, cf::Array b, cf::Array c) { return outputs(p, {a, b, c}); }, opt);
+    auto f = cf::fuse([p, device](cf::Array a, cf::Array b, cf::Array c) { return outputs(p, {a, b, c}, !device); }, opt);
     for (int call = 0; call < 2; ++call) {
       std::vector<cf::Array> args = call == 0 ? in : random_inputs(p, seed + 0x5151);
       std::vector<cf::Array> got = f(args[0], args[1], args[2]);
-      std::vector<cf::Array> plain = call == 0 ? outs : outputs(p, args);
+      std::vector<cf::Array> plain = call == 0 ? outs : outputs(p, args, !device);
       cf::eval_all(plain);
       for (size_t k = 0; k < plain.size() && k < got.size(); ++k) {
         std::string d;
@@ -1025,7 +1087,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
 
 // Runs programs seeds.first .. first + count - 1 and tallies them.
 struct Summary {
-  int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, inexact_outputs = 0;
+  int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, user = 0, inexact_outputs = 0;
   std::set<int> kinds;               // instruction kinds generated
   std::vector<std::string> reports;  // one per failed program
 };
@@ -1041,6 +1103,7 @@ inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool
     sum.inplace += o.inplace_ran;
     sum.fused += o.fused;
     sum.early += o.early;
+    sum.user += o.user;
     sum.inexact_outputs += o.inexact_outputs;
     for (const auto& in : o.program.code) sum.kinds.insert(static_cast<int>(in.kind));
     if (o.bad) {

@@ -4,6 +4,7 @@
 // inexact ones (transcendentals, sums, matmul) within the bounds fuzz::bounds propagates.
 // Each program without an in-place write also runs through fuse(), as a trace and as a
 // replay on new inputs (a third of them as CUDA graphs), bitwise equal to the lazy result.
+// User kernels run here (fused with the ops around them) against their lazy twins' reference.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -19,12 +20,13 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
-                        << sum.fused << " also through fuse(), " << sum.early << " with early evaluations; " << sum.inexact_outputs
-                       << " outputs compared within a bound");
+                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.user
+                       << " with user kernels; " << sum.inexact_outputs << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 10);
     CHECK(sum.fused >= 100);
     CHECK(sum.early >= 40);
+    CHECK(sum.user >= 15);
   }
 }
