@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -79,6 +80,8 @@ struct Program {
   std::vector<int> evals;      // values evaluated early in the run (never in the reference's graph)
   bool evals_at_once = false;  // evaluated as soon as built (later ops build on the buffer), else
                                // after every value is built (realized under the ops that read them)
+  bool on_stream = false;      // on the device: the run goes on a new stream (inputs made on the
+                               // default one, then synchronized), which is destroyed before fuse()
 
   int n_inputs() const { return static_cast<int>(in_dtype.size()); }
   // The input value `v` is a view of (through views only), or -1.
@@ -306,6 +309,7 @@ inline std::string Program::text() const {
   for (int o : outputs) s << " v" << o;
   if (inplace_target >= 0) s << "; then " << inplace_text();
   s << "\n";
+  if (on_stream) s << "on a new stream (the device only)\n";
   if (!evals.empty()) {
     s << "evaluated early (" << (evals_at_once ? "as soon as built" : "once every value is built") << "):";
     for (int e : evals) s << " v" << e;
@@ -323,6 +327,7 @@ struct Config {
   double p_inplace = 0.25;  // chance of a write into an input after the outputs are written
   double p_big = 0.0;       // chance of a long base shape (multi-block reductions, vector tails)
   double p_early = 0.3;     // chance of evaluating one or two values early (realized mid-graph)
+  double p_stream = 0.3;    // chance of running on a new stream (device only)
   bool matmul = true;
   int64_t max_numel = 1 << 16;
 };
@@ -435,6 +440,7 @@ class Generator {
       }
       std::sort(p_.evals.begin(), p_.evals.end());
     }
+    p_.on_stream = n > n_in && coin(cfg_.p_stream);
     return p_;
   }
 
@@ -951,6 +957,7 @@ struct Outcome {
   bool fused = false;       // the fuse() checks ran
   bool early = false;       // some values were evaluated before the outputs
   bool user = false;        // user kernels ran (on the device; their twins elsewhere)
+  bool stream = false;      // the run went on a new stream
   int inexact_outputs = 0;  // outputs compared within a bound instead of bitwise
 };
 
@@ -1016,6 +1023,16 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   // stays lazy (the reference never reads a value the device computed) and holds the user
   // kernels' twins (the host cannot run user CUDA; on the device the user kernels run).
   const bool device = cf::current_backend() == cf::Backend::Cuda;
+  // A new stream for the run, as a user would: the inputs' work on the default stream done first.
+  // It is destroyed after the comparisons while results made on it are still alive.
+  std::optional<cf::Stream> stream;
+  std::optional<cf::StreamScope> on_stream;
+  if (device && p.on_stream) {
+    cf::Device().synchronize();
+    stream.emplace();
+    on_stream.emplace(*stream);
+    out.stream = true;
+  }
   const bool has_user = std::any_of(p.code.begin(), p.code.end(), [](const Instr& i) { return i.kind == Kind::User; });
   out.user = device && has_user;
   if (!p.evals.empty() || out.user) {
@@ -1063,6 +1080,8 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
     if (int64_t n = compare(host_of(in[t]), want, bound, d)) fail(p.inplace_text(), n, d);
   }
 
+  on_stream.reset();
+  stream.reset();
   if (with_fuse && !inplace) {
     out.fused = true;
     cf::FuseOptions opt;
@@ -1087,7 +1106,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
 
 // Runs programs seeds.first .. first + count - 1 and tallies them.
 struct Summary {
-  int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, user = 0, inexact_outputs = 0;
+  int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, user = 0, streams = 0, inexact_outputs = 0;
   std::set<int> kinds;               // instruction kinds generated
   std::vector<std::string> reports;  // one per failed program
 };
@@ -1104,6 +1123,7 @@ inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool
     sum.fused += o.fused;
     sum.early += o.early;
     sum.user += o.user;
+    sum.streams += o.stream;
     sum.inexact_outputs += o.inexact_outputs;
     for (const auto& in : o.program.code) sum.kinds.insert(static_cast<int>(in.kind));
     if (o.bad) {

@@ -4,7 +4,8 @@
 // inexact ones (transcendentals, sums, matmul) within the bounds fuzz::bounds propagates.
 // Each program without an in-place write also runs through fuse(), as a trace and as a
 // replay on new inputs (a third of them as CUDA graphs), bitwise equal to the lazy result.
-// User kernels run here (fused with the ops around them) against their lazy twins' reference.
+// User kernels run here (fused with the ops around them) against their lazy twins' reference;
+// some programs run on a new stream, destroyed while their results are still alive.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -21,12 +22,13 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
                        << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.user
-                       << " with user kernels; " << sum.inexact_outputs << " outputs compared within a bound");
+                       << " with user kernels, " << sum.streams << " on a new stream; " << sum.inexact_outputs << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 10);
     CHECK(sum.fused >= 100);
     CHECK(sum.early >= 40);
     CHECK(sum.user >= 15);
+    CHECK(sum.streams >= 40);
   }
 }
