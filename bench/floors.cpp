@@ -2,6 +2,7 @@
 // device-to-device copy bandwidth, a tiny kernel's launch cost, one NVRTC compile.
 // These use the CUDA runtime and NVRTC directly, never cufuse, so a cufuse bug cannot move them.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -73,8 +74,8 @@ std::string elementwise_source(const std::string& name) {
 }  // namespace
 
 double nvrtc_floor_compile_once_ms() {
-  static int k = 0;
-  std::string name = "cufuse_bench_once" + std::to_string(k++);
+  static std::atomic<int> k{0};
+  std::string name = "cufuse_bench_once" + std::to_string(k.fetch_add(1));
   std::string src = elementwise_source(name);
   double t0 = now_ms();
   nvrtc_cubin(src, name, /*minimal=*/true);
