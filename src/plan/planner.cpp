@@ -601,8 +601,6 @@ struct Planner {
     for (size_t g : order) ordered.push_back(std::move(p.groups[g]));
     p.groups = std::move(ordered);
   }
-
-
 };
 
 }  // namespace
