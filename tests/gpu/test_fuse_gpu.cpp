@@ -80,8 +80,8 @@ TEST_CASE("fuse gpu: reductions (split with workspaces), softmax, several result
     return e / cf::sum(e, 1, true);
   });
   for (int round = 0; round < 3; ++round) {
-    auto x = random_array(cf::f32, {512, 2048});
-    auto y = random_array(cf::f32, {512, 2048});
+    auto x = random_array(cf::f32, {512, 2048}, kFinite);
+    auto y = random_array(cf::f32, {512, 2048}, kFinite);
     auto [s, m, d2] = stats(x, y);
     auto d = x - y;
     CHECK(same_bits(s, cf::sum(d * d)));
@@ -96,8 +96,8 @@ TEST_CASE("fuse gpu: reductions (split with workspaces), softmax, several result
 
 TEST_CASE("fuse gpu: a library call inside a fused function") {
   auto f = cf::fuse([](auto a, auto b) { return cf::matmul(a, b.T()) * 0.5f + 1; });
-  auto a = random_array(cf::f32, {64, 96});
-  auto b = random_array(cf::f32, {80, 96});
+  auto a = random_array(cf::f32, {64, 96}, kFinite);
+  auto b = random_array(cf::f32, {80, 96}, kFinite);
   for (int i = 0; i < 2; ++i) CHECK(same_bits(f(a, b), cf::matmul(a, b.T()) * 0.5f + 1));
   CHECK(f.stats().traces == 1);
 }
@@ -110,8 +110,8 @@ TEST_CASE("fuse gpu: CUDA graph replay of a plan of several kernels") {
   };
   auto f = cf::fuse(body, opt);
   for (int round = 0; round < 4; ++round) {
-    auto x = random_array(cf::f32, {256, 300});
-    auto y = random_array(cf::f32, {256, 300});
+    auto x = random_array(cf::f32, {256, 300}, kFinite);
+    auto y = random_array(cf::f32, {256, 300}, kFinite);
     const double s = 0.5 * round - 1;
     auto [a, r, c] = f(x, y, s);
     auto [ea, er, ec] = body(x, y, s);

@@ -12,70 +12,75 @@ TEST_CASE("every reduction, dtype, axis set and keepdims matches the reference")
   const cf::DType types[] = {cf::bool_, cf::i8, cf::i32, cf::i64, cf::u8, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
   const std::vector<cf::AxisArg> axes = {cf::AxisArg(), cf::AxisArg(0), cf::AxisArg(1), cf::AxisArg(-1),
                                          cf::AxisArg({0, 2}), cf::AxisArg({1, 2})};
-  for (cf::DType t : types) {
-    auto a = random_array(t, {7, 33, 130});
-    for (const auto& ax : axes)
-      for (bool keep : {false, true}) {
-        std::string what = std::string(cf::name(t)) + (keep ? " keepdims" : "");
-        const double tol = red_tol(cf::sum(a).dtype());
-        // terms per result: sums in a different order differ by up to ~eps * terms * max|x|
-        int64_t terms = 1;
-        if (ax.all()) terms = a.size();
-        else for (int d : ax.axes()) terms *= a.shape(d);
-        const double atol = cf::is_float(t) ? sum_atol(a, terms) : 0;
-        CHECK_MESSAGE(check_against_reference(cf::sum(a, ax, keep), tol, "sum " + what, atol) == 0, what);
-        CHECK_MESSAGE(check_against_reference(cf::max(a, ax, keep), 0, "max " + what) == 0, what);
-        CHECK_MESSAGE(check_against_reference(cf::min(a, ax, keep), 0, "min " + what) == 0, what);
-        CHECK_MESSAGE(check_against_reference(cf::any(a, ax, keep), 0, "any " + what) == 0, what);
-        CHECK_MESSAGE(check_against_reference(cf::all(a, ax, keep), 0, "all " + what) == 0, what);
-        if (t != cf::bool_) {
-          // Floats: the sum's order-dependent error, divided by the count. Integers: the
-          // reference adds float64 conversions one at a time, each addition rounding at the
-          // partial sum's magnitude (up to terms * max|x|): the sum is off by up to
-          // eps * terms^2 * max|x|, the mean by eps * terms * max|x|, sum_atol's bound undivided.
-          const double mean_atol = cf::is_float(t) ? atol / double(terms) : sum_atol(a.astype(cf::f64), terms);
-          CHECK_MESSAGE(check_against_reference(cf::mean(a, ax, keep), 64, "mean " + what, mean_atol) == 0, what);
-          // var sums `terms` non-negative squared deviations: the reference's sequential sum
-          // is off by up to (terms - 1) * eps/2 * the sum, i.e. ~terms ulps of the variance
-          // (measured with NumPy on 30030 such terms: up to ~2100 ulps between the two orders).
-          const double var_ulps = std::max(1024.0, 2.0 * static_cast<double>(terms));
-          CHECK_MESSAGE(check_against_reference(cf::var(a, ax, 1, keep), var_ulps, "var " + what) == 0, what);
-          CHECK_MESSAGE(check_against_reference(cf::nanmax(a, ax, keep), 0, "nanmax " + what) == 0, what);
+  // Floats run twice: with infinities and +-0 among the values (every reduction's handling of
+  // them), and finite (a row of 130 would otherwise hold an inf about half the time).
+  for (cf::DType t : types)
+    for (int kind : {kGeneral, kFinite}) {
+      if (kind == kFinite && !cf::is_float(t)) continue;
+      auto a = random_array(t, {7, 33, 130}, kind);
+      for (const auto& ax : axes)
+        for (bool keep : {false, true}) {
+          const std::string what =
+              std::string(cf::name(t)) + (keep ? " keepdims" : "") + (kind == kFinite ? " finite" : "");
+          const double tol = red_tol(cf::sum(a).dtype());
+          // terms per result: sums in a different order differ by up to ~eps * terms * max|x|
+          int64_t terms = 1;
+          if (ax.all()) terms = a.size();
+          else for (int d : ax.axes()) terms *= a.shape(d);
+          const double atol = cf::is_float(t) ? sum_atol(a, terms) : 0;
+          CHECK_MESSAGE(check_against_reference(cf::sum(a, ax, keep), tol, "sum " + what, atol) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::max(a, ax, keep), 0, "max " + what) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::min(a, ax, keep), 0, "min " + what) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::any(a, ax, keep), 0, "any " + what) == 0, what);
+          CHECK_MESSAGE(check_against_reference(cf::all(a, ax, keep), 0, "all " + what) == 0, what);
+          if (t != cf::bool_) {
+            // Floats: the sum's order-dependent error, divided by the count. Integers: the
+            // reference adds float64 conversions one at a time, each addition rounding at the
+            // partial sum's magnitude (up to terms * max|x|): the sum is off by up to
+            // eps * terms^2 * max|x|, the mean by eps * terms * max|x|, sum_atol's bound undivided.
+            const double mean_atol = cf::is_float(t) ? atol / double(terms) : sum_atol(a.astype(cf::f64), terms);
+            CHECK_MESSAGE(check_against_reference(cf::mean(a, ax, keep), 64, "mean " + what, mean_atol) == 0, what);
+            // var sums `terms` non-negative squared deviations: the reference's sequential sum
+            // is off by up to (terms - 1) * eps/2 * the sum, i.e. ~terms ulps of the variance
+            // (measured with NumPy on 30030 such terms: up to ~2100 ulps between the two orders).
+            const double var_ulps = std::max(1024.0, 2.0 * static_cast<double>(terms));
+            CHECK_MESSAGE(check_against_reference(cf::var(a, ax, 1, keep), var_ulps, "var " + what) == 0, what);
+            CHECK_MESSAGE(check_against_reference(cf::nanmax(a, ax, keep), 0, "nanmax " + what) == 0, what);
+          }
         }
+      for (int ax : {0, 1, 2}) {
+        CHECK(check_against_reference(cf::argmax(a, ax), 0, "argmax") == 0);
+        CHECK(check_against_reference(cf::argmin(a, ax, true), 0, "argmin") == 0);
+        if (t != cf::bool_)
+          CHECK(check_against_reference(cf::cumsum(a, ax), red_tol(cf::sum(a).dtype()), "cumsum",
+                                        cf::is_float(t) ? sum_atol(a, a.shape(ax)) : 0) == 0);
       }
-    for (int ax : {0, 1, 2}) {
-      CHECK(check_against_reference(cf::argmax(a, ax), 0, "argmax") == 0);
-      CHECK(check_against_reference(cf::argmin(a, ax, true), 0, "argmin") == 0);
-      if (t != cf::bool_)
-        CHECK(check_against_reference(cf::cumsum(a, ax), red_tol(cf::sum(a).dtype()), "cumsum",
-                                      cf::is_float(t) ? sum_atol(a, a.shape(ax)) : 0) == 0);
+      CHECK(check_against_reference(cf::argmax(a), 0, "argmax all") == 0);
+      auto small = random_array(t, {5, 9}, 2);
+      if (t != cf::bool_) CHECK(check_against_reference(cf::prod(small, 1), red_tol(cf::prod(small).dtype()), "prod") == 0);
     }
-    CHECK(check_against_reference(cf::argmax(a), 0, "argmax all") == 0);
-    auto small = random_array(t, {5, 9}, 2);
-    if (t != cf::bool_) CHECK(check_against_reference(cf::prod(small, 1), red_tol(cf::prod(small).dtype()), "prod") == 0);
-  }
 }
 
 TEST_CASE("layouts: transposed and sliced inputs, all kernel shapes") {
-  auto a = random_array(cf::f32, {300, 500});
+  auto a = random_array(cf::f32, {300, 500}, kFinite);
   CHECK(check_against_reference(cf::sum(a.T(), 1), 64, "transposed", sum_atol(a, 300)) == 0);
   CHECK(check_against_reference(cf::max(a[{cf::slice(cf::none, cf::none, -3), cf::slice(1, 400)}], 0), 0, "sliced") == 0);
-  auto big = random_array(cf::f32, {3, 2000000});
+  auto big = random_array(cf::f32, {3, 2000000}, kFinite);
   CHECK(check_against_reference(cf::sum(big, 1), 256, "few long rows (split)", sum_atol(big, 2000000)) == 0);
   CHECK(check_against_reference(cf::argmax(big, 1), 0, "argmax split") == 0);
   CHECK(check_against_reference(cf::sum(big, 0), 0, "many short rows") == 0);
-  auto tall = random_array(cf::f64, {100000, 3});
+  auto tall = random_array(cf::f64, {100000, 3}, kFinite);
   CHECK(check_against_reference(cf::sum(tall, 0), 256, "column sums (split, thread per row)", sum_atol(tall, 100000)) == 0);
   auto w9 = random_array(cf::f64, {64, 32, 33}, 1);
   CHECK(check_against_reference(cf::prod(w9 * 0.5 + 0.75, 0), 64, "prod axis 0") == 0);
-  auto scan = random_array(cf::f32, {3, 70000});
+  auto scan = random_array(cf::f32, {3, 70000}, kFinite);
   CHECK(check_against_reference(cf::cumsum(scan, 1), 4096, "long scan", sum_atol(scan, 70000)) == 0);
 }
 
 TEST_CASE("fused patterns match the reference and launch one kernel") {
-  auto a = random_array(cf::f32, {512, 8192});
-  auto g = random_array(cf::f32, {8192});
-  auto b = random_array(cf::f32, {8192});
+  auto a = random_array(cf::f32, {512, 8192}, kFinite);
+  auto g = random_array(cf::f32, {8192}, kFinite);
+  auto b = random_array(cf::f32, {8192}, kFinite);
   {
     cf::reset_stats();
     auto e = cf::exp(a - cf::max(a, 1, true));
@@ -96,16 +101,16 @@ TEST_CASE("fused patterns match the reference and launch one kernel") {
     cf::eval(m, v);
     CHECK(cf::stats().kernels_launched == 1);
   }
-  auto x = random_array(cf::f32, {1 << 20});
-  auto y = random_array(cf::f32, {1 << 20});
+  auto x = random_array(cf::f32, {1 << 20}, kFinite);
+  auto y = random_array(cf::f32, {1 << 20}, kFinite);
   cf::reset_stats();
   CHECK(check_against_reference(cf::sum((x - y) * (x - y)), 64, "sum of squares") == 0);
   CHECK(cf::stats().kernels_launched == 1);
   // rows kept on chip by 512 threads: part-filled vectors (10000 f32) and f16 rows; f64 rows
   // past 4096 stay on 256 threads. One kernel each.
   for (auto [dt, n] : {std::pair{cf::f32, int64_t(10000)}, std::pair{cf::f64, int64_t(4100)}, std::pair{cf::f16, int64_t(16384)}}) {
-    auto r = random_array(dt, {33, n});
-    auto w = random_array(dt, {n});
+    auto r = random_array(dt, {33, n}, kFinite);
+    auto w = random_array(dt, {n}, kFinite);
     cf::reset_stats();
     auto er = cf::exp(r - cf::max(r, 1, true));
     CHECK(check_against_reference(er / cf::sum(er, 1, true), 8, "softmax, rows of " + std::to_string(n)) == 0);
@@ -115,7 +120,7 @@ TEST_CASE("fused patterns match the reference and launch one kernel") {
     CHECK(check_against_reference(lr, 64, "layernorm, rows of " + std::to_string(n)) == 0);
     CHECK(cf::stats().kernels_launched == 1);
   }
-  auto long_rows = random_array(cf::f32, {2, 1 << 20});
+  auto long_rows = random_array(cf::f32, {2, 1 << 20}, kFinite);
   auto e2 = cf::exp(long_rows - cf::max(long_rows, 1, true));
   CHECK(check_against_reference(e2 / cf::sum(e2, 1, true), 16, "multi-pass softmax") == 0);
 }
@@ -136,8 +141,8 @@ TEST_CASE("NaN and empty reductions") {
 }
 
 TEST_CASE("the same input gives the same bits on every run") {
-  auto x = random_array(cf::f32, {1 << 24});
-  auto a = random_array(cf::f32, {1000, 3000});
+  auto x = random_array(cf::f32, {1 << 24}, kFinite);
+  auto a = random_array(cf::f32, {1000, 3000}, kFinite);
   float s0 = cf::sum(x).item<float>();
   auto r0 = cf::sum(a, 1).to_host<float>();
   for (int i = 0; i < 5; ++i) {
