@@ -3,6 +3,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -143,6 +144,75 @@ inline int64_t compare_with(const cf::Array& got, const cf::detail::HostArray& w
       ++bad;
     }
   }
+  return bad;
+}
+
+// Unit roundoff of a floating dtype (float16/bfloat16 results are computed in float32).
+inline double unit_roundoff(cf::DType t) {
+  switch (t) {
+    case cf::DType::Float64: return std::ldexp(1.0, -53);
+    case cf::DType::Float16: return std::ldexp(1.0, -11);
+    case cf::DType::BFloat16: return std::ldexp(1.0, -8);
+    default: return std::ldexp(1.0, -24);
+  }
+}
+
+// Roundings along the longest path of a sum of n terms as the reduction kernels order it: a
+// thread adds its share in turn (n / G terms for a group of G <= 1024 threads, or fewer when a
+// row is split over blocks), then a tree of log2(G) levels and the split's partials. Bounded
+// by sqrt(n) + 16, which covers every kernel shape for n >= 64: the relative error of a
+// float32 sum of non-negative terms is at most that many unit roundoffs.
+inline double sum_depth(int64_t n) { return std::sqrt(static_cast<double>(n)) + 16; }
+
+// Half the spacing of a dtype's subnormals: what rounding a result that underflows costs,
+// whatever its relative error (float16 softmax values of 1e-7 are subnormal).
+inline double underflow_atol(cf::DType t) {
+  switch (t) {
+    case cf::DType::Float64: return std::ldexp(1.0, -1075);
+    case cf::DType::Float16: return std::ldexp(1.0, -25);
+    case cf::DType::BFloat16: return std::ldexp(1.0, -134);
+    default: return std::ldexp(1.0, -150);
+  }
+}
+
+// Compares a device result with the float64 truth of the same computation, element by
+// element: |got - truth| <= rel * |scale| + underflows * underflow_atol(got's dtype), NaN
+// matching NaN; `underflows`: the roundings along the way that may underflow, each passed on
+// with a factor of at most 1 (softmax: exp(x - max), then the quotient).
+// `truth64` and `scale64` are float64 expressions evaluated by the host reference (float64
+// sums there are ~2^29 times finer than float32). For float32 reductions the reference
+// evaluator's own float32 result is the worse oracle: it adds n terms one after another, an
+// error up to ~n roundings, where the device's tree has ~sqrt(n). Prints the largest error
+// as a fraction of its bound.
+inline int64_t check_against_truth(const cf::Array& got, const cf::Array& truth64, const cf::Array& scale64, double rel,
+                                   const std::string& what, int underflows = 1) {
+  const cf::detail::HostArray want = cf::detail::reference_evaluate(truth64.node());
+  const cf::detail::HostArray scale = cf::detail::reference_evaluate(scale64.node());
+  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
+  got.copy_to_host(bytes.data(), bytes.size());
+  cf::detail::HostArray dev;
+  dev.dtype = got.dtype();
+  dev.shape = got.shape();
+  dev.bytes = std::move(bytes);
+  if (!(want.shape == dev.shape) || !(scale.shape == dev.shape)) {
+    MESSAGE(what << ": shapes " << cf::to_string(dev.shape) << ", truth " << cf::to_string(want.shape));
+    return 1;
+  }
+  const double tiny = underflows * underflow_atol(dev.dtype);
+  int64_t bad = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    const double a = dev.get_double(i), b = want.get_double(i), sc = std::fabs(scale.get_double(i));
+    bool ok;
+    if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
+    else ok = a == b || std::fabs(a - b) <= rel * sc + tiny;
+    if (std::isfinite(a - b)) worst = std::max(worst, std::fabs(a - b) / (rel * sc + tiny));
+    if (!ok) {
+      if (bad < 5) MESSAGE(what << ": element " << i << " device " << a << " truth " << b << " bound " << rel * sc + tiny);
+      ++bad;
+    }
+  }
+  MESSAGE(what << ": largest error " << worst << " of the bound");
   return bad;
 }
 

@@ -1,4 +1,5 @@
-// tests/gpu/test_reduce_gpu.cpp: reductions on the device against the reference evaluator:
+// tests/gpu/test_reduce_gpu.cpp: reductions on the device against the reference evaluator (the
+// fused row patterns against its float64 truth):
 // every reduction, dtype, axis set and keepdims; fused patterns; NaN and empty cases;
 // determinism; the accuracy bound of a float32 sum of 2^27 normals.
 #include <algorithm>
@@ -77,21 +78,66 @@ TEST_CASE("layouts: transposed and sliced inputs, all kernel shapes") {
   CHECK(check_against_reference(cf::cumsum(scan, 1), 4096, "long scan", sum_atol(scan, 70000)) == 0);
 }
 
-TEST_CASE("fused patterns match the reference and launch one kernel") {
+namespace {
+
+// Float64 truths of the row patterns, for check_against_truth (gpu_compare.hpp).
+cf::Array softmax64(const cf::Array& a) {
+  auto x = a.astype(cf::f64);
+  auto e = cf::exp(x - cf::max(x, 1, true));
+  return e / cf::sum(e, 1, true);
+}
+cf::Array layernorm64(const cf::Array& a, const cf::Array& w, const cf::Array& b, double eps) {
+  auto x = a.astype(cf::f64);
+  return (x - cf::mean(x, 1, true)) / cf::sqrt(cf::var(x, 1, 0, true) + eps) * w.astype(cf::f64) + b.astype(cf::f64);
+}
+// What a layer norm's error scales with: the mean's error (by |x| averaged over the row) and
+// each term's own rounding, all divided by the deviation, times |w|; plus |b| and |y|.
+cf::Array layernorm_scale64(const cf::Array& a, const cf::Array& w, const cf::Array& b, double eps) {
+  auto x = a.astype(cf::f64);
+  auto mu = cf::mean(x, 1, true);
+  auto y = layernorm64(a, w, b, eps);
+  return (cf::mean(cf::abs(x), 1, true) + cf::abs(x - mu)) / cf::sqrt(cf::var(x, 1, 0, true) + eps) *
+             cf::abs(w.astype(cf::f64)) + cf::abs(b.astype(cf::f64)) + cf::abs(y);
+}
+// Row sums accumulate in float32 for float16 / float32 rows and in float64 for float64 rows;
+// every elementwise op rounds to the array's dtype (NumPy's op-by-op rounding).
+double acc_roundoff(cf::DType t) { return t == cf::f64 ? unit_roundoff(cf::f64) : unit_roundoff(cf::f32); }
+// Softmax: exp(x - max) is off by ~|x - max| roundings of the subtraction (range: the largest
+// |x - max|, at most max - min) plus exp's own; the row sum by sum_depth(n) accumulator
+// roundings; the division and the final rounding by a few more. The float64 truth's own
+// sequential sum adds up to n float64 roundings.
+double softmax_rel(const cf::Array& a, int64_t n) {
+  const double range = (cf::max(a.astype(cf::f64)) - cf::min(a.astype(cf::f64))).item<double>();
+  return sum_depth(n) * acc_roundoff(a.dtype()) + (2 * range + 10) * unit_roundoff(a.dtype()) +
+         static_cast<double>(n) * unit_roundoff(cf::f64);
+}
+double layernorm_rel(cf::DType t, int64_t n) {
+  // ~6 op roundings along the way (difference, variance's rounding, + eps, sqrt, quotient,
+  // product); float16 rows measured up to 10: 16 for margin
+  return (sum_depth(n) + 8) * acc_roundoff(t) + 16 * unit_roundoff(t) + static_cast<double>(n) * unit_roundoff(cf::f64);
+}
+
+}  // namespace
+
+// Values against float64 truths: the reference evaluator's own float32 row sums add 8192 or
+// 2^20 terms one after another, so they are the worse oracle there (see check_against_truth).
+TEST_CASE("fused patterns match float64 truths and launch one kernel") {
   auto a = random_array(cf::f32, {512, 8192}, kFinite);
   auto g = random_array(cf::f32, {8192}, kFinite);
   auto b = random_array(cf::f32, {8192}, kFinite);
   {
+    const double rel = softmax_rel(a, 8192);
     cf::reset_stats();
     auto e = cf::exp(a - cf::max(a, 1, true));
     auto sm = e / cf::sum(e, 1, true);
-    CHECK(check_against_reference(sm, 8, "softmax") == 0);
+    CHECK(check_against_truth(sm, softmax64(a), softmax64(a), rel, "softmax", 2) == 0);
     CHECK(cf::stats().kernels_launched == 1);
   }
   {
     cf::reset_stats();
     auto ln = (a - cf::mean(a, 1, true)) / cf::sqrt(cf::var(a, 1, 0, true) + 1e-5f) * g + b;
-    CHECK(check_against_reference(ln, 64, "layernorm") == 0);
+    CHECK(check_against_truth(ln, layernorm64(a, g, b, 1e-5f), layernorm_scale64(a, g, b, 1e-5f),
+                              layernorm_rel(cf::f32, 8192), "layernorm") == 0);
     CHECK(cf::stats().kernels_launched == 1);
   }
   {
@@ -103,26 +149,39 @@ TEST_CASE("fused patterns match the reference and launch one kernel") {
   }
   auto x = random_array(cf::f32, {1 << 20}, kFinite);
   auto y = random_array(cf::f32, {1 << 20}, kFinite);
-  cf::reset_stats();
-  CHECK(check_against_reference(cf::sum((x - y) * (x - y)), 64, "sum of squares") == 0);
-  CHECK(cf::stats().kernels_launched == 1);
+  {
+    auto d64 = x.astype(cf::f64) - y.astype(cf::f64);
+    auto truth = cf::sum(d64 * d64);
+    cf::reset_stats();
+    // each term: the difference and the square round once each (3 roundings of the term)
+    const double rel = (sum_depth(1 << 20) + 3) * unit_roundoff(cf::f32) + (1 << 20) * unit_roundoff(cf::f64);
+    CHECK(check_against_truth(cf::sum((x - y) * (x - y)), truth, truth, rel, "sum of squares") == 0);
+    CHECK(cf::stats().kernels_launched == 1);
+  }
   // rows kept on chip by 512 threads: part-filled vectors (10000 f32) and f16 rows; f64 rows
   // past 4096 stay on 256 threads. One kernel each.
   for (auto [dt, n] : {std::pair{cf::f32, int64_t(10000)}, std::pair{cf::f64, int64_t(4100)}, std::pair{cf::f16, int64_t(16384)}}) {
     auto r = random_array(dt, {33, n}, kFinite);
     auto w = random_array(dt, {n}, kFinite);
+    const std::string rows = std::string(cf::name(dt)) + " rows of " + std::to_string(n);
+    const double rel = softmax_rel(r, n);
+    auto zero = cf::zeros({n}, dt).eval();
     cf::reset_stats();
     auto er = cf::exp(r - cf::max(r, 1, true));
-    CHECK(check_against_reference(er / cf::sum(er, 1, true), 8, "softmax, rows of " + std::to_string(n)) == 0);
+    auto sm = er / cf::sum(er, 1, true);
+    CHECK(check_against_truth(sm, softmax64(r), softmax64(r), rel, "softmax, " + rows, 2) == 0);
     CHECK(cf::stats().kernels_launched == 1);
     cf::reset_stats();
     auto lr = (r - cf::mean(r, 1, true)) / cf::sqrt(cf::var(r, 1, 0, true) + 1e-5) * w;
-    CHECK(check_against_reference(lr, 64, "layernorm, rows of " + std::to_string(n)) == 0);
+    CHECK(check_against_truth(lr, layernorm64(r, w, zero, 1e-5), layernorm_scale64(r, w, zero, 1e-5),
+                              layernorm_rel(dt, n), "layernorm, " + rows) == 0);
     CHECK(cf::stats().kernels_launched == 1);
   }
   auto long_rows = random_array(cf::f32, {2, 1 << 20}, kFinite);
+  const double rel = softmax_rel(long_rows, 1 << 20);
   auto e2 = cf::exp(long_rows - cf::max(long_rows, 1, true));
-  CHECK(check_against_reference(e2 / cf::sum(e2, 1, true), 16, "multi-pass softmax") == 0);
+  CHECK(check_against_truth(e2 / cf::sum(e2, 1, true), softmax64(long_rows), softmax64(long_rows), rel,
+                            "multi-pass softmax", 2) == 0);
 }
 
 TEST_CASE("NaN and empty reductions") {

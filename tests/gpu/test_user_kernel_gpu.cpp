@@ -79,7 +79,12 @@ TEST_CASE("ReductionKernel gpu: the bits of cufuse's own reduction, every path")
     CHECK(host<float>(l2({x}, last)) == host<float>(cf::sqrt(cf::sum(x * x, last))));
     CHECK(host<float>(l2(x)) == host<float>(cf::sqrt(cf::sum(x * x))));  // split: partials combined by a + b
     CHECK(host<float>(l2({x}, 0, true)) == host<float>(cf::sqrt(cf::sum(x * x, 0, true))));
-    CHECK(compare(l2({x}, last), cf::sqrt(cf::sum(x * x, last)), 4, "l2 vs reference") == 0);
+    // against the float64 truth (the reference's float32 sum of 70000 terms in a row is the
+    // coarser oracle): the sum's roundings, halved by the square root, plus the squares'
+    const int64_t n = shape[last];
+    auto truth = cf::sqrt(cf::sum(x.astype(cf::f64) * x.astype(cf::f64), last));
+    const double rel = (sum_depth(n) + 4) * unit_roundoff(cf::f32) + static_cast<double>(n) * unit_roundoff(cf::f64);
+    CHECK(check_against_truth(l2({x}, last), truth, truth, rel, "l2 vs float64") == 0);
   }
   cf::ReductionKernel mean("T x", "float64 y", "x", "a + b", "y = a / _in_ind.size() * _out_ind.size()", "0",
                            "mean", "float64");
