@@ -22,7 +22,8 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
                        << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.user
-                       << " with user kernels, " << sum.streams << " on a new stream; " << sum.inexact_outputs << " outputs compared within a bound");
+                       << " with user kernels, " << sum.streams << " on a new stream, " << sum.finite
+                       << " on finite inputs; " << sum.inexact_outputs << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 10);
@@ -30,5 +31,6 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
     CHECK(sum.early >= 40);
     CHECK(sum.user >= 15);
     CHECK(sum.streams >= 40);
+    CHECK(sum.finite >= 100);
   }
 }
