@@ -58,6 +58,7 @@ struct Acc {
   int64_t off = 0;     // Gen, View: layout offset
   int out = -1;        // Out: output index
   bool aligned = true; // Mem, Out
+  const Node* mem = nullptr;  // Mem: the node whose memory is read, where not `node` (a strided View's input)
 };
 
 struct EwEmitter {
@@ -87,6 +88,12 @@ struct EwEmitter {
       acc_of[n] = static_cast<int>(accs.size());
       accs.push_back(Acc{Acc::Mem, n, memory_layout(n, bind).strides, 0, -1,
                          n->k() == NodeKind::Buffer ? bind.is_aligned16(n) : true});
+      return;
+    }
+    if (Strides st; strided_memory_view(n, bind, st)) {
+      const Node* x = n->inputs[0].get();
+      acc_of[n] = static_cast<int>(accs.size());
+      accs.push_back(Acc{Acc::Mem, n, st, 0, -1, x->k() == NodeKind::Buffer ? bind.is_aligned16(x) : true, x});
       return;
     }
     switch (n->k()) {
@@ -218,7 +225,7 @@ struct EwEmitter {
       const std::string J = std::to_string(j);
       switch (a.kind) {
         case Acc::Mem:
-          e.add_memory_ptr("a" + J, a.node, true);
+          e.add_memory_ptr("a" + J, a.mem ? a.mem : a.node, true);
           if (!contiguous) e.add_idx_array("a" + J + "s", a.st);
           break;
         case Acc::Gen:

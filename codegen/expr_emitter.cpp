@@ -19,6 +19,20 @@ Layout memory_layout(const Node* n, const LeafBinding& bind) {
   return contiguous_layout(n->shape());
 }
 
+bool strided_memory_view(const Node* view, const LeafBinding& bind, Strides& strides) {
+  if (view->k() != NodeKind::View || view->layout.offset != 0) return false;
+  const Node* x = view->inputs[0].get();
+  if (!reads_memory(x, bind)) return false;
+  int64_t scale;
+  if (x->k() != NodeKind::Buffer) scale = 1;                  // contiguous: the position itself
+  else if (x->ndim() == 1) scale = x->layout.strides[0];      // the leaf's pointer holds its offset
+  else if (x->ndim() == 0) scale = 0;
+  else return false;
+  strides = view->layout.strides;
+  for (auto& st : strides) st *= scale;
+  return true;
+}
+
 std::string storage_type(DType t) { return std::string(info(t).cuda_type); }
 std::string reg_type(DType t) { return compute_ctype(t); }
 std::string load_expr(DType t, const std::string& lvalue) {

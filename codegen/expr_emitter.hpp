@@ -24,6 +24,12 @@ struct LeafBinding {
 bool reads_memory(const Node* n, const LeafBinding& bind);
 // The layout a memory node is read with (its own for a Buffer leaf, contiguous for a result).
 Layout memory_layout(const Node* n, const LeafBinding& bind);
+// A View that reads memory through plain strides: its input reads memory, the View's offset
+// is 0, and the input is an earlier kernel's (contiguous) result or a 1-D leaf, so the View's
+// row-major position maps to the element at position * (1 or the leaf's stride). `strides`:
+// the View's strides so composed. (`sum(q*q, 1)[:, None]` is such a View once the sum is
+// written: read as a broadcast buffer, not through a per-element index remap.)
+bool strided_memory_view(const Node* view, const LeafBinding& bind, Strides& strides);
 
 std::string storage_type(DType t);
 std::string reg_type(DType t);
