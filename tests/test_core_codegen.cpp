@@ -1,6 +1,6 @@
 // tests/test_core_codegen.cpp: every generated kernel shape compiles with NVRTC for sm_90
 // (no GPU needed): every op of the op table for every dtype it takes, every cast, the
-// generators, index remaps, strided and 64-bit kernels.
+// generators, index remaps, strided and 64-bit kernels; and the source forms some of them take.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -156,4 +156,23 @@ TEST_CASE("floating add, subtract and multiply are spelled as C++ operators; oth
       CHECK(row.arity == 2);
       CHECK(std::string(row.symbol).size() == 1);
     }
+}
+
+TEST_CASE("a View of an earlier kernel's result is read as strided memory, not remapped") {
+  // seed 000's distance matrix: the norms' [:, None] and [None, :] views of the first kernel's
+  // results are a per-row scalar and a row of vectors in the epilogue
+  auto q = cf::placeholder(cf::f32, {100, 64}), p = cf::placeholder(cf::f32, {120, 64});
+  auto d2 = cf::sum(q * q, 1).expand_dims(1) - 2 * cf::matmul(q, p.T()) + cf::sum(p * p, 1).expand_dims(0);
+  auto ex = plan_of({cf::sqrt(cf::maximum(d2, 0))}, true);
+  const std::string epi = ex->steps.back().spec.source;
+  CHECK(count_of(epi, "_sh[") == 0);  // no per-element unravel of a remapped position
+  CHECK(count_of(epi, "_off") == 0);
+  CHECK(count_of(epi, "*reinterpret_cast<const cf_vec<float, V>*>") == 2);  // the GEMM result and p's norms
+  CHECK(ex->steps.back().spec.summary.find("rows rank 2") != std::string::npos);
+  // a View with an offset (a slice of a row sum) keeps the remap
+  auto r = cf::sum(cf::placeholder(cf::f32, {130, 8}), 1);
+  auto y = r[{cf::slice(1, cf::none)}].expand_dims(0) + cf::placeholder(cf::f32, {3, 129});
+  const std::string remap = plan_of({y}, true)->steps.back().spec.source;
+  CHECK(count_of(remap, "_off") >= 1);
+  CHECK(count_of(remap, "_sh[") >= 1);
 }
