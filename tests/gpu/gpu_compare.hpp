@@ -110,17 +110,22 @@ inline double sum_atol(const cf::Array& a, int64_t terms) {
   return 8 * eps * static_cast<double>(terms) * (std::isfinite(mx) ? mx : 1.0);
 }
 
+// A device array's values copied to the host, in the reference evaluator's form.
+inline cf::detail::HostArray device_values(const cf::Array& got) {
+  cf::detail::HostArray dev;
+  dev.dtype = got.dtype();
+  dev.shape = got.shape();
+  dev.bytes.resize(static_cast<size_t>(got.nbytes()));
+  got.copy_to_host(dev.bytes.data(), dev.bytes.size());
+  return dev;
+}
+
 // Compares the device array `got` with host values `want` element by element: floats within
 // `ulps` units in the last place or `atol`, NaN matching NaN; integers exactly. Returns the
 // number of mismatches (and reports the first few).
 inline int64_t compare_with(const cf::Array& got, const cf::detail::HostArray& want, double ulps,
                             const std::string& what, double atol = 0) {
-  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
-  got.copy_to_host(bytes.data(), bytes.size());
-  cf::detail::HostArray dev;
-  dev.dtype = got.dtype();
-  dev.shape = got.shape();
-  dev.bytes = std::move(bytes);
+  const cf::detail::HostArray dev = device_values(got);
   if (want.dtype != dev.dtype || !(want.shape == dev.shape)) {
     MESSAGE(what << ": device " << cf::name(dev.dtype) << " " << cf::to_string(dev.shape) << ", reference "
                  << cf::name(want.dtype) << " " << cf::to_string(want.shape));
@@ -186,14 +191,11 @@ inline double underflow_atol(cf::DType t) {
 // as a fraction of its bound.
 inline int64_t check_against_truth(const cf::Array& got, const cf::Array& truth64, const cf::Array& scale64, double rel,
                                    const std::string& what, int underflows = 1) {
-  const cf::detail::HostArray want = cf::detail::reference_evaluate(truth64.node());
-  const cf::detail::HostArray scale = cf::detail::reference_evaluate(scale64.node());
-  std::vector<unsigned char> bytes(static_cast<size_t>(got.nbytes()));
-  got.copy_to_host(bytes.data(), bytes.size());
-  cf::detail::HostArray dev;
-  dev.dtype = got.dtype();
-  dev.shape = got.shape();
-  dev.bytes = std::move(bytes);
+  // one evaluation of both: what they share (or all of it, when the scale is the truth) once
+  const std::vector<cf::detail::HostArray> ref = cf::detail::reference_evaluate({truth64.node(), scale64.node()});
+  const cf::detail::HostArray& want = ref[0];
+  const cf::detail::HostArray& scale = ref[1];
+  const cf::detail::HostArray dev = device_values(got);
   if (!(want.shape == dev.shape) || !(scale.shape == dev.shape)) {
     MESSAGE(what << ": shapes " << cf::to_string(dev.shape) << ", truth " << cf::to_string(want.shape));
     return 1;
