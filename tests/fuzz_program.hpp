@@ -999,7 +999,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   if (p.outputs.empty()) return out;
 
   std::vector<cf::Array> vals = values(p, in);
-  std::vector<std::shared_ptr<cf::detail::Node>> roots;
+  std::vector<cf::detail::NodePtr> roots;
   for (const auto& v : vals) roots.push_back(v.node());
   bool inplace = p.inplace_target >= 0;
   const size_t t = static_cast<size_t>(std::max(0, p.inplace_target));

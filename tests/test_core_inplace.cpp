@@ -1,5 +1,8 @@
 // tests/test_core_inplace.cpp: writes into memory (+=, slice assignment, assign) keep the
 // promise that a lazy expression sees the values its inputs had when it was written.
+#include <atomic>
+#include <thread>
+
 #include "test_core_helpers.hpp"
 
 using cf::_;
@@ -69,4 +72,31 @@ TEST_CASE("writing into a lazy array materializes it first") {
   a[{slice(0, 2)}] = 9.0f;
   CHECK(host<float>(keep) == std::vector<float>{9, 9, 4, 6});
   CHECK(host<float>(later) == std::vector<float>{1, 3, 5, 7});
+}
+
+// The pending-roots registry holds plain pointers to nodes that other threads build and
+// drop: a write walks every thread's roots while they come and go.
+TEST_CASE("writes settle pending expressions while other threads build and drop theirs") {
+  constexpr int kThreads = 4, kSteps = 300;
+  std::atomic<int> wrong{0};
+  auto work = [&](int t) {
+    cf::BackendScope ref(cf::Backend::Reference);
+    auto x = cf::from_host(std::vector<float>{1, 2, 3, 4});
+    for (int i = 0; i < kSteps; ++i) {
+      auto y = x * 2 + float(t);                 // pending, reads x
+      { auto dropped = (x - 1) * (x + 1) / 3; }  // registered, then destroyed unevaluated
+      auto kept = x - float(i);                  // a second root reading x
+      x += 1.0f;                                 // settles y and kept first
+      auto hy = host<float>(y);
+      auto hk = host<float>(kept);
+      for (int k = 0; k < 4; ++k) {
+        if (hy[k] != float(2 * (k + 1 + i) + t)) wrong++;
+        if (hk[k] != float(k + 1)) wrong++;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(work, t);
+  for (auto& th : threads) th.join();
+  CHECK(wrong.load() == 0);
 }

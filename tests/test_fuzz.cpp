@@ -39,7 +39,7 @@ TEST_CASE("fuzz: bounds follow the ops (exact paths get 0, sums grow with their 
   p.exact = {true, true, false, false};
   p.outputs = {3};
   cf::Array x = cf::arange(100).astype(cf::f32) / 50.0f;
-  std::vector<std::shared_ptr<cf::detail::Node>> roots;
+  std::vector<cf::detail::NodePtr> roots;
   for (const auto& v : fuzz::values(p, {x})) roots.push_back(v.node());
   auto E = fuzz::bounds(p, cf::detail::reference_evaluate(roots));
   CHECK(E[1] == 0);

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/scalar.hpp"
@@ -24,6 +26,9 @@ namespace cufuse {
 namespace detail {
 struct Node;
 struct LazyBase;
+// A node of the lazy graph, reference-counted in the node itself (src/graph/node.hpp has
+// the count's hooks; nothing in this header copies or releases one).
+using NodePtr = boost::intrusive_ptr<Node>;
 }  // namespace detail
 
 // ------------------------------------------------------------------ indexing
@@ -182,22 +187,22 @@ class Array {
   Array& operator>>=(const Operand& o);
 
   // ---- internals (for cufuse's own code and tests)
-  explicit Array(std::shared_ptr<detail::Node> node);
-  Array(std::shared_ptr<detail::Node> node, std::shared_ptr<detail::LazyBase> base);
+  explicit Array(detail::NodePtr node);
+  Array(detail::NodePtr node, std::shared_ptr<detail::LazyBase> base);
   // The node (a view of a lazy array whose base is now in memory is rebound to that memory).
-  const std::shared_ptr<detail::Node>& node() const;
+  const detail::NodePtr& node() const;
   const std::shared_ptr<detail::LazyBase>& lazy_base() const { return base_; }
   // The node, leaving this handle empty; null where it cannot be taken (a view of a lazy
   // base). For operations given a temporary: no reference count moves twice.
-  std::shared_ptr<detail::Node> take_node() &&;
+  detail::NodePtr take_node() &&;
 
  private:
   void check_host_type(DType t) const;
   void require_defined(const char* what) const;
   Array& inplace(uint16_t op, const Operand& o);
-  void set_node(std::shared_ptr<detail::Node> n);
+  void set_node(detail::NodePtr n);
 
-  mutable std::shared_ptr<detail::Node> node_;
+  mutable detail::NodePtr node_;
   // When this array is a view of a lazy array, that array and how this one sees it:
   // a write into this view first materializes the base, so the write lands in its memory.
   mutable std::shared_ptr<detail::LazyBase> base_;

@@ -33,8 +33,8 @@ static void release(const NodePtr& n) {
 
 Array::Array() = default;
 Array::~Array() { release(node_); }
-Array::Array(std::shared_ptr<Node> node) : node_(std::move(node)) { acquire(node_); }
-Array::Array(std::shared_ptr<Node> node, std::shared_ptr<detail::LazyBase> base)
+Array::Array(NodePtr node) : node_(std::move(node)) { acquire(node_); }
+Array::Array(NodePtr node, std::shared_ptr<detail::LazyBase> base)
     : node_(std::move(node)), base_(std::move(base)) {
   acquire(node_);
 }
@@ -60,7 +60,7 @@ Array& Array::operator=(Array&& o) & noexcept {
 Array& Array::operator=(const Array& o) && { return assign(o); }
 Array& Array::operator=(const Scalar& v) && { return assign(v); }
 
-void Array::set_node(std::shared_ptr<Node> n) {
+void Array::set_node(NodePtr n) {
   acquire(n);
   release(node_);
   node_ = std::move(n);
@@ -72,7 +72,7 @@ void Array::require_defined(const char* what) const {
 
 // A view of a lazy array whose base has since been materialized becomes a strided leaf on
 // the base's memory, so it sees writes made through the base (NumPy's view semantics).
-static void rebind_if_base_ready(std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base) {
+static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase>& base) {
   if (!base || !base->node->is_materialized()) return;
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   if (!base->node->is_materialized()) return;
@@ -84,13 +84,13 @@ static void rebind_if_base_ready(std::shared_ptr<Node>& node, std::shared_ptr<de
   base.reset();
 }
 
-std::shared_ptr<Node> Array::take_node() && {
+NodePtr Array::take_node() && {
   if (base_ || !node_) return {};
   release(node_);
   return std::move(node_);
 }
 
-const std::shared_ptr<Node>& Array::node() const {
+const NodePtr& Array::node() const {
   if (base_) rebind_if_base_ready(node_, base_);
   return node_;
 }
@@ -153,7 +153,7 @@ std::string Array::str() const {
 
 // ------------------------------------------------------------------ views
 namespace {
-Array apply_view(const Array& a, std::shared_ptr<Node> node, std::shared_ptr<detail::LazyBase> base, const Movement& m) {
+Array apply_view(const Array& a, NodePtr node, std::shared_ptr<detail::LazyBase> base, const Movement& m) {
   NodePtr out = detail::apply_movement(node, m);
   std::shared_ptr<detail::LazyBase> nb;
   if (!node->is_materialized() && !node->is_placeholder()) {
@@ -450,7 +450,7 @@ Scalar Array::item_scalar() const {
 // ------------------------------------------------------------------ writes
 // Makes this array's node a Buffer leaf on memory the write can land in: a lazy array is
 // materialized first, and a view of a lazy array materializes the array it views.
-static NodePtr writable_leaf(std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base) {
+static NodePtr writable_leaf(NodePtr& node, std::shared_ptr<detail::LazyBase>& base) {
   if (node->is_placeholder()) throw ValueError("cannot write into a placeholder array");
   if (base && !base->node->is_materialized()) {
     if (base->node->is_placeholder()) throw ValueError("cannot write into a view of a placeholder array");
@@ -469,7 +469,7 @@ static NodePtr writable_leaf(std::shared_ptr<Node>& node, std::shared_ptr<detail
   return node;
 }
 
-static Array& assign_node(Array& self, std::shared_ptr<Node>& node, std::shared_ptr<detail::LazyBase>& base,
+static Array& assign_node(Array& self, NodePtr& node, std::shared_ptr<detail::LazyBase>& base,
                           NodePtr value) {
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   NodePtr target = writable_leaf(node, base);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "graph/registry.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
@@ -24,19 +25,26 @@ Node::~Node() {
   std::vector<NodePtr> stack;
   for (auto& in : inputs) stack.push_back(std::move(in));
   inputs.clear();
+  auto take_inputs = [&](Node& n) {
+    for (auto& in : n.inputs) stack.push_back(std::move(in));
+    n.inputs.clear();
+  };
   while (!stack.empty()) {
     NodePtr n = std::move(stack.back());
     stack.pop_back();
-    if (n && n.use_count() == 1) {
-      for (auto& in : n->inputs) stack.push_back(std::move(in));
-      n->inputs.clear();
+    if (!n || n->refs.load(std::memory_order_acquire) != 1) continue;
+    if (!n->registered.load(std::memory_order_relaxed)) {
+      take_inputs(*n);  // the only reference: nobody else can see this node
+    } else {
+      RegistryLock lk;  // the registry takes references under this lock
+      if (n->refs.load(std::memory_order_acquire) == 1) take_inputs(*n);
     }
   }
 }
 
 namespace {
-// Fixed-size blocks recycled per thread (a block freed on another thread joins that
-// thread's list: blocks of one size are interchangeable).
+// Fixed-size blocks of a Node's size recycled per thread (a block freed on another thread
+// joins that thread's list: blocks of one size are interchangeable).
 struct FreeList {
   void* head = nullptr;
   int count = 0;
@@ -47,45 +55,53 @@ struct FreeList {
       head = next;
     }
   }
-};
-template <class T>
-struct PoolAlloc {
-  using value_type = T;
-  PoolAlloc() = default;
-  template <class U>
-  PoolAlloc(const PoolAlloc<U>&) {}  // NOLINT
-  static FreeList& list() {
+  static FreeList& get() {
     thread_local FreeList fl;
     return fl;
   }
-  T* allocate(size_t n) {
-    FreeList& fl = list();
-    if (n == 1 && fl.head) {
-      void* p = fl.head;
-      fl.head = *static_cast<void**>(p);
-      --fl.count;
-      return static_cast<T*>(p);
-    }
-    return static_cast<T*>(::operator new(n * sizeof(T)));
-  }
-  void deallocate(T* p, size_t n) {
-    FreeList& fl = list();
-    if (n == 1 && fl.count < 4096) {
-      *reinterpret_cast<void**>(p) = fl.head;
-      fl.head = p;
-      ++fl.count;
-      return;
-    }
-    ::operator delete(p);
-  }
-  template <class U>
-  bool operator==(const PoolAlloc<U>&) const { return true; }
-  template <class U>
-  bool operator!=(const PoolAlloc<U>&) const { return false; }
 };
+static_assert(sizeof(Node) >= sizeof(void*));
 }  // namespace
 
-NodePtr new_node(NodeKind k) { return std::allocate_shared<Node>(PoolAlloc<Node>{}, k); }
+NodePtr new_node(NodeKind k) {
+  FreeList& fl = FreeList::get();
+  void* p = fl.head;
+  if (p) {
+    fl.head = *static_cast<void**>(p);
+    --fl.count;
+  } else {
+    p = ::operator new(sizeof(Node));
+  }
+  return NodePtr(new (p) Node(k));
+}
+
+static void free_node(Node* n) noexcept {
+  n->~Node();
+  FreeList& fl = FreeList::get();
+  if (fl.count < 4096) {
+    *static_cast<void**>(static_cast<void*>(n)) = fl.head;
+    fl.head = n;
+    ++fl.count;
+    return;
+  }
+  ::operator delete(static_cast<void*>(n));
+}
+
+void destroy_node(Node* n) noexcept {
+  if (n->registered.load(std::memory_order_relaxed)) unregister_root(n);
+  free_node(n);
+}
+
+bool release_sole_registered(Node* n) noexcept {
+  {
+    RegistryLock lk;
+    if (n->refs.load(std::memory_order_acquire) != 1) return false;
+    n->refs.store(0, std::memory_order_relaxed);
+    unregister_root_locked(n);
+  }
+  free_node(n);
+  return true;
+}
 
 std::recursive_mutex& graph_mutex() {
   static std::recursive_mutex m;

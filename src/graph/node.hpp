@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+
 #include "cufuse/dtype.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
@@ -24,7 +26,10 @@ namespace cufuse::detail {
 
 struct Storage;  // src/runtime/storage.hpp
 struct Node;
-using NodePtr = std::shared_ptr<Node>;
+// Counted in the node (refs below): no control block, and a registry (graph/registry.cpp)
+// can take a reference to a live node from a plain pointer, which a weak_ptr per node made
+// cost three atomic operations per op built.
+using NodePtr = boost::intrusive_ptr<Node>;
 using InputVec = SmallVec<NodePtr, 3>;
 
 enum class NodeKind : uint8_t { Buffer, Scalar, Generator, Elementwise, View, Reduce, Library };
@@ -81,6 +86,11 @@ struct PinSet {
 };
 
 struct Node {
+  // First, beside kind: one cache line for what every reference and release touches.
+  std::atomic<int32_t> refs{0};      // NodePtr references (intrusive_ptr_add_ref/release)
+  std::atomic<bool> registered{false};  // in the pending-roots registry; set once, before the
+                                        // registry can find it
+  int32_t reg_slot = -1;             // its place there (under the registry's lock)
   std::atomic<NodeKind> kind;  // changes only at realization (-> Buffer), under graph_mutex()
   DType dtype;
   uint16_t op = 0;             // Elementwise: op id of codegen/op_table; Generator: GenKind
@@ -115,6 +125,26 @@ struct Node {
   bool is_materialized() const { return k() == NodeKind::Buffer && storage != nullptr; }
   bool is_placeholder() const { return k() == NodeKind::Buffer && storage == nullptr; }
 };
+
+// Unregisters (graph/registry.cpp), destroys and gives the block back to the thread's pool.
+void destroy_node(Node* n) noexcept;
+// For the only reference to a registered node: under the registry's lock, where no other
+// reference can be taken, destroys the node if that is still so (true) or does nothing.
+bool release_sole_registered(Node* n) noexcept;
+inline void intrusive_ptr_add_ref(Node* n) noexcept { n->refs.fetch_add(1, std::memory_order_relaxed); }
+inline void intrusive_ptr_release(Node* n) noexcept {
+  // The only reference (refs read first: its acquire makes a registration by the thread that
+  // dropped the other references visible). To a node no registry can find, nobody can take
+  // another, so no atomic read-modify-write (shared_ptr's fast path does the same).
+  if (n->refs.load(std::memory_order_acquire) == 1) {
+    if (!n->registered.load(std::memory_order_relaxed)) {
+      destroy_node(n);
+      return;
+    }
+    if (release_sole_registered(n)) return;
+  }
+  if (n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy_node(n);
+}
 
 // The one lock for node mutation (realization) and evaluation. Graph building takes it only
 // where it walks nodes that realization may change (pushing views through lazy nodes).

@@ -1,4 +1,7 @@
-// src/graph/registry.cpp: the list of pending roots (weak references, pruned as they die).
+// src/graph/registry.cpp: the list of pending roots. Plain node pointers: a node is added
+// when an Array first holds it unrealized, and removes itself when it is destroyed
+// (destroy_node), so an entry always points at a live node; a reference is taken from one
+// only while its count is above zero, under the lock that its destruction also takes.
 #include "graph/registry.hpp"
 
 #include <atomic>
@@ -26,33 +29,46 @@ class SpinLock {
 
 struct Registry {
   SpinLock mu;
-  std::vector<std::weak_ptr<Node>> roots;
-  size_t prune_at = 64;
+  std::vector<Node*> roots;  // each node's reg_slot is its index here
 };
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = new Registry;  // never destroyed: nodes may die during exit
+  return *r;
 }
-bool still_pending(const Node& n) { return !n.is_leaf() && n.array_refs.load() > 0; }
+
+// A new reference to a live registered node, or null where its last one is being dropped.
+NodePtr try_take(Node* n) {
+  int32_t c = n->refs.load(std::memory_order_relaxed);
+  while (c > 0 && !n->refs.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  }
+  return c > 0 ? NodePtr(n, /*add_ref=*/false) : NodePtr();
+}
 }  // namespace
+
+RegistryLock::RegistryLock() { registry().mu.lock(); }
+RegistryLock::~RegistryLock() { registry().mu.unlock(); }
 
 void register_root(const NodePtr& n) {
   auto& r = registry();
   std::lock_guard<SpinLock> lk(r.mu);
-  r.roots.push_back(n);
-  if (r.roots.size() >= r.prune_at) {
-    // Compacted in place. Most entries are temporaries, dead by now: expired() needs no lock().
-    size_t kept = 0;
-    for (auto& w : r.roots) {
-      if (w.expired()) continue;
-      if (auto p = w.lock(); p && still_pending(*p)) {
-        if (&r.roots[kept] != &w) r.roots[kept] = std::move(w);
-        ++kept;
-      }
-    }
-    r.roots.resize(kept);
-    r.prune_at = std::max<size_t>(64, kept * 2);
-  }
+  if (n->registered.load(std::memory_order_relaxed)) return;
+  n->reg_slot = static_cast<int32_t>(r.roots.size());
+  r.roots.push_back(n.get());
+  n->registered.store(true, std::memory_order_relaxed);  // published by the lock and refs' release
+}
+
+void unregister_root(Node* n) {
+  std::lock_guard<SpinLock> lk(registry().mu);
+  unregister_root_locked(n);
+}
+
+void unregister_root_locked(Node* n) {
+  auto& r = registry();
+  Node* last = r.roots.back();
+  r.roots[static_cast<size_t>(n->reg_slot)] = last;
+  last->reg_slot = n->reg_slot;
+  r.roots.pop_back();
+  n->reg_slot = -1;
 }
 
 static bool reads(const Node* n, const Storage* s, std::unordered_set<const Node*>& seen) {
@@ -68,14 +84,16 @@ std::vector<NodePtr> pending_roots_reading(const Storage* storage) {
   {
     auto& r = registry();
     std::lock_guard<SpinLock> lk(r.mu);
-    for (auto& w : r.roots)
-      if (auto p = w.lock(); p && still_pending(*p)) live.push_back(std::move(p));
+    for (Node* n : r.roots)
+      if (!n->is_leaf() && n->array_refs.load() > 0)
+        if (NodePtr p = try_take(n)) live.push_back(std::move(p));
   }
+  // Released outside the lock (a last reference dropped here unregisters its node).
   std::vector<NodePtr> out;
   std::unordered_set<const Node*> seen;
   for (auto& p : live) {
     seen.clear();
-    if (reads(p.get(), storage, seen)) out.push_back(p);
+    if (p->array_refs.load() > 0 && reads(p.get(), storage, seen)) out.push_back(p);
   }
   return out;
 }

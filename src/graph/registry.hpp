@@ -1,4 +1,5 @@
-// src/graph/registry.hpp: the pending roots: unrealized nodes that an Array handle holds.
+// src/graph/registry.hpp: the pending roots: unrealized nodes that an Array handle holds
+// (plain pointers, each removed by the node's destruction).
 // A write into memory settles the pending roots that read it, so every lazy expression
 // sees the values its inputs had when it was written.
 #pragma once
@@ -9,6 +10,17 @@
 namespace cufuse::detail {
 
 void register_root(const NodePtr& n);  // called when an Array first holds an unrealized node
+void unregister_root(Node* n);         // by destroy_node, for a registered node
+void unregister_root_locked(Node* n);  // the same, under a RegistryLock
+// Holds the registry's lock: no reference to a registered node is taken meanwhile (for
+// ~Node, which takes over the inputs of a node it holds the only reference to).
+class RegistryLock {
+ public:
+  RegistryLock();
+  ~RegistryLock();
+  RegistryLock(const RegistryLock&) = delete;
+  RegistryLock& operator=(const RegistryLock&) = delete;
+};
 // Live, unrealized roots held by an Array whose graph reads `storage`.
 std::vector<NodePtr> pending_roots_reading(const Storage* storage);
 
