@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "test_core_helpers.hpp"
+#include "graph/registry.hpp"
 
 using cf::_;
 using cf::none;
@@ -99,4 +100,20 @@ TEST_CASE("writes settle pending expressions while other threads build and drop 
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(work, t);
   for (auto& th : threads) th.join();
   CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("the pending-roots registry does not grow with the arrays a program keeps") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2, 3});
+  const size_t before = cf::detail::registered_roots();
+  std::vector<cf::Array> kept;
+  for (int i = 0; i < 500; ++i) {
+    kept.push_back(x * float(i) + 1);  // registered while lazy
+    kept.back().eval();                // realized: off the registry
+  }
+  auto lazy = x * 5;  // one pending root
+  CHECK(cf::detail::registered_roots() <= before + 1);
+  x += 1;  // settles `lazy` only
+  CHECK(host<float>(lazy) == std::vector<float>{5, 10, 15});
+  CHECK(host<float>(kept[499]) == std::vector<float>{500, 999, 1498});
 }

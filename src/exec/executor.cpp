@@ -181,6 +181,7 @@ static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.inputs.clear();
   n.attrs.reset();
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
+  forget_realized(n);
   // pending/pins keep their values: builders account a realized input as a leaf.
 }
 

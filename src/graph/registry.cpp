@@ -71,6 +71,19 @@ void unregister_root_locked(Node* n) {
   n->reg_slot = -1;
 }
 
+size_t registered_roots() {
+  std::lock_guard<SpinLock> lk(registry().mu);
+  return registry().roots.size();
+}
+
+void forget_realized(Node& n) {
+  if (!n.registered.load(std::memory_order_relaxed)) return;
+  std::lock_guard<SpinLock> lk(registry().mu);
+  unregister_root_locked(&n);
+  // Off the list first: a release that reads false takes the lock-free path, safely now.
+  n.registered.store(false, std::memory_order_relaxed);
+}
+
 static bool reads(const Node* n, const Storage* s, std::unordered_set<const Node*>& seen) {
   if (!seen.insert(n).second) return false;
   if (n->k() == NodeKind::Buffer) return n->storage.get() == s;

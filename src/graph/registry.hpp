@@ -12,6 +12,9 @@ namespace cufuse::detail {
 void register_root(const NodePtr& n);  // called when an Array first holds an unrealized node
 void unregister_root(Node* n);         // by destroy_node, for a registered node
 void unregister_root_locked(Node* n);  // the same, under a RegistryLock
+// For a node just realized (a leaf from now on, never pending again): off the registry, so
+// that it does not grow with the arrays a program keeps.
+void forget_realized(Node& n);
 // Holds the registry's lock: no reference to a registered node is taken meanwhile (for
 // ~Node, which takes over the inputs of a node it holds the only reference to).
 class RegistryLock {
@@ -21,6 +24,7 @@ class RegistryLock {
   RegistryLock(const RegistryLock&) = delete;
   RegistryLock& operator=(const RegistryLock&) = delete;
 };
+size_t registered_roots();  // entries now (for tests)
 // Live, unrealized roots held by an Array whose graph reads `storage`.
 std::vector<NodePtr> pending_roots_reading(const Storage* storage);
 
