@@ -894,13 +894,11 @@ inline int64_t compare(const cf::detail::HostArray& got, const cf::detail::HostA
   return bad;
 }
 
+// An array's values (computed first where it is lazy), read from its memory by the
+// reference's Buffer leaf.
 inline cf::detail::HostArray host_of(const cf::Array& a) {
-  cf::detail::HostArray h;
-  h.dtype = a.dtype();
-  h.shape = a.shape();
-  h.bytes.resize(static_cast<size_t>(a.nbytes()));
-  a.copy_to_host(h.bytes.data(), h.bytes.size());
-  return h;
+  a.eval();
+  return cf::detail::reference_evaluate(a.node());
 }
 
 // The seeds to run: CUFUSE_FUZZ_SEED=<n> runs program n alone; otherwise `count` programs

@@ -81,15 +81,25 @@ inline std::vector<double> host_values(const cf::detail::HostArray& h) {
   return v;
 }
 
+// A floating dtype's format: significand digits (the implicit bit included) and the exponent
+// of its smallest normal value. Every rounding bound below derives from these two numbers.
+struct FloatFormat {
+  int digits, min_exp;
+};
+inline FloatFormat float_format(cf::DType t) {
+  switch (t) {
+    case cf::DType::Float16: return {11, -14};
+    case cf::DType::BFloat16: return {8, -126};
+    case cf::DType::Float32: return {24, -126};
+    default: return {53, -1022};
+  }
+}
+
 // Units in the last place of dtype t at value v.
 inline double ulp_of(cf::DType t, double v) {
-  int e = v == 0 ? -1000 : std::ilogb(v);
-  switch (t) {
-    case cf::DType::Float16: return std::ldexp(1.0, std::max(e, -14) - 10);
-    case cf::DType::BFloat16: return std::ldexp(1.0, std::max(e, -126) - 7);
-    case cf::DType::Float32: return std::ldexp(1.0, std::max(e, -126) - 23);
-    default: return std::ldexp(1.0, std::max(e, -1022) - 52);
-  }
+  const FloatFormat f = float_format(t);
+  const int e = v == 0 ? -1000 : std::ilogb(v);
+  return std::ldexp(1.0, std::max(e, f.min_exp) - (f.digits - 1));
 }
 
 // The same bits (NaN == NaN): for results that must be identical, e.g. a fused function
@@ -110,14 +120,11 @@ inline double sum_atol(const cf::Array& a, int64_t terms) {
   return 8 * eps * static_cast<double>(terms) * (std::isfinite(mx) ? mx : 1.0);
 }
 
-// A device array's values copied to the host, in the reference evaluator's form.
+// A device array's values on the host, in the reference evaluator's form: computed on the
+// device first, then read from its memory by the reference's Buffer leaf.
 inline cf::detail::HostArray device_values(const cf::Array& got) {
-  cf::detail::HostArray dev;
-  dev.dtype = got.dtype();
-  dev.shape = got.shape();
-  dev.bytes.resize(static_cast<size_t>(got.nbytes()));
-  got.copy_to_host(dev.bytes.data(), dev.bytes.size());
-  return dev;
+  got.eval();
+  return cf::detail::reference_evaluate(got.node());
 }
 
 // Compares the device array `got` with host values `want` element by element: floats within
@@ -153,14 +160,7 @@ inline int64_t compare_with(const cf::Array& got, const cf::detail::HostArray& w
 }
 
 // Unit roundoff of a floating dtype (float16/bfloat16 results are computed in float32).
-inline double unit_roundoff(cf::DType t) {
-  switch (t) {
-    case cf::DType::Float64: return std::ldexp(1.0, -53);
-    case cf::DType::Float16: return std::ldexp(1.0, -11);
-    case cf::DType::BFloat16: return std::ldexp(1.0, -8);
-    default: return std::ldexp(1.0, -24);
-  }
-}
+inline double unit_roundoff(cf::DType t) { return std::ldexp(1.0, -float_format(t).digits); }
 
 // Roundings along the longest path of a sum of n terms as the reduction kernels order it: a
 // thread adds its share in turn (n / G terms for a group of G <= 1024 threads, or fewer when a
@@ -172,12 +172,8 @@ inline double sum_depth(int64_t n) { return std::sqrt(static_cast<double>(n)) + 
 // Half the spacing of a dtype's subnormals: what rounding a result that underflows costs,
 // whatever its relative error (float16 softmax values of 1e-7 are subnormal).
 inline double underflow_atol(cf::DType t) {
-  switch (t) {
-    case cf::DType::Float64: return std::ldexp(1.0, -1075);
-    case cf::DType::Float16: return std::ldexp(1.0, -25);
-    case cf::DType::BFloat16: return std::ldexp(1.0, -134);
-    default: return std::ldexp(1.0, -150);
-  }
+  const FloatFormat f = float_format(t);
+  return std::ldexp(1.0, f.min_exp - f.digits);
 }
 
 // Compares a device result with the float64 truth of the same computation, element by
