@@ -73,13 +73,19 @@ std::string elementwise_source(const std::string& name) {
 
 }  // namespace
 
+namespace {
+// One NVRTC compile of the floor's kernel under `name` (its source made before the clock starts).
+double timed_compile_ms(const std::string& name, bool minimal) {
+  const std::string src = elementwise_source(name);
+  const double t0 = now_ms();
+  nvrtc_cubin(src, name, minimal);
+  return now_ms() - t0;
+}
+}  // namespace
+
 double nvrtc_floor_compile_once_ms() {
   static std::atomic<int> k{0};
-  std::string name = "cufuse_bench_once" + std::to_string(k.fetch_add(1));
-  std::string src = elementwise_source(name);
-  double t0 = now_ms();
-  nvrtc_cubin(src, name, /*minimal=*/true);
-  return now_ms() - t0;
+  return timed_compile_ms("cufuse_bench_once" + std::to_string(k.fetch_add(1)), /*minimal=*/true);
 }
 
 double Floors::copy_bandwidth_gbs() {
@@ -162,12 +168,8 @@ double Floors::nvrtc_ms() {
     nvrtc_cubin(elementwise_source("cufuse_bench_first"), "cufuse_bench_first");
     auto fastest_compile = [&](bool minimal) {
       std::vector<double> t;
-      for (int i = 0; i < 6; ++i) {
-        std::string name = std::string("cufuse_bench_k") + (minimal ? "m" : "") + std::to_string(i);
-        double t0 = now_ms();
-        nvrtc_cubin(elementwise_source(name), name, minimal);
-        t.push_back(now_ms() - t0);
-      }
+      for (int i = 0; i < 6; ++i)
+        t.push_back(timed_compile_ms(std::string("cufuse_bench_k") + (minimal ? "m" : "") + std::to_string(i), minimal));
       return *std::min_element(t.begin(), t.end());
     };
     double plain = fastest_compile(false);
