@@ -117,3 +117,28 @@ TEST_CASE("the pending-roots registry does not grow with the arrays a program ke
   CHECK(host<float>(lazy) == std::vector<float>{5, 10, 15});
   CHECK(host<float>(kept[499]) == std::vector<float>{500, 999, 1498});
 }
+
+TEST_CASE("an op's temporaries leave the pending-roots registry when the op takes them") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2, 3});
+  auto y = cf::from_host(std::vector<float>{4, 5, 6});
+  const size_t before = cf::detail::registered_roots();
+  // Ten temporaries, each held by an Array for a moment: only the named result stays listed.
+  cf::Array z = ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1);
+  CHECK(cf::detail::registered_roots() == before + 1);
+  // A temporary whose node another Array also holds stays listed, and a write settles it.
+  cf::Array t = x - y;
+  cf::Array u = t;
+  cf::Array w = std::move(t) * 2;
+  CHECK(cf::detail::registered_roots() == before + 3);  // z, u (= t's node) and w
+  x += 10;
+  CHECK(host<float>(u) == std::vector<float>{-3, -3, -3});
+  CHECK(host<float>(w) == std::vector<float>{-6, -6, -6});
+  CHECK(host<float>(z) == std::vector<float>{-13, -35, -75});
+  // Held by an Array again after its temporary gave it up: listed again, and settled.
+  cf::Array q = x * y + 1;
+  cf::Array inner(q.node()->inputs[0]);  // the given-up node of x * y
+  y += 1;
+  CHECK(host<float>(inner) == std::vector<float>{44, 60, 78});
+  CHECK(host<float>(q) == std::vector<float>{45, 61, 79});
+}

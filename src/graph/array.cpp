@@ -25,7 +25,16 @@ using detail::NodePtr;
 // ------------------------------------------------------------------ handles
 static void acquire(const NodePtr& n) {
   if (!n) return;
-  if (n->array_refs.fetch_add(1) == 0 && !n->is_leaf()) detail::register_root(n);
+  int32_t before;
+  if (n->refs.load(std::memory_order_acquire) == 1) {
+    // The only reference, so no other handle: nobody else can change the count (an op's
+    // new node, most often), and a plain store does.
+    before = n->array_refs.load(std::memory_order_relaxed);
+    n->array_refs.store(before + 1, std::memory_order_relaxed);
+  } else {
+    before = n->array_refs.fetch_add(1);
+  }
+  if (before == 0 && !n->is_leaf()) detail::register_root(n);
 }
 static void release(const NodePtr& n) {
   if (n) n->array_refs.fetch_sub(1);
@@ -86,7 +95,11 @@ static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase
 
 NodePtr Array::take_node() && {
   if (base_ || !node_) return {};
-  release(node_);
+  Node* n = node_.get();
+  if (n->refs.load(std::memory_order_acquire) == 1 && n->array_refs.load(std::memory_order_relaxed) == 1)
+    n->array_refs.store(0, std::memory_order_relaxed);  // the only handle (see acquire)
+  else
+    release(node_);
   return std::move(node_);
 }
 

@@ -8,6 +8,7 @@
 #include "exec/binding.hpp"
 #include "exec/realize.hpp"
 #include "fuse/engine.hpp"
+#include "graph/registry.hpp"
 #include "graph/views.hpp"
 
 namespace cufuse {
@@ -197,6 +198,8 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   OpTyping typing = type_op(op, dts, n, cast_to);
   static const Shape kScalarShape{};
   const Shape& shape = shp ? *shp : kScalarShape;
+  Node* given_up[3];  // nodes taken from temporaries, which no Array holds now
+  int n_given_up = 0;
   auto operand = [&](int i) -> NodePtr {
     if (!args[i].is_array()) return scalar_operand(args[i].scalar(), dts[i], shape);
     if (broadcasts) return broadcast_node(*nodes[i], shape);
@@ -205,7 +208,10 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
       bool alone = true;
       for (int j = 0; j < n; ++j) alone &= j == i || !args[j].is_array() || &args[j].array() != t;
       if (alone)
-        if (NodePtr p = std::move(*t).take_node()) return p;
+        if (NodePtr p = std::move(*t).take_node()) {
+          if (p->array_refs.load(std::memory_order_relaxed) == 0) given_up[n_given_up++] = p.get();
+          return p;
+        }
     }
     return *nodes[i];
   };
@@ -217,6 +223,9 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   NodePtr out = new_elementwise(static_cast<uint16_t>(op), typing.result, shape);
   for (int i = 0; i < n; ++i) out->inputs.push_back(operand(i));
   finish_node(*out);
+  // Registered here, before an Array holds it, in the one registry lock that also lets the
+  // temporaries' nodes go (graph/registry.hpp).
+  register_replacing(out.get(), given_up, n_given_up);
   return finish(std::move(out));
 }
 

@@ -72,7 +72,7 @@ NodePtr new_node(NodeKind k) {
   } else {
     p = ::operator new(sizeof(Node));
   }
-  return NodePtr(new (p) Node(k));
+  return NodePtr(new (p) Node(k), /*add_ref=*/false);  // refs starts at 1
 }
 
 static void free_node(Node* n) noexcept {
@@ -97,7 +97,7 @@ bool release_sole_registered(Node* n) noexcept {
     RegistryLock lk;
     if (n->refs.load(std::memory_order_acquire) != 1) return false;
     n->refs.store(0, std::memory_order_relaxed);
-    unregister_root_locked(n);
+    if (n->registered.load(std::memory_order_relaxed)) unregister_root_locked(n);
   }
   free_node(n);
   return true;

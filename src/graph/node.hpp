@@ -88,8 +88,8 @@ struct PinSet {
 struct Node {
   // First, beside kind: one cache line for what every reference and release touches.
   std::atomic<int32_t> refs{0};      // NodePtr references (intrusive_ptr_add_ref/release)
-  std::atomic<bool> registered{false};  // in the pending-roots registry; set once, before the
-                                        // registry can find it
+  std::atomic<bool> registered{false};  // in the pending-roots registry; changed only under
+                                        // its lock (graph/registry.cpp)
   int32_t reg_slot = -1;             // its place there (under the registry's lock)
   std::atomic<NodeKind> kind;  // changes only at realization (-> Buffer), under graph_mutex()
   DType dtype;
@@ -112,7 +112,9 @@ struct Node {
   int16_t device = -2;               // device of the memory the node reads (-1 host, -2 none):
                                      // for the mixed-device check of exec/binding.hpp
 
-  explicit Node(NodeKind k) : kind(k) {}
+  // Made with its first reference counted (new_node): a node nobody else can see yet needs
+  // no atomic read-modify-write for it.
+  explicit Node(NodeKind k) : refs(1), kind(k) {}
   ~Node();  // releases long input chains without recursing (see node.cpp)
   const Shape& shape() const { return layout.shape; }
   int ndim() const { return layout.shape.ndim(); }

@@ -1,7 +1,8 @@
 // src/graph/registry.cpp: the list of pending roots. Plain node pointers: a node is added
-// when an Array first holds it unrealized, and removes itself when it is destroyed
-// (destroy_node), so an entry always points at a live node; a reference is taken from one
-// only while its count is above zero, under the lock that its destruction also takes.
+// when an op makes it or an Array first holds it unrealized, leaves when it is realized or
+// its last Array gives it to an op, and removes itself when it is destroyed (destroy_node),
+// so an entry always points at a live node; a reference is taken from one only while its
+// count is above zero, under the lock that its destruction also takes.
 #include "graph/registry.hpp"
 
 #include <atomic>
@@ -48,18 +49,38 @@ NodePtr try_take(Node* n) {
 RegistryLock::RegistryLock() { registry().mu.lock(); }
 RegistryLock::~RegistryLock() { registry().mu.unlock(); }
 
+static void add_locked(Registry& r, Node* n) {
+  n->reg_slot = static_cast<int32_t>(r.roots.size());
+  r.roots.push_back(n);
+  n->registered.store(true, std::memory_order_relaxed);  // published by the lock and refs' release
+}
+
 void register_root(const NodePtr& n) {
+  // Set only under the lock, by a thread holding a reference: a node this thread sees
+  // registered stays so until it is realized, given up by its last Array, or destroyed.
+  if (n->registered.load(std::memory_order_relaxed)) return;
   auto& r = registry();
   std::lock_guard<SpinLock> lk(r.mu);
-  if (n->registered.load(std::memory_order_relaxed)) return;
-  n->reg_slot = static_cast<int32_t>(r.roots.size());
-  r.roots.push_back(n.get());
-  n->registered.store(true, std::memory_order_relaxed);  // published by the lock and refs' release
+  if (!n->registered.load(std::memory_order_relaxed)) add_locked(r, n.get());
+}
+
+void register_replacing(Node* fresh, Node* const* given_up, int k) {
+  auto& r = registry();
+  std::lock_guard<SpinLock> lk(r.mu);
+  for (int i = 0; i < k; ++i) {
+    Node* g = given_up[i];
+    // Re-checked under the lock: an Array may have taken the node up again meanwhile.
+    if (g->registered.load(std::memory_order_relaxed) && g->array_refs.load(std::memory_order_relaxed) == 0) {
+      unregister_root_locked(g);
+      g->registered.store(false, std::memory_order_relaxed);  // its release takes the lock-free path
+    }
+  }
+  if (!fresh->registered.load(std::memory_order_relaxed) && !fresh->is_leaf()) add_locked(r, fresh);
 }
 
 void unregister_root(Node* n) {
   std::lock_guard<SpinLock> lk(registry().mu);
-  unregister_root_locked(n);
+  if (n->registered.load(std::memory_order_relaxed)) unregister_root_locked(n);
 }
 
 void unregister_root_locked(Node* n) {

@@ -10,6 +10,11 @@
 namespace cufuse::detail {
 
 void register_root(const NodePtr& n);  // called when an Array first holds an unrealized node
+// For an op's new node, before an Array holds it: under one lock, registers `fresh` and
+// takes off the nodes it was built from that their last Array gave up (Array::take_node),
+// so that neither of those needs the lock again (when that Array takes it up, or when
+// they are destroyed).
+void register_replacing(Node* fresh, Node* const* given_up, int k);
 void unregister_root(Node* n);         // by destroy_node, for a registered node
 void unregister_root_locked(Node* n);  // the same, under a RegistryLock
 // For a node just realized (a leaf from now on, never pending again): off the registry, so
