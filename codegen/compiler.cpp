@@ -189,8 +189,11 @@ void* CompiledKernel::kernel_for(int device) const {
   if (device < 0 || device >= static_cast<int>(loaded_.size()))
     throw ValueError(fmt::format("kernel '{}': device id {} is out of range (0..{})", name, device,
                                  loaded_.size() - 1));
+  std::atomic<void*>& slot = loaded_[static_cast<size_t>(device)];
+  if (void* k = slot.load(std::memory_order_acquire)) [[likely]]
+    return k;  // every launch after the first: no lock
   std::lock_guard<std::mutex> lk(mu_);
-  void*& k = loaded_[static_cast<size_t>(device)];
+  void* k = slot.load(std::memory_order_relaxed);
   if (!k) {
     int cc = device_props(device).cc;
     // A CUBIN runs on its own major arch at an equal or higher minor version only.
@@ -199,6 +202,7 @@ void* CompiledKernel::kernel_for(int device) const {
           "kernel '{}' was compiled for sm_{} but device {} is sm_{}; compile for the device's arch "
           "(unset CUFUSE_ARCH, or set it to {})", name, arch, device, cc, cc));
     k = load_kernel(cubin, name, device);
+    slot.store(k, std::memory_order_release);
     detail::log(LogChannel::Launch, "loaded kernel {} (sm_{}) on device {}", name, arch, device);
   }
   return k;

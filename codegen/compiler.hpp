@@ -2,6 +2,7 @@
 // disk cache (codegen/disk_cache.hpp). One compile per key even when many threads ask.
 #pragma once
 #include <array>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,8 +26,8 @@ struct CompiledKernel {
   void* kernel_for(int device) const;
 
  private:
-  mutable std::mutex mu_;
-  mutable std::array<void*, 64> loaded_{};
+  mutable std::mutex mu_;  // loading (once per device); a loaded kernel is read without it
+  mutable std::array<std::atomic<void*>, 64> loaded_{};
 };
 using CompiledKernelPtr = std::shared_ptr<const CompiledKernel>;
 
