@@ -118,6 +118,25 @@ TEST_CASE("the pending-roots registry does not grow with the arrays a program ke
   CHECK(host<float>(kept[499]) == std::vector<float>{500, 999, 1498});
 }
 
+TEST_CASE("Array handles count exactly when threads copy and assign one array at once") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2, 3});
+  cf::Array shared = x * 2;  // lazy: its count decides whether a write settles it
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50000; ++i) {
+        cf::Array assigned;
+        assigned = shared;
+        cf::Array copy(shared);
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(shared.node()->array_refs.load() == 1);
+  x += 1;  // still counted as held: settled first
+  CHECK(host<float>(shared) == std::vector<float>{2, 4, 6});
+}
+
 TEST_CASE("an op's temporaries leave the pending-roots registry when the op takes them") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto x = cf::from_host(std::vector<float>{1, 2, 3});

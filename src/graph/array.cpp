@@ -24,17 +24,17 @@ using detail::NodePtr;
 
 // ------------------------------------------------------------------ handles
 static void acquire(const NodePtr& n) {
-  if (!n) return;
-  int32_t before;
-  if (n->refs.load(std::memory_order_acquire) == 1) {
-    // The only reference, so no other handle: nobody else can change the count (an op's
-    // new node, most often), and a plain store does.
-    before = n->array_refs.load(std::memory_order_relaxed);
-    n->array_refs.store(before + 1, std::memory_order_relaxed);
-  } else {
-    before = n->array_refs.fetch_add(1);
-  }
-  if (before == 0 && !n->is_leaf()) detail::register_root(n);
+  if (n && n->array_refs.fetch_add(1) == 0 && !n->is_leaf()) detail::register_root(n);
+}
+// For a handle made from a node (`node` is its own): where that is the node's only reference,
+// no other handle exists or can be copied meanwhile (an op's new node, most often), so a
+// plain store counts it. Not for a copy: another thread may copy the same handle at once.
+static void acquire_own(const NodePtr& node) {
+  if (!node) return;
+  if (node->refs.load(std::memory_order_acquire) != 1) return acquire(node);
+  const int32_t before = node->array_refs.load(std::memory_order_relaxed);
+  node->array_refs.store(before + 1, std::memory_order_relaxed);
+  if (before == 0 && !node->is_leaf()) detail::register_root(node);
 }
 static void release(const NodePtr& n) {
   if (n) n->array_refs.fetch_sub(1);
@@ -42,10 +42,10 @@ static void release(const NodePtr& n) {
 
 Array::Array() = default;
 Array::~Array() { release(node_); }
-Array::Array(NodePtr node) : node_(std::move(node)) { acquire(node_); }
+Array::Array(NodePtr node) : node_(std::move(node)) { acquire_own(node_); }
 Array::Array(NodePtr node, std::shared_ptr<detail::LazyBase> base)
     : node_(std::move(node)), base_(std::move(base)) {
-  acquire(node_);
+  acquire_own(node_);
 }
 Array::Array(const Array& o) : node_(o.node_), base_(o.base_) { acquire(node_); }
 Array::Array(Array&& o) noexcept : node_(std::move(o.node_)), base_(std::move(o.base_)) {}
@@ -96,8 +96,9 @@ static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase
 NodePtr Array::take_node() && {
   if (base_ || !node_) return {};
   Node* n = node_.get();
+  // The only handle and the only reference: a temporary, which no other thread can copy.
   if (n->refs.load(std::memory_order_acquire) == 1 && n->array_refs.load(std::memory_order_relaxed) == 1)
-    n->array_refs.store(0, std::memory_order_relaxed);  // the only handle (see acquire)
+    n->array_refs.store(0, std::memory_order_relaxed);
   else
     release(node_);
   return std::move(node_);
