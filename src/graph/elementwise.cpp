@@ -198,7 +198,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   OpTyping typing = type_op(op, dts, n, cast_to);
   static const Shape kScalarShape{};
   const Shape& shape = shp ? *shp : kScalarShape;
-  Node* given_up[3];  // nodes taken from temporaries, which no Array holds now
+  Node* given_up[3];  // nodes taken from temporaries (register_replacing keeps those still held)
   int n_given_up = 0;
   auto operand = [&](int i) -> NodePtr {
     if (!args[i].is_array()) return scalar_operand(args[i].scalar(), dts[i], shape);
@@ -209,7 +209,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
       for (int j = 0; j < n; ++j) alone &= j == i || !args[j].is_array() || &args[j].array() != t;
       if (alone)
         if (NodePtr p = std::move(*t).take_node()) {
-          if (p->array_refs.load(std::memory_order_relaxed) == 0) given_up[n_given_up++] = p.get();
+          given_up[n_given_up++] = p.get();
           return p;
         }
     }

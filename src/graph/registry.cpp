@@ -70,10 +70,8 @@ void register_replacing(Node* fresh, Node* const* given_up, int k) {
   for (int i = 0; i < k; ++i) {
     Node* g = given_up[i];
     // Re-checked under the lock: an Array may have taken the node up again meanwhile.
-    if (g->registered.load(std::memory_order_relaxed) && g->array_refs.load(std::memory_order_relaxed) == 0) {
-      unregister_root_locked(g);
-      g->registered.store(false, std::memory_order_relaxed);  // its release takes the lock-free path
-    }
+    if (g->registered.load(std::memory_order_relaxed) && g->array_refs.load(std::memory_order_relaxed) == 0)
+      unregister_root_locked(g);  // its release takes the lock-free path
   }
   if (!fresh->registered.load(std::memory_order_relaxed) && !fresh->is_leaf()) add_locked(r, fresh);
 }
@@ -90,6 +88,8 @@ void unregister_root_locked(Node* n) {
   last->reg_slot = n->reg_slot;
   r.roots.pop_back();
   n->reg_slot = -1;
+  // Off the list first: a release that reads false takes the lock-free path, safely now.
+  n->registered.store(false, std::memory_order_relaxed);
 }
 
 size_t registered_roots() {
@@ -100,9 +100,7 @@ size_t registered_roots() {
 void forget_realized(Node& n) {
   if (!n.registered.load(std::memory_order_relaxed)) return;
   std::lock_guard<SpinLock> lk(registry().mu);
-  unregister_root_locked(&n);
-  // Off the list first: a release that reads false takes the lock-free path, safely now.
-  n.registered.store(false, std::memory_order_relaxed);
+  if (n.registered.load(std::memory_order_relaxed)) unregister_root_locked(&n);
 }
 
 static bool reads(const Node* n, const Storage* s, std::unordered_set<const Node*>& seen) {

@@ -16,7 +16,7 @@ void register_root(const NodePtr& n);  // called when an Array first holds an un
 // they are destroyed).
 void register_replacing(Node* fresh, Node* const* given_up, int k);
 void unregister_root(Node* n);         // by destroy_node, for a registered node
-void unregister_root_locked(Node* n);  // the same, under a RegistryLock
+void unregister_root_locked(Node* n);  // the same, under a RegistryLock (clears `registered`)
 // For a node just realized (a leaf from now on, never pending again): off the registry, so
 // that it does not grow with the arrays a program keeps.
 void forget_realized(Node& n);
