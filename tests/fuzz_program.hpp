@@ -6,7 +6,8 @@
 // NumPy names, scalars, where, clip, astype, arange, views (transpose, swapaxes, reversal,
 // strided slices, integer indexing, new axes, squeeze, broadcast_to, diagonal, reshapes),
 // reductions over one, two or all axes (sum, mean, prod, var, std, ptp, nan-, arg-, any,
-// all, count_nonzero), scans (cumsum, cumprod), matmul, einsum, and user kernels
+// all, count_nonzero), scans (cumsum, cumprod), matmul, einsum, convolutions and
+// correlations (NumPy's 1-D, SciPy's 2-D with their boundaries), and user kernels
 // (ElementwiseKernel, ReductionKernel) that have a lazy twin: on the device the user kernel
 // runs, fused with the rest, and the reference evaluates the twin. Some values are evaluated
 // early (a second build of the program, so the reference's graph stays lazy). It can be rebuilt on other
@@ -43,9 +44,9 @@ namespace cf = cufuse;
 
 enum class Kind : uint8_t {
   Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul,
-  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange, User
+  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange, User, Convolve
 };
-constexpr int kKinds = 22;
+constexpr int kKinds = 23;
 
 struct Instr {
   Kind kind = Kind::Unary;
@@ -62,7 +63,8 @@ struct Instr {
   bool with_dtype = false;     // Reduce (sum, mean, nansum), Scan: dtype=`dtype`
   cf::DType dtype = cf::DType::Float32;  // Astype; Reduce/Scan with_dtype
   cf::Shape shape;             // Reshape, BroadcastTo
-  std::string sub;             // Einsum subscripts
+  std::string sub;             // Einsum subscripts; Convolve: the mode
+  std::string boundary;        // Convolve (2-D): fill, wrap or symm, `s` the fill value
   int einsum_kind = 0;         // Einsum: 0 a view, 1 a sum over labels, 2 a contraction
                                // User: op names the kernel (user_kernel)
 };
@@ -202,6 +204,14 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v, b
     case Kind::Diagonal: return cf::diagonal(x, in.index, in.axis, in.axis2);
     case Kind::Arange: return cf::arange(x.shape(x.ndim() - 1));
     case Kind::User: return user_kernel(in, v, twin);
+    case Kind::Convolve: {
+      const cf::Array& y = v[static_cast<size_t>(in.b)];
+      if (in.op == "convolve") return cf::convolve(x, y, in.sub);
+      if (in.op == "correlate") return cf::correlate(x, y, in.sub);
+      const cf::Scalar fill = in.int_scalar ? cf::Scalar(static_cast<int64_t>(in.s)) : cf::Scalar(in.s);
+      if (in.op == "convolve2d") return cf::signal::convolve2d(x, y, in.sub, in.boundary, fill);
+      return cf::signal::correlate2d(x, y, in.sub, in.boundary, fill);
+    }
   }
   throw std::logic_error("fuzz: unknown instruction");
 }
@@ -292,6 +302,10 @@ inline std::string instr_text(const Instr& in) {
       if (in.op == "sqm") return "fuzz_sqm(" + v(in.a) + ")    # ElementwiseKernel z = x*x - x";
       return "fuzz_" + in.op + "(" + v(in.a) + ", " + v(in.b) + ")    # ElementwiseKernel " +
              (in.op == "madd" ? "z = x*y + x" : "z = x > y ? x : y");
+    case Kind::Convolve:
+      if (in.op == "convolve" || in.op == "correlate") return in.op + "(" + v(in.a) + ", " + v(in.b) + ", '" + in.sub + "')";
+      return "signal." + in.op + "(" + v(in.a) + ", " + v(in.b) + ", '" + in.sub + "', '" + in.boundary + "', " +
+             num(in.s) + ")";
   }
   return "?";
 }
@@ -732,7 +746,8 @@ class Generator {
         ex = true;
         return true;
       }
-      default: {  // matmul
+      default: {  // matmul, or a convolution (the coin drawn here only: older seeds' other programs stay)
+        if (coin(0.35)) return propose_convolve(v, in, ex);
         if (!cfg_.matmul || nd < 1) return false;
         in.kind = Kind::Matmul;
         in.b = pick_value(v);
@@ -744,6 +759,32 @@ class Generator {
         return true;
       }
     }
+  }
+
+  // np.convolve / np.correlate of two 1-D values, or SciPy's convolve2d / correlate2d of two
+  // 2-D values with a boundary. The shorter operand stays short: the host reference does
+  // every multiply-add.
+  bool propose_convolve(const std::vector<cf::Array>& v, Instr& in, bool& ex) {
+    const cf::Array& x = v[static_cast<size_t>(in.a)];
+    in.kind = Kind::Convolve;
+    in.b = pick_value(v);
+    const cf::Array& y = v[static_cast<size_t>(in.b)];
+    const int nd = x.ndim();
+    if ((nd != 1 && nd != 2) || y.ndim() != nd) return false;
+    if (std::min(x.size(), y.size()) > 64 || x.size() * y.size() > (int64_t(1) << 22)) return false;
+    in.sub = pick(std::vector<std::string>{"full", "same", "valid"});
+    const bool integral = !floating(x.dtype()) && !floating(y.dtype());
+    if (nd == 1) {
+      in.op = coin(0.5) ? "convolve" : "correlate";
+    } else {
+      in.op = coin(0.5) ? "convolve2d" : "correlate2d";
+      in.boundary = pick(std::vector<std::string>{"fill", "fill", "wrap", "symm"});
+      in.int_scalar = integral;
+      in.s = in.boundary != "fill" || coin(0.5) ? 0.0 : integral ? 2.0 : 1.5;
+    }
+    // Integer sums wrap and bool is any-of-and: exact. Float sums are reordered.
+    ex = integral && p_.exact[static_cast<size_t>(in.a)] && p_.exact[static_cast<size_t>(in.b)];
+    return true;
   }
 };
 
@@ -848,6 +889,16 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
           e = ea;  // a view
         }
         break;
+      case Kind::Convolve: {
+        // Products per result: at most the smaller operand's size, except SciPy's 2-D 'full'
+        // and 'same', which take every element of in2 (the boundary standing in for in1's).
+        const int64_t na = ref[static_cast<size_t>(in.a)].size(), nb = ref[static_cast<size_t>(in.b)].size();
+        const bool all_of_b = !in.boundary.empty() && in.sub != "valid";
+        const double K = static_cast<double>(std::max<int64_t>(1, all_of_b ? nb : std::min(na, nb)));
+        const double Mf = std::max(Ma, std::fabs(in.s));  // the fill value stands in for some of a's
+        e = K * (times(Mf, eb) + times(Mb, ea) + times(ea, eb)) + 2 * K * K * acc_eps(t) * Mf * Mb + eo;
+        break;
+      }
       case Kind::Matmul: {
         const auto& A = ref[static_cast<size_t>(in.a)];
         const double K = static_cast<double>(A.shape.ndim() == 0 ? 1 : A.shape[static_cast<size_t>(A.shape.ndim() - 1)]);
@@ -1118,6 +1169,7 @@ struct Summary {
   int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, user = 0, streams = 0, inexact_outputs = 0;
   int finite = 0;                    // programs whose inputs hold no infinities
   std::set<int> kinds;               // instruction kinds generated
+  int convolutions = 0;              // convolution and correlation instructions (the rarest kind)
   std::vector<std::string> reports;  // one per failed program
 };
 inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool with_fuse) {
@@ -1136,7 +1188,10 @@ inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool
     sum.streams += o.stream;
     sum.inexact_outputs += o.inexact_outputs;
     sum.finite += !inputs_have_infinities(seeds.first + static_cast<uint64_t>(i));
-    for (const auto& in : o.program.code) sum.kinds.insert(static_cast<int>(in.kind));
+    for (const auto& in : o.program.code) {
+      sum.kinds.insert(static_cast<int>(in.kind));
+      sum.convolutions += in.kind == Kind::Convolve;
+    }
     if (o.bad) {
       ++sum.failed;
       sum.reports.push_back(o.report);

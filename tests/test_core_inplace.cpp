@@ -1,6 +1,7 @@
 // tests/test_core_inplace.cpp: writes into memory (+=, slice assignment, assign) keep the
 // promise that a lazy expression sees the values its inputs had when it was written.
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "test_core_helpers.hpp"
@@ -46,6 +47,36 @@ TEST_CASE("assign from a held expression: the expression keeps its own values") 
   CHECK(host<float>(v) == std::vector<float>{2, 3});
   x.assign(v);
   CHECK(host<float>(x) == std::vector<float>{2, 3});
+}
+
+TEST_CASE("a library result goes into a reversed, strided or transposed view through one scatter kernel") {
+  // A library call writes densely from the pointer it gets: where the view is not dense, it
+  // writes its own buffer and one elementwise kernel scatters it (device fuzz seed
+  // 912959838175: a GEMM wrote v1[::-1] from its last row on, past the end of v1).
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<double>{1, 2, 3, 4, 5, 6}, cf::Shape{3, 2});
+  auto b = cf::from_host(std::vector<double>{1, 0, 2, -1}, cf::Shape{2, 2});  // a @ b: 5 -2, 11 -4, 17 -6
+  auto steps = [](const std::function<void()>& f) {
+    cf::reset_stats();
+    f();
+    return cf::stats().kernels_launched;
+  };
+  auto d = cf::zeros({3, 2}).eval();
+  CHECK(steps([&] { d[{slice(none, none, -1)}] = cf::matmul(a, b); }) == 2);
+  CHECK(host<double>(d) == std::vector<double>{17, -6, 11, -4, 5, -2});
+  auto e = cf::zeros({6, 2}).eval();
+  CHECK(steps([&] { e[{slice(none, none, 2)}] = cf::matmul(a, b); }) == 2);
+  CHECK(host<double>(e) == std::vector<double>{5, -2, 0, 0, 11, -4, 0, 0, 17, -6, 0, 0});
+  auto t = cf::zeros({2, 3}).eval();
+  CHECK(steps([&] { t.T().assign(cf::matmul(a, b)); }) == 2);
+  CHECK(host<double>(t) == std::vector<double>{5, 11, 17, -2, -4, -6});
+  auto inv = cf::zeros({2, 2}).eval();
+  CHECK(steps([&] { inv[{slice(none, none, -1)}] = cf::linalg::inv(b); }) == 2);
+  CHECK(host<double>(inv) == std::vector<double>{2, -1, 1, 0});
+  // dense rows at an offset: the call writes them itself
+  auto c = cf::zeros({4, 2}).eval();
+  CHECK(steps([&] { c[{slice(1, none)}] = cf::matmul(a, b); }) == 1);
+  CHECK(host<double>(c) == std::vector<double>{0, 0, 5, -2, 11, -4, 17, -6});
 }
 
 TEST_CASE("in-place casting rules: same_kind for operators, unsafe for assignment") {

@@ -62,7 +62,7 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/true, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
-                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.finite
+                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.finite
                        << " on finite inputs");
   if (!seeds.replay && seeds.count >= 80) {  // the generator reaches every kind of instruction, in-place writes and fuse()
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));

@@ -383,6 +383,15 @@ void write_into(const NodePtr& target, const NodePtr& value_in) {
     realize({tmp});
     value = tmp;
   }
+  if (value->k() == NodeKind::Library && !target->layout.is_contiguous()) {
+    // A library call (cuBLAS, cuSOLVER, a convolution) writes its result densely from the
+    // pointer it is given: into a reversed, strided or transposed view it would write the
+    // wrong elements, or past the end of the memory. It writes its own buffer, and one
+    // elementwise kernel scatters that into the view.
+    InputVec ins;
+    ins.push_back(value);
+    value = make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
+  }
   Target t{target->storage, target->layout};
   const Target* tp = &t;
   run({value}, {tp});

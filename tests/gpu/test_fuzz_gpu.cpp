@@ -21,7 +21,7 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
   MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
-                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.user
+                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.user
                        << " with user kernels, " << sum.streams << " on a new stream, " << sum.finite
                        << " on finite inputs; " << sum.inexact_outputs << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {

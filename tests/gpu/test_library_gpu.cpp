@@ -424,3 +424,53 @@ TEST_CASE("inv with real pivoting (uniform entries, as seed 004's rand) against 
     }
   }
 }
+
+TEST_CASE("a library result written into a view lands where the view says, and nowhere else") {
+  // Device fuzz seed 912959838175: `v1[::-1] = einsum('ij,jk->ik', v2, v0.T)` had the GEMM
+  // write densely from the view's first element, i.e. past the end of v1's memory.
+  auto a = random_normal(cf::f32, {33, 20}), b = random_normal(cf::f32, {20, 33});
+  auto i16 = random_array(cf::i16, {33, 20}, kSmallInts);
+  auto m = (random_normal(cf::f64, {12, 12}) + cf::from_host(eye(12), cf::Shape{12, 12}) * 12).eval();
+  auto s = random_normal(cf::f32, {50}), k = random_normal(cf::f32, {5});
+  struct Case {
+    const char* what;
+    std::function<cf::Array()> make;
+  };
+  const std::vector<Case> cases = {
+      {"matmul", [&] { return cf::matmul(a, b); }},
+      {"einsum of a transposed int16", [&] { return cf::einsum("ij,jk->ik", b.T().astype(cf::f64), i16.T()); }},
+      {"inv", [&] { return cf::linalg::inv(m); }},
+      {"convolve", [&] { return cf::convolve(s, k, "full"); }},
+  };
+  for (const Case& c : cases) {
+    const cf::Array value = c.make().eval();  // the same call's values, in their own memory
+    const cf::Shape vs = value.shape();
+    const int64_t r = vs[0], w = vs.ndim() == 2 ? vs[1] : 1;
+    // Each destination: a base array of sentinels, and the view of it that is written.
+    struct Dest {
+      const char* what;
+      cf::Shape base;
+      std::function<cf::Array(const cf::Array&)> view;
+    };
+    const cf::Shape wide = vs.ndim() == 2 ? cf::Shape{r + 7, w + 5} : cf::Shape{r + 7};
+    const cf::Shape tall = vs.ndim() == 2 ? cf::Shape{2 * r + 3, w} : cf::Shape{2 * r + 3};
+    std::vector<Dest> dests = {
+        {"reversed rows", wide,
+         [&](const cf::Array& x) {
+           return vs.ndim() == 2 ? x[{cf::slice(r + 2, 2, -1), cf::slice(1, 1 + w)}] : x[{cf::slice(r + 2, 2, -1)}];
+         }},
+        {"every other row", tall, [&](const cf::Array& x) { return x[{cf::slice(1, 1 + 2 * r, 2)}]; }},
+        {"rows at an offset", wide,
+         [&](const cf::Array& x) {
+           return vs.ndim() == 2 ? x[{cf::slice(3, 3 + r), cf::slice(0, w)}] : x[{cf::slice(3, 3 + r)}];
+         }},
+    };
+    if (vs.ndim() == 2) dests.push_back({"a transposed array", cf::Shape{w, r}, [](const cf::Array& x) { return x.T(); }});
+    for (const Dest& d : dests) {
+      auto got = cf::full(d.base, 7.0, value.dtype()).eval(), want = cf::full(d.base, 7.0, value.dtype()).eval();
+      d.view(got) = c.make();  // the call writes (through a temporary where the view is not dense)
+      d.view(want) = value;    // an elementwise copy of the same values
+      CHECK_MESSAGE(dev(got) == dev(want), c.what << " into " << d.what);
+    }
+  }
+}
