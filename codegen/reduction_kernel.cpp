@@ -367,7 +367,8 @@ struct RedEmitter {
     // split long rows over several blocks
     const int RB = B / G;
     const int64_t row_blocks = (M + RB - 1) / RB;
-    if (!rowmode && row_blocks < 1024 && N >= 8192) {
+    // (No rows at all, a zero-size result, launches nothing: there is nothing to split.)
+    if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= 8192) {
       int64_t want = (split_blocks() + row_blocks - 1) / row_blocks;
       int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
       S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));

@@ -78,7 +78,8 @@ struct Program {
   std::vector<int> outputs;    // value ids
   int inplace_target = -1;     // input id written in place after the outputs are written, or -1
   int inplace_value = -1;      // the value written
-  int inplace_kind = 0;        // 0: target += value; 1: target[::-1] = value; 2: target[1::2] = value
+  int inplace_kind = 0;        // 0: target += value; else a view of it is assigned the value:
+                               // 1: target[::-1], 2: target[1::2], 3: target[:, ::-1], 4: target.T
   std::vector<int> evals;      // values evaluated early in the run (never in the reference's graph)
   bool evals_at_once = false;  // evaluated as soon as built (later ops build on the buffer), else
                                // after every value is built (realized under the ops that read them)
@@ -103,7 +104,8 @@ struct Program {
   std::string text() const;
   std::string inplace_text() const {
     const std::string t = "v" + std::to_string(inplace_target), v = "v" + std::to_string(inplace_value);
-    return inplace_kind == 0 ? t + " += " + v : t + (inplace_kind == 1 ? "[::-1] = " : "[1::2] = ") + v;
+    static const char* view[] = {"", "[::-1]", "[1::2]", "[:, ::-1]", ".T"};
+    return inplace_kind == 0 ? t + " += " + v : t + view[inplace_kind] + " = " + v;
   }
 };
 
@@ -442,7 +444,7 @@ class Generator {
       if (!aliased) {
         p_.inplace_target = t;
         p_.inplace_value = static_cast<int>(irange(n_in, n - 1));
-        p_.inplace_kind = static_cast<int>(irange(0, 2));
+        p_.inplace_kind = static_cast<int>(irange(0, 4));
       }
     }
     if (n > n_in && coin(cfg_.p_early)) {  // drawn last: the programs of older seeds stay the same
@@ -1053,7 +1055,13 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   bool inplace = p.inplace_target >= 0;
   const size_t t = static_cast<size_t>(std::max(0, p.inplace_target));
   const size_t iv = static_cast<size_t>(std::max(0, p.inplace_value));
-  const cf::Slice rows = p.inplace_kind == 1 ? cf::slice(std::nullopt, std::nullopt, -1) : cf::slice(1, std::nullopt, 2);
+  // The view of the target that an assignment writes (kinds 1-4).
+  auto written = [&](const cf::Array& x) {
+    if (x.ndim() == 0 || (p.inplace_kind >= 3 && x.ndim() < 2)) throw cf::ValueError("fuzz: no such view to write");
+    if (p.inplace_kind == 4) return x.T();
+    const cf::Slice sl = p.inplace_kind == 2 ? cf::slice(1, std::nullopt, 2) : cf::slice(std::nullopt, std::nullopt, -1);
+    return x.index(axis_index(x.ndim(), p.inplace_kind == 3 ? 1 : 0, sl));
+  };
   if (inplace) {
     try {
       const cf::DType tt = in[t].dtype();
@@ -1061,11 +1069,9 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
         cf::Array sum = vals[t] + vals[iv];
         if (!(sum.shape() == in[t].shape())) throw cf::ValueError("fuzz: += would broadcast the target");
         roots.push_back(cf::astype(sum, tt).node());
-      } else {  // x[rows] = v: v cast (unsafe) and broadcast to the rows written
-        if (in[t].ndim() == 0) throw cf::ValueError("fuzz: no rows to write");
+      } else {  // x[view] = v: v cast (unsafe) and broadcast to the view written
         if (!cf::is_float(tt) && !p.exact[iv]) throw cf::ValueError("fuzz: an inexact value cast to an integer");
-        const cf::Shape vs = in[t].index(axis_index(in[t].ndim(), 0, rows)).shape();
-        roots.push_back(cf::astype(vals[iv], tt).broadcast_to(vs).node());
+        roots.push_back(cf::astype(vals[iv], tt).broadcast_to(written(in[t]).shape()).node());
       }
     } catch (const cf::Error&) {
       inplace = false;
@@ -1103,7 +1109,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
     try {
       cf::Array target = in[t];
       if (p.inplace_kind == 0) target += added;  // the outputs, still lazy, must see the old values
-      else target.index(axis_index(target.ndim(), 0, rows)) = added;
+      else written(target) = added;
       out.inplace_ran = true;
     } catch (const cf::Error&) {  // casting or broadcasting refused it: nothing was written
       inplace = false;
@@ -1119,15 +1125,20 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   }
   if (inplace) {
     cf::detail::HostArray want = ref.back();
-    if (p.inplace_kind != 0) {  // the target's old values with the written rows replaced
-      const cf::detail::HostArray& rowsv = ref.back();
+    if (p.inplace_kind != 0) {
+      // The target's old values, each element of the view replaced: the view's element k (in
+      // row-major order) is the target's element at offset + sum(index * stride), read from
+      // the strides of the same view of a dense array of the target's shape.
+      const cf::detail::HostArray& vals_written = ref.back();
       want = ref[t];
-      const int64_t n0 = want.shape.ndim() ? want.shape[0] : 1;
-      const size_t row = static_cast<size_t>(want.size() / std::max<int64_t>(n0, 1) * cf::itemsize(want.dtype));
-      const int64_t nr = rowsv.shape.ndim() ? rowsv.shape[0] : 0;
-      for (int64_t r = 0; r < nr; ++r) {
-        const int64_t dst = p.inplace_kind == 1 ? n0 - 1 - r : 1 + 2 * r;
-        std::memcpy(want.bytes.data() + static_cast<size_t>(dst) * row, rowsv.bytes.data() + static_cast<size_t>(r) * row, row);
+      const cf::detail::Layout l = written(cf::empty(want.shape, want.dtype).eval()).node()->layout;
+      const size_t item = static_cast<size_t>(cf::itemsize(want.dtype));
+      std::vector<int64_t> idx(static_cast<size_t>(l.shape.ndim()), 0);
+      for (int64_t k = 0; k < vals_written.size(); ++k) {
+        int64_t dst = l.offset;
+        for (int d = 0; d < l.shape.ndim(); ++d) dst += idx[static_cast<size_t>(d)] * l.strides[static_cast<size_t>(d)];
+        std::memcpy(want.bytes.data() + static_cast<size_t>(dst) * item, vals_written.bytes.data() + static_cast<size_t>(k) * item, item);
+        for (int d = l.shape.ndim() - 1; d >= 0 && ++idx[static_cast<size_t>(d)] == l.shape[d]; --d) idx[static_cast<size_t>(d)] = 0;
       }
     }
     const double bound = strict || p.exact[iv] ? 0.0 : E[iv] + 2 * eps_of(want.dtype) * max_abs(want);

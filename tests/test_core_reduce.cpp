@@ -151,6 +151,13 @@ TEST_CASE("empty reductions: NumPy's answers and errors") {
   CHECK(host<bool>(cf::any(e)) == std::vector<bool>{false});
   CHECK(host<bool>(cf::all(e)) == std::vector<bool>{true});
   CHECK(host<float>(cf::cumsum(e)).empty());
+  // no rows of long ones: nothing to split over blocks (device fuzz seed 1069303610878: the
+  // reduction emitter divided by the number of row blocks, 0, and the process died of SIGFPE)
+  auto none_long = cf::sum(cf::zeros({0, 20011}, cf::f32), 1);
+  auto none_long3 = cf::sum(cf::ones({2, 0, 9000}, cf::f32) * 2, 2);
+  cf::eval(none_long, none_long3);
+  CHECK(none_long.shape() == cf::Shape{0});
+  CHECK(none_long3.shape() == cf::Shape{2, 0});
   auto a = cf::zeros({2, 3});
   CHECK_THROWS_AS(cf::sum(a, 2), cf::IndexError);
   CHECK_THROWS_AS(cf::sum(a, {0, 0}), cf::ValueError);
