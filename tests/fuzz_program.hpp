@@ -344,6 +344,7 @@ struct Config {
   double p_big = 0.0;       // chance of a long base shape (multi-block reductions, vector tails)
   double p_early = 0.3;     // chance of evaluating one or two values early (realized mid-graph)
   double p_stream = 0.3;    // chance of running on a new stream (device only)
+  double p_zero = 0.04;     // chance of a zero-size axis in the base shape (empty arrays)
   bool matmul = true;
   int64_t max_numel = 1 << 16;
 };
@@ -393,6 +394,7 @@ class Generator {
       base_.push_back(pick(cfg_.dims));
       base_.push_back(pick(cfg_.dims));
     }
+    if (coin(cfg_.p_zero)) base_[static_cast<size_t>(irange(0, base_.ndim() - 1))] = 0;
     for (int i = 0; i < 3; ++i) {
       p_.in_dtype.push_back(pick_dtype());
       p_.in_shape.push_back(i == 0 ? base_ : variant_of(base_));
