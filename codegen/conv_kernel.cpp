@@ -45,7 +45,10 @@ Tile choose_tile(const ConvProblem& c) {
   t.exact_rows = c.kh <= 32;
   t.khc = t.exact_rows ? static_cast<int>(std::max<int64_t>(c.kh, 1)) : 32;
   t.kwc = static_cast<int>(std::min<int64_t>((std::max<int64_t>(c.kw, 1) + 7) / 8 * 8, 32));
-  if (c.out_rows <= 1 && t.khc == 1) {  // one row (NumPy's 1-D convolve): a wide row of threads
+  // One row of one filter row (NumPy's 1-D convolve): a wide row of threads. An empty filter
+  // (kh = 0: SciPy's 'valid' of two (0, n) inputs is (1, 1)) takes the 2-D kernel, whose
+  // filter-row loop runs no times; the row kernel stages filter row 0 unconditionally.
+  if (c.out_rows <= 1 && c.kh == 1) {
     t.tw = 256, t.ty = 1, t.ry = 1, t.rx = 5;
   } else {
     t.tw = 32, t.ty = 4, t.ry = 16;

@@ -232,6 +232,11 @@ TEST_CASE("convolution errors: NumPy's and SciPy's messages, with the shapes") {
                        cf::ValueError);
   CHECK_THROWS_WITH_AS(cf::signal::convolve2d(cf::ones({0, 3}, cf::f64), m, "full", "wrap"),
                        doctest::Contains("needs a non-empty in1"), cf::ValueError);
+  CHECK_THROWS_WITH_AS(cf::signal::convolve2d(cf::ones({0, 5}, cf::f64), cf::ones({0, 5}, cf::f64)),
+                       doctest::Contains("negative dimensions are not allowed"), cf::ValueError);  // as SciPy
+  CHECK(cf::signal::correlate2d(cf::ones({0, 5}, cf::f64), cf::ones({0, 5}, cf::f64), "valid").shape() == cf::Shape{1, 1});
+  CHECK(host<double>(cf::signal::correlate2d(cf::ones({0, 5}, cf::f64), cf::ones({3, 2}, cf::f64), "full", "fill", 0.5)) ==
+        std::vector<double>(12, 3.0));  // SciPy: (2, 6) of the fill value's terms
   CHECK_THROWS_WITH_AS(cf::convolve(cf::ones({0}, cf::f64), v), doctest::Contains("a cannot be empty"), cf::ValueError);
   CHECK_THROWS_WITH_AS(cf::correlate(v, cf::ones({0}, cf::f64)), doctest::Contains("v cannot be empty"), cf::ValueError);
   CHECK_THROWS_WITH_AS(cf::convolve(m, v), doctest::Contains("must be 1-D, got shape (3, 3)"), cf::ValueError);

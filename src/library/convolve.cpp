@@ -108,6 +108,10 @@ Array conv2d(const Array& in1, const Array& in2, std::string_view mode_name, std
                                    "dimension (got shapes {} and {})", to_string(in1.shape()), to_string(in2.shape())));
     swapped = !ok1;
   }
+  if (mode == Mode::Full && ((a0 == 0 && b0 == 0) || (a1 == 0 && b1 == 0)))  // SciPy: a -1 extent
+    throw ValueError(fmt::format("{}: 'full' mode of shapes {} and {} is empty along an axis of both: "
+                                 "negative dimensions are not allowed", what, to_string(in1.shape()),
+                                 to_string(in2.shape())));
   const Array& image = swapped ? in2 : in1;
   const Array& filter = swapped ? in1 : in2;
   const int64_t m1 = image.shape()[0], n1 = image.shape()[1], m2 = filter.shape()[0], n2 = filter.shape()[1];

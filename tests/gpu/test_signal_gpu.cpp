@@ -82,6 +82,27 @@ TEST_CASE("convolve2d on the device: filter sizes, chunking, filters larger than
       }
     }
   }
+  // Empty inputs (SciPy's shapes: 'valid' of two (0, n) inputs is (1, 1) of zeros, 'full' of
+  // an empty image is the fill value's terms). Device fuzz seed 538946792347: the one-row
+  // kernel staged filter row 0 of a (0, 5) filter, reading address 0.
+  for (const char* mode : {"valid", "full", "same"}) {
+    for (const auto& [img, flt] : std::vector<std::pair<cf::Shape, cf::Shape>>{
+             {{0, 5}, {0, 5}}, {{0, 5}, {3, 2}}, {{4, 3}, {0, 2}}, {{0, 1}, {0, 1}}, {{1, 0}, {1, 0}}}) {
+      if (std::string(mode) == "full" && ((img[0] == 0 && flt[0] == 0) || (img[1] == 0 && flt[1] == 0))) {
+        CHECK_THROWS_WITH_AS(cf::signal::correlate2d(cf::ones(img), cf::ones(flt), mode), doctest::Contains("negative dimensions"),
+                             cf::ValueError);  // as SciPy
+        continue;
+      }
+      if (std::string(mode) == "valid" && img[0] == 0 && flt[0] > 0) continue;  // SciPy: neither covers the other
+      for (cf::DType t : {cf::f32, cf::bool_}) {
+        const auto x = rnd(t, img), w = rnd(t, flt);
+        const std::string what = std::string("correlate2d empty ") + mode + " " + cf::to_string(img) + " " + cf::to_string(flt);
+        const double fill = t == cf::bool_ ? 0.0 : 0.5;
+        check(cf::signal::correlate2d(x, w, mode, "fill", fill), cf::signal::correlate2d(mag_of(x), mag_of(w), mode, "fill", fill),
+              cf::numel(flt), what);
+      }
+    }
+  }
   // Views: transposed, strided and reversed inputs are read in place.
   const auto base = rnd(cf::f32, {80, 90});
   const auto xv = base[{cf::slice(79, std::nullopt, -2), cf::slice(3, 87, 3)}].T();
