@@ -164,3 +164,28 @@ TEST_CASE("a row kernel that reads a result computed from its own first phase co
   CHECK(host<float>(x) == std::vector<float>{-1.5f, 0.5f, 3.5f, 7.5f, 3, 9, 13, 15});
   CHECK(host<float>(m) == std::vector<float>{-1.5f, 3});
 }
+
+TEST_CASE("a generator that is also a result is generated inline by its readers: the plan does not change") {
+  // Device fuzz seed 538946791883: with arange(64) among the results, the sibling reductions
+  // nanmin(arange) and sum(f(x)) read the int64 result back from memory and loaded two wide;
+  // fuse(), which returns a copy of a leaf result, generated it inline and loaded four wide,
+  // so the float32 sum came out rounded differently traced and untraced.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::ones({64}, cf::f32).eval();
+  auto g = cf::arange(64);
+  auto reduction_kernel = [](const std::string& dump) {
+    const size_t at = dump.find("reduction kernel ");
+    REQUIRE(at != std::string::npos);
+    return dump.substr(at, dump.find(' ', at + 17) - at);
+  };
+  const std::string alone = reduction_kernel(cf::plan_dump({cf::nanmin(g, 0), cf::sum(cf::log1p(cf::abs(x)), 0)}));
+  const std::string with_g = reduction_kernel(cf::plan_dump({cf::nanmin(g, 0), cf::sum(cf::log1p(cf::abs(x)), 0), g}));
+  CHECK(alone == with_g);
+  auto f = cf::fuse([](const cf::Array& v) {
+    auto a = cf::arange(64);
+    return std::vector<cf::Array>{cf::nanmin(a, 0), cf::sum(cf::log1p(cf::abs(v)), 0), a};
+  });
+  auto r = f(x);
+  CHECK(host<int64_t>(r[2]) == host<int64_t>(g));
+  CHECK(host<int64_t>(r[0]) == std::vector<int64_t>{0});
+}

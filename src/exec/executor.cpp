@@ -64,6 +64,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
   LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); },
                    [](const Node* n) { return is_aligned16(n); },
                    [&](const Node* n) {
+                     if (n->k() == NodeKind::Generator) return -1;  // cheaper generated than read (planner.cpp)
                      for (const Node* w : written)
                        if (w == n) return plan.buffer_of(n);
                      return -1;

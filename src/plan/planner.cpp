@@ -543,6 +543,11 @@ struct Planner {
         stack.pop_back();
         if (!seen.insert(x).second) continue;
         auto it = produced.find(x);
+        // A generator (arange, linspace) that another group writes out is still generated
+        // inline here (the executor's binding never reads one back): no dependency, and the
+        // plan, so the bits, do not depend on whether the generator is also a result.
+        if (it != produced.end() && it->second != g && x->k() == NodeKind::Generator && grp.kind != GroupKind::Library)
+          continue;
         if (it != produced.end() && it->second != g) {
           const bool recomputable = x->k() == NodeKind::Elementwise || x->k() == NodeKind::View;
           if (reuse || !recomputable || grp.kind == GroupKind::Library) {
