@@ -182,7 +182,7 @@ static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.inputs.clear();
   n.attrs.reset();
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
-  forget_realized(n);
+  unregister_root(&n);  // a leaf from now on, never pending again
   // pending/pins keep their values: builders account a realized input as a leaf.
 }
 
@@ -370,6 +370,13 @@ static bool reads_misaligned(const Node* n, const Node* target, bool under_view)
   return false;
 }
 
+// An elementwise copy of `value` (the same dtype and shape), computed into its own memory.
+static NodePtr copy_of(const NodePtr& value) {
+  InputVec ins;
+  ins.push_back(value);
+  return make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
+}
+
 void write_into(const NodePtr& target, const NodePtr& value_in) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   NodePtr value = value_in;
@@ -378,20 +385,15 @@ void write_into(const NodePtr& target, const NodePtr& value_in) {
   if (!readers.empty()) realize(readers);
   if (reads_misaligned(value.get(), target.get(), false)) {
     // Through a temporary: value's reads of the target must all happen before any write.
-    InputVec ins;
-    ins.push_back(value);
-    auto tmp = make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
-    realize({tmp});
-    value = tmp;
+    value = copy_of(value);
+    realize({value});
   }
   if (value->k() == NodeKind::Library && !target->layout.is_contiguous()) {
     // A library call (cuBLAS, cuSOLVER, a convolution) writes its result densely from the
     // pointer it is given: into a reversed, strided or transposed view it would write the
     // wrong elements, or past the end of the memory. It writes its own buffer, and one
     // elementwise kernel scatters that into the view.
-    InputVec ins;
-    ins.push_back(value);
-    value = make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
+    value = copy_of(value);
   }
   Target t{target->storage, target->layout};
   const Target* tp = &t;

@@ -88,7 +88,7 @@ static void free_node(Node* n) noexcept {
 }
 
 void destroy_node(Node* n) noexcept {
-  if (n->registered.load(std::memory_order_relaxed)) unregister_root(n);
+  unregister_root(n);
   free_node(n);
 }
 

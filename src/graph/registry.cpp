@@ -77,6 +77,7 @@ void register_replacing(Node* fresh, Node* const* given_up, int k) {
 }
 
 void unregister_root(Node* n) {
+  if (!n->registered.load(std::memory_order_relaxed)) return;
   std::lock_guard<SpinLock> lk(registry().mu);
   if (n->registered.load(std::memory_order_relaxed)) unregister_root_locked(n);
 }
@@ -97,11 +98,6 @@ size_t registered_roots() {
   return registry().roots.size();
 }
 
-void forget_realized(Node& n) {
-  if (!n.registered.load(std::memory_order_relaxed)) return;
-  std::lock_guard<SpinLock> lk(registry().mu);
-  if (n.registered.load(std::memory_order_relaxed)) unregister_root_locked(&n);
-}
 
 static bool reads(const Node* n, const Storage* s, std::unordered_set<const Node*>& seen) {
   if (!seen.insert(n).second) return false;

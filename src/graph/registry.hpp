@@ -15,11 +15,10 @@ void register_root(const NodePtr& n);  // called when an Array first holds an un
 // so that neither of those needs the lock again (when that Array takes it up, or when
 // they are destroyed).
 void register_replacing(Node* fresh, Node* const* given_up, int k);
-void unregister_root(Node* n);         // by destroy_node, for a registered node
-void unregister_root_locked(Node* n);  // the same, under a RegistryLock (clears `registered`)
-// For a node just realized (a leaf from now on, never pending again): off the registry, so
-// that it does not grow with the arrays a program keeps.
-void forget_realized(Node& n);
+// Off the registry (nothing where it is not on it): by destroy_node, and for a node just
+// realized, so that the registry does not grow with the arrays a program keeps.
+void unregister_root(Node* n);
+void unregister_root_locked(Node* n);  // the same for a registered node, under a RegistryLock
 // Holds the registry's lock: no reference to a registered node is taken meanwhile (for
 // ~Node, which takes over the inputs of a node it holds the only reference to).
 class RegistryLock {
