@@ -7,6 +7,20 @@
 //     v7 = _cf_r; }
 // The inputs are copied to _cf_ names before any user name is declared, so a parameter
 // named like a kernel variable (k, u, p, i...) cannot capture the value it is initialized from.
+//
+// User code on integers of 32 bits or fewer (bool included) is isolated in a __noinline__
+// function instead, called with the input values:
+//   int v5; { /* ElementwiseKernel 'pick' */ struct _cf_u5 { static __device__ __noinline__
+//     int f(const int _cf_i0, const int _cf_i1) { int _cf_r; { ... } return _cf_r; } };
+//     v5 = _cf_u5::f(v1, v4); }
+// ptxas (sm_90, CUDA 12.8 to 13.x) fuses two 32-bit integer max/min into one VIMNMX3 and can
+// drop a negation folded into it (pytorch/pytorch#190973): the user's `z = x > y ? x : y` on
+// a fused `negative(x)` and again on its result gave max(x, x) where CuPy, which reads the
+// negation from memory, gives |x| (tests/gpu/test_fuzz_gpu, seed 41573830922). Our own
+// max/min avoid it (64-bit, codegen/device_helpers.inc), but user code is the user's; a call
+// boundary keeps ptxas from fusing across it, so fusion never creates the pattern. Float code
+// stays inline (FMNMX has no such fusion), as does a user reduce_expr: its inputs come from
+// the (isolated) map_expr.
 #include "codegen/user_kernel.hpp"
 
 #include <array>
@@ -110,13 +124,39 @@ void throw_user_node_on_host(const Node& n) {
       "compare it there with the equivalent cufuse expression", op.name, kind_word(op.kind), comment_safe(op.code)));
 }
 
+namespace {
+
+bool narrow_integer(DType t) { return t == DType::Bool || (is_integer(t) && itemsize(t) <= 4); }
+
+// True when the user code handles an integer of 32 bits or fewer: it is called, not inlined.
+bool isolated(const UserOp& op, const Node* n) {
+  if (narrow_integer(n->dtype)) return true;
+  for (const auto& in : n->inputs)
+    if (narrow_integer(in->dtype)) return true;
+  for (const auto& v : op.vars)
+    if (narrow_integer(v.dtype)) return true;
+  for (const auto& o : op.outs)
+    if (narrow_integer(o.dtype)) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string user_op_value(ExprEmitter& e, const Node* n, const std::string* in) {
   const UserOp& op = user_op(n->op);
   const std::string R = reg_type(n->dtype);
   const std::string v = e.fresh();
+  const bool call = isolated(op, n);
   std::string s = fmt::format("{} {}; {{ /* {} '{}' */ ", R, v, kind_word(op.kind), comment_safe(op.name));
-  for (size_t k = 0; k < n->inputs.size(); ++k)
-    s += fmt::format("const {} _cf_i{} = {}; ", reg_type(n->inputs[k]->dtype), k, in[k]);
+  if (call) {
+    s += fmt::format("struct _cf_u{} {{ static __device__ __noinline__ {} f(", v, R);
+    for (size_t k = 0; k < n->inputs.size(); ++k)
+      s += fmt::format("{}const {} _cf_i{}", k ? ", " : "", reg_type(n->inputs[k]->dtype), k);
+    s += ") { ";
+  } else {
+    for (size_t k = 0; k < n->inputs.size(); ++k)
+      s += fmt::format("const {} _cf_i{} = {}; ", reg_type(n->inputs[k]->dtype), k, in[k]);
+  }
   s += fmt::format("{} _cf_r; {{ {}", R, op.typedefs);
   for (size_t k = 0; k < op.vars.size() && k < n->inputs.size(); ++k)
     s += fmt::format("const {} {} = _cf_i{}; ", reg_type(op.vars[k].dtype), op.vars[k].name, k);
@@ -132,7 +172,13 @@ std::string user_op_value(ExprEmitter& e, const Node* n, const std::string* in) 
       break;
     case UserOp::Kind::Reduce: throw InternalError("a user reduction reached elementwise code generation");
   }
-  s += fmt::format("}} {} = _cf_r; }}", v);
+  if (call) {
+    s += fmt::format("}} return _cf_r; }} }}; {} = _cf_u{}::f(", v, v);
+    for (size_t k = 0; k < n->inputs.size(); ++k) s += fmt::format("{}{}", k ? ", " : "", in[k]);
+    s += "); }";
+  } else {
+    s += fmt::format("}} {} = _cf_r; }}", v);
+  }
   e.line(s);
   if (is_half(n->dtype)) e.line(fmt::format("{} = {};", v, round_half(n->dtype, v)));
   return v;

@@ -55,6 +55,22 @@ TEST_CASE("ElementwiseKernel gpu: parameter names that are kernel variables else
   CHECK(compare(k(s, b, s, 2.0, c), s + b * s - 2.0 / c, 0, "strided") == 0);
 }
 
+TEST_CASE("ElementwiseKernel gpu: max chains around a fused negation (a ptxas VIMNMX3 miscompile) give NumPy's values") {
+  // Fuzz seed 41573830922: pick(minimum(x, x), pick(x, -x)) in one kernel came out x, not |x|,
+  // for int32: ptxas fused the two user maxes and dropped the negation. User code on narrow
+  // integers is now a call (codegen/user_kernel.cpp).
+  const cf::ElementwiseKernel pick("T x, T y", "T z", "z = x > y ? x : y", "pick");
+  for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::u8, cf::u32, cf::i64}) {
+    auto x = random_array(t, {64, 33}, 0);
+    auto twin = [](const cf::Array& a, const cf::Array& b) { return cf::where(a > b, a, b); };
+    auto x3 = x.expand_dims(0);
+    auto got = pick(cf::minimum(x, x), pick(x3, -x3));
+    CHECK(compare(got, twin(cf::minimum(x, x), twin(x3, -x3)), 0, std::string(cf::name(t))) == 0);
+    auto chain = pick(pick(-x, x), pick(x, -x * 2));  // three maxes, two negations
+    CHECK(compare(chain, twin(twin(-x, x), twin(x, -x * 2)), 0, std::string(cf::name(t)) + " chain") == 0);
+  }
+}
+
 TEST_CASE("ElementwiseKernel gpu: several outputs, output arrays, scalars, explicit types") {
   cf::ElementwiseKernel two("T x, T y, float64 s", "T sum, float64 prod", "sum = x + y; prod = (double)x * y * s;",
                             "two");
