@@ -68,6 +68,14 @@ TEST_CASE("ElementwiseKernel gpu: max chains around a fused negation (a ptxas VI
     CHECK(compare(got, twin(cf::minimum(x, x), twin(x3, -x3)), 0, std::string(cf::name(t))) == 0);
     auto chain = pick(pick(-x, x), pick(x, -x * 2));  // three maxes, two negations
     CHECK(compare(chain, twin(twin(-x, x), twin(x, -x * 2)), 0, std::string(cf::name(t)) + " chain") == 0);
+    // where(a > b, a, b) is the same max to NVVM: the twins on the device too (each built
+    // twice, so that the reference never reads a value the device computed)
+    auto t1 = [&] { return twin(cf::minimum(x, x), twin(x3, -x3)); };
+    CHECK(compare(t1(), t1(), 0, std::string(cf::name(t)) + " where") == 0);
+    auto t2 = [&] { return twin(twin(-x, x), twin(x, -x * 2)); };
+    CHECK(compare(t2(), t2(), 0, std::string(cf::name(t)) + " where chain") == 0);
+    auto t3 = [&] { return cf::maximum(cf::abs(x), cf::maximum(x, -x)); };
+    CHECK(compare(t3(), t3(), 0, std::string(cf::name(t)) + " maximum") == 0);
   }
 }
 
