@@ -159,15 +159,19 @@ inline std::vector<cf::Index> axis_index(int ndim, int axis, cf::Index at) {
 
 // User kernels, each with a lazy twin that gives the same bits (IEEE ops, --fmad=false;
 // integers wrap either way): madd z = x*y + x, pick z = x > y ? x : y, sqm z = x*x - x, and
-// isum, an integer sum in the input's dtype (wrapping, so any order gives the same bits).
+// isum, an integer sum in the input's dtype (wrapping, so any order gives the same bits), and
+// imax, an integer max with `a > b ? a : b` (ptxas's VIMNMX3 fusion: codegen/user_kernel.cpp).
 inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, bool twin) {
   static const cf::ElementwiseKernel madd("T x, T y", "T z", "z = x * y + x", "fuzz_madd");
   static const cf::ElementwiseKernel pick("T x, T y", "T z", "z = x > y ? x : y", "fuzz_pick");
   static const cf::ElementwiseKernel sqm("T x", "T z", "z = x * x - x", "fuzz_sqm");
   static const cf::ReductionKernel isum("T x", "T y", "x", "a + b", "y = a", "0", "fuzz_isum");
+  static const cf::ReductionKernel imax("T x", "T y", "x", "a > b ? a : b", "y = a",
+                                        "(T)(1ULL << (sizeof(T) * 8 - 1))", "fuzz_imax");  // T's minimum
   const cf::Array& x = v[static_cast<size_t>(in.a)];
-  if (in.op == "isum") {
+  if (in.op == "isum" || in.op == "imax") {
     cf::AxisArg ax = in.axis < 0 ? cf::AxisArg{} : cf::AxisArg{in.axis};
+    if (in.op == "imax") return twin ? cf::max(x, ax, in.keepdims) : imax({x}, ax, in.keepdims);
     return twin ? cf::sum(x, ax, in.keepdims, x.dtype()) : isum({x}, ax, in.keepdims);
   }
   if (in.op == "sqm") return twin ? x * x - x : sqm(x);
@@ -298,9 +302,11 @@ inline std::string instr_text(const Instr& in) {
              std::to_string(in.axis2) + ")";
     case Kind::Arange: return "arange(" + v(in.a) + ".shape[-1])";
     case Kind::User:
-      if (in.op == "isum")
-        return "fuzz_isum(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
-               (in.keepdims ? ", keepdims=True" : "") + ")    # ReductionKernel 'a + b'; twin sum(dtype=T)";
+      if (in.op == "isum" || in.op == "imax")
+        return "fuzz_" + in.op + "(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
+               (in.keepdims ? ", keepdims=True" : "") +
+               (in.op == "isum" ? ")    # ReductionKernel 'a + b'; twin sum(dtype=T)"
+                                : ")    # ReductionKernel 'a > b ? a : b'; twin max");
       if (in.op == "sqm") return "fuzz_sqm(" + v(in.a) + ")    # ElementwiseKernel z = x*x - x";
       return "fuzz_" + in.op + "(" + v(in.a) + ", " + v(in.b) + ")    # ElementwiseKernel " +
              (in.op == "madd" ? "z = x*y + x" : "z = x > y ? x : y");
@@ -739,9 +745,11 @@ class Generator {
         in.op = pick(std::vector<std::string>{"madd", "pick", "sqm", "isum"});
         if (in.op == "sqm" && t == D::Bool) return false;  // NumPy: no boolean subtract
         if (in.op == "isum") {
-          if (t != D::Int32 && t != D::Int64) return false;
+          if (t != D::Int32 && t != D::Int64 && t != D::Int16) return false;
+          if (t == D::Int16) in.op = "imax";  // (an isum of int16 would promote in its twin)
           in.axis = nd == 0 || coin(0.3) ? -1 : static_cast<int>(irange(0, nd - 1));
           in.keepdims = coin(0.4);
+          if (in.op == "isum" && coin(0.4)) in.op = "imax";  // drawn last: older seeds' isums stay
         } else if (in.op != "sqm") {
           in.b = pick_value(v);
           const cf::Array& y = v[static_cast<size_t>(in.b)];

@@ -1,8 +1,13 @@
 // tests/test_library_plans.cpp: library nodes in the plan, no GPU needed (placeholders):
 // what cuBLAS reads in place (no library-input kernel), what becomes a fused reduction
 // instead of a GEMM, epilogues fused into the GEMM, kernel counts of the patterns,
-// and that every kernel around a library call compiles.
+// scalar factors folded into alpha only where that keeps NumPy's values, and that every
+// kernel around a library call compiles.
 #include "test_core_helpers.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "library/gemm_call.hpp"
 
@@ -54,6 +59,36 @@ TEST_CASE("seed 000's distance matrix: one GEMM plus at most two kernels") {
     if (py) CHECK(library_summary(ex).find("alpha 2") != std::string::npos);  // (2*q)@p.T: 2 goes to alpha
   }
   CHECK(plan_of({w6(q, p, true)}, true)->steps.size() == 3);  // every kernel compiles
+}
+
+TEST_CASE("a scalar factor of an operand becomes alpha only where the scaled product gives NumPy's values") {
+  auto q = cf::placeholder(cf::f32, {64, 32});
+  auto p = cf::placeholder(cf::f32, {48, 32});
+  auto folded = [&](const cf::Array& r) {
+    auto ex = plan_of({r});
+    return kernel_groups(ex) == 0 && library_summary(ex).find("alpha") != std::string::npos;
+  };
+  CHECK(folded(cf::matmul(-2 * q, p.T())));
+  CHECK(folded(cf::matmul(q / 3, p.T())));    // alpha 1/3: within float32's rounding of q / 3
+  CHECK(folded(cf::matmul(q * 0.1, p.T())));  // 0.1 rounded to float32 as NumPy rounds it
+  CHECK(library_summary(plan_of({cf::matmul(q * 0.1, p.T())})).find(fmt::format("alpha {}", double(0.1f))) !=
+        std::string::npos);
+  // 0, infinities and NaN make NaNs in the operand (0 * inf, 0 / 0) that a scaled product lacks
+  for (double c : {0.0, -0.0, double(INFINITY), -double(INFINITY), double(NAN)}) {
+    INFO(c);
+    CHECK_FALSE(folded(cf::matmul(q * c, p.T())));
+    CHECK_FALSE(folded(cf::matmul(q / c, p.T())));
+  }
+  CHECK_FALSE(folded(cf::matmul(q * 1e30, p.T())));  // x * 1e30 overflows where the product may not
+  // float16 rounds q * c to 11 bits and overflows at 65504: powers of two of at most 1 only
+  auto h = cf::placeholder(cf::f16, {64, 32}), hp = cf::placeholder(cf::f16, {48, 32});
+  CHECK(folded(cf::matmul(h * 0.5, hp.T())));
+  CHECK(folded(cf::matmul(-h, hp.T())));
+  CHECK_FALSE(folded(cf::matmul(h * 2, hp.T())));
+  CHECK_FALSE(folded(cf::matmul(h * 0.1, hp.T())));
+  auto b = cf::placeholder(cf::bf16, {64, 32}), bp = cf::placeholder(cf::bf16, {48, 32});
+  CHECK(folded(cf::matmul(b * 4, bp.T())));
+  CHECK_FALSE(folded(cf::matmul(b * 3, bp.T())));
 }
 
 TEST_CASE("a@b.T copies nothing; layouts cuBLAS cannot read are laid out by one kernel") {

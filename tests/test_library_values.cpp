@@ -80,6 +80,16 @@ TEST_CASE("matmul follows NumPy: shapes, 1-D operands, batches, dtypes, alpha") 
   // scalar factors go to alpha: same values as NumPy's (2*A)@B and (-A)@(B/2)
   check_close(hd(cf::matmul(2 * A, B)), {116, 128, 278, 308});
   check_close(hd(cf::matmul(-A, B / 2)), {-29, -32, -69.5, -77});
+  // ... but not a zero or infinite one: NumPy's (Z / -0) @ Z.T has NaNs where Z has zeros
+  // (0 / 0; fuzz seed 39661707121), where alpha = -inf would give -inf
+  auto Z = mat({2, 0, 1, 3}, {2, 2});
+  const std::vector<double> nz = hd(cf::matmul(Z.T(), Z / -0.0));  // Z / -0 = [[-inf, nan], [-inf, -inf]]
+  CHECK(nz[0] == -INFINITY);  // 2 * -inf + 1 * -inf
+  CHECK(std::isnan(nz[1]));   // 2 * nan + 1 * -inf
+  CHECK(std::isnan(nz[2]));   // 0 * -inf + 3 * -inf
+  CHECK(std::isnan(nz[3]));   // 0 * nan + 3 * -inf
+  const std::vector<double> z0 = hd(cf::matmul(Z * INFINITY, Z));  // 0 * inf in the operand: NaN
+  CHECK(std::isnan(z0[0]));
   // an empty contraction
   check_close(hd(cf::matmul(cf::zeros({2, 0}), cf::zeros({0, 3}))), {0, 0, 0, 0, 0, 0});
   // integers wrap in their dtype like NumPy; bool is any(and)

@@ -48,7 +48,9 @@ class TF32Scope {
 // ------------------------------------------------------------------ contractions
 // NumPy's matmul: 1-D operands are promoted to matrices and the added dim removed again;
 // leading dims broadcast. A scalar factor on an operand (matmul(2 * q, p.T())) is folded
-// into the GEMM's alpha instead of being computed by a kernel.
+// into the GEMM's alpha instead of being computed by a kernel, where that gives NumPy's values:
+// a finite, nonzero factor (2^-16 .. 2^16; float16 and bfloat16: powers of two, float16's at
+// most 1). A zero or infinite one is applied to the operand (0 * inf and 0 / 0 are NaN there).
 Array matmul(const Array& a, const Array& b);
 Array dot(const Array& a, const Array& b);    // NumPy's dot (N-D: sum over a's last, b's second-to-last axis)
 Array vdot(const Array& a, const Array& b);   // flattened dot product (a reduction)

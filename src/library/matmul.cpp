@@ -3,6 +3,7 @@
 // dot, vdot, inner, outer, tensordot — and the TF32 setting. Integer and bool matmul, and
 // products with nothing to multiply as matrices, are elementwise work and a reduction.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -47,7 +48,33 @@ void require(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: an Array handle is empty", what));
 }
 
-// x * c, c * x, x / c and -x on an operand of the GEMM's dtype: the factor goes to alpha.
+// Whether `x * c` (or `x / c`) on an operand of dtype t may become the GEMM's alpha: only
+// where scaling the product gives the values NumPy's scaling of the operand gives. Never for
+// 0, infinities or NaN (0 * inf and 0 / 0 make NaNs inside the operand that a scaled product
+// does not: fuzz seed 39661707121, `v3 / -0` into an einsum; and cuBLAS does
+// not read A and B at alpha = 0). For float32 and float64 the factor is taken as NumPy takes a
+// weak scalar, rounded to t, and must lie within 2^-16 .. 2^16 (the operand's own rounding of
+// x * c is then within the GEMM's rounding bound, and neither overflows where the other does
+// not). float16 and bfloat16 round x * c to 11 or 8 bits before the product: only powers of
+// two fold, at most 1 for float16 (whose range ends at 65504) and 2^8 for bfloat16.
+bool foldable(double c, DType t) {
+  if (!std::isfinite(c) || c == 0) return false;
+  const double m = std::fabs(c);
+  int e = 0;
+  const bool pow2 = std::frexp(m, &e) == 0.5;
+  switch (t) {
+    case DType::Float16: return pow2 && m <= 1.0 && m >= 0x1p-8;
+    case DType::BFloat16: return pow2 && m <= 0x1p8 && m >= 0x1p-8;
+    case DType::Float32:
+    case DType::Float64: return m <= 0x1p16 && m >= 0x1p-16;
+    default: return false;
+  }
+}
+// The factor as the operand's dtype holds it.
+double factor_in(double c, DType t) { return t == DType::Float32 ? static_cast<double>(static_cast<float>(c)) : c; }
+
+// x * c, c * x, x / c and -x on an operand of the GEMM's dtype: the factor goes to alpha
+// where it is foldable (above); -x always (exact).
 NodePtr peel_scalars(NodePtr n, double& alpha) {
   for (;;) {
     if (n->k() != NodeKind::Elementwise) return n;
@@ -60,13 +87,14 @@ NodePtr peel_scalars(NodePtr n, double& alpha) {
     if (op == Op::Multiply || op == Op::TrueDivide) {
       const NodePtr& x = n->inputs[0];
       const NodePtr& y = n->inputs[1];
-      if (op == Op::Multiply && x->k() == NodeKind::Scalar && y->dtype == n->dtype) {
-        alpha *= x->scalar.to_double();
+      if (op == Op::Multiply && x->k() == NodeKind::Scalar && y->dtype == n->dtype &&
+          foldable(x->scalar.to_double(), n->dtype)) {
+        alpha *= factor_in(x->scalar.to_double(), n->dtype);
         n = y;
         continue;
       }
-      if (y->k() == NodeKind::Scalar && x->dtype == n->dtype) {
-        const double c = y->scalar.to_double();
+      if (y->k() == NodeKind::Scalar && x->dtype == n->dtype && foldable(y->scalar.to_double(), n->dtype)) {
+        const double c = factor_in(y->scalar.to_double(), n->dtype);
         alpha = op == Op::Multiply ? alpha * c : alpha / c;
         n = x;
         continue;
