@@ -170,6 +170,45 @@ TEST_CASE("epilogues: bias, ReLU and GELU fused into the GEMM (one launch)") {
   }
 }
 
+TEST_CASE("epilogues fused into the GEMM keep NumPy's NaN and infinity: maximum(nan, 0) is nan") {
+  for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
+    const double rel = gemm_rel(t, false) * 2;
+    const std::string w = cf::name(t).data();
+    std::vector<double> av(static_cast<size_t>(16 * 8));
+    std::mt19937 g(7);
+    std::normal_distribution<double> nd;
+    for (auto& x : av) x = nd(g);
+    for (int k = 0; k < 8; ++k) av[static_cast<size_t>(k)] = std::nan("");  // row 0: NaN
+    av[8] = INFINITY;                                                        // row 1: +inf in one column
+    av[16 + 3] = -INFINITY;                                                  // row 2: -inf
+    auto a = cf::from_host(av, cf::Shape{16, 8}).astype(t);
+    auto wt = random_normal(t, {24, 8}), bias = random_normal(t, {24});
+    a.eval();
+    auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
+    Vec m = ref_only(mag);
+    auto mm = [&] { return cf::matmul(a, wt.T()); };
+    const std::vector<std::pair<std::string, std::function<cf::Array()>>> cases = {
+        {"bias", [&] { return mm() + bias; }},
+        {"relu+bias", [&] { return cf::relu(mm() + bias); }},
+        {"gelu+bias", [&] { return cf::gelu(mm() + bias); }},
+        {"relu", [&] { return cf::relu(mm()); }},
+        {"gelu", [&] { return cf::gelu(mm()); }}};
+    for (const auto& [name, make] : cases) {
+      auto [r, d] = ref_and_dev(make());
+      int64_t bad = 0;
+      for (size_t i = 0; i < r.size(); ++i) {
+        bool ok;
+        if (std::isnan(r[i])) ok = std::isnan(d[i]);
+        else if (std::isinf(r[i])) ok = d[i] == r[i];
+        else ok = std::isfinite(m[i]) ? std::fabs(d[i] - r[i]) <= rel * m[i] + 1e-30 : !std::isnan(d[i]);
+        if (!ok && bad++ < 4) MESSAGE(name << " " << w << ": [" << i << "] device " << d[i] << " reference " << r[i]);
+      }
+      CHECK_MESSAGE(bad == 0, name << " " << w);
+      CHECK_MESSAGE(std::isnan(r[0]), name << " " << w);  // NumPy's: NaN through every epilogue
+    }
+  }
+}
+
 TEST_CASE("einsum, dot, vdot, inner, outer, tensordot, trace, diagonal") {
   auto A = [](const cf::Array& x) { return cf::abs(x).astype(cf::f64); };
   for (cf::DType t : {cf::f32, cf::f64, cf::f16}) {
