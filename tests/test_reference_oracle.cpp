@@ -1,5 +1,6 @@
-// tests/test_reference_oracle.cpp: the host reference evaluator and the type rules against
-// NumPy 2 (with ml_dtypes' bfloat16), from the cases tests/oracle/gen_cases.py writes.
+// tests/test_reference_oracle.cpp: the host reference evaluator, the type rules and matmul's
+// scalar factors against NumPy 2 (with ml_dtypes' bfloat16), from the cases
+// tests/oracle/gen_cases.py writes.
 //
 // CTest runs gen_cases.py first (tests/oracle.cmake, fixture `cufuse_oracle`) and points
 // CUFUSE_ORACLE_DIR at its output; without that variable the cases are looked for in
@@ -66,6 +67,7 @@
 #include <fmt/format.h>
 
 #include "codegen/op_table.hpp"
+#include "cufuse/cufuse.hpp"
 #include "cufuse/error.hpp"
 #include "graph/node.hpp"
 #include "reference/evaluator.hpp"
@@ -640,4 +642,45 @@ TEST_CASE("oracle: strided buffer leaves and View nodes vs NumPy slicing, transp
                               fmt::join(in.strides.begin(), in.strides.end(), ","), in.offset));
   }
   CHECK(cases > 40);
+}
+
+TEST_CASE("oracle: a scalar factor on a matmul operand, (a * c) @ b and (a / c) @ b, vs NumPy") {
+  // cufuse folds some factors into the GEMM's alpha; NumPy scales the operand. Zero, infinite
+  // and NaN factors (0 * inf, 0 / 0 in the operand) and overflowing ones must not change the
+  // NaNs and infinities; finite values agree within the product's rounding.
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "matmul_factor") continue;
+    Tok tk{line};
+    const DType t = tk.dt();
+    const std::string op = tk.str();
+    const double c = tk.f64();
+    const Shape sa = tk.shape();
+    const unsigned char* a = tk.arr();
+    const Shape sb = tk.shape();
+    const unsigned char* b = tk.arr();
+    const auto* exp = reinterpret_cast<const double*>(tk.arr());
+    const auto* mag = reinterpret_cast<const double*>(tk.arr());
+    ++cases;
+    Array A = from_host(a, t, sa), B = from_host(b, t, sb);
+    Array r = matmul(op == "multiply" ? A * c : A / c, B);
+    REQUIRE(r.dtype() == t);
+    const std::vector<double> got = r.astype(DType::Float64).to_host<double>();
+    const double eps = t == DType::Float16 ? 0x1p-11 : t == DType::Float32 ? 0x1p-24 : 0x1p-53;
+    const double rel = 2.0 * static_cast<double>(sa[1] + 2) * eps;
+    int bad = 0;
+    std::string first;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double g = got[i], e = exp[i];
+      const bool ok = std::isnan(e) ? std::isnan(g)
+                      : std::isinf(e) ? g == e
+                                      : std::isfinite(g) && std::fabs(g - e) <= rel * mag[i] + 1e-300;
+      if (!ok && bad++ == 0) first = fmt::format("[{}] cufuse {} NumPy {}", i, g, e);
+    }
+    CHECK_MESSAGE(bad == 0, fmt::format("({} a, {} by {}) @ b: {} elements differ, first {}", name(t), op, c, bad,
+                                        first));
+  }
+  CHECK(cases >= 80);
 }

@@ -453,6 +453,27 @@ def gen_layouts(w, rng):
                    w.arr(exp))
 
 
+def gen_matmul_factors(w, rng):
+    """(a * c) @ b and (a / c) @ b with Python-float factors, zeros, NaN and inf in a: NumPy
+    scales the operand; cufuse may fold the factor into the GEMM's alpha (src/library/matmul.cpp)."""
+    facs = [2.0, -0.5, 0.1, 3.0, 1e-3, 0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, 1e-30, 65536.0, 2.0 ** -20]
+    for d in ("float32", "float64", "float16"):
+        a = rng.standard_normal((6, 5)).astype(d)
+        a[0, 1] = 0
+        a[2, :] = 0
+        a[3, 2] = np.inf
+        a[4, 0] = np.nan
+        b = rng.standard_normal((5, 4)).astype(d)
+        for c in facs:
+            for op in ("multiply", "true_divide"):
+                with np.errstate(all="ignore"):
+                    sc = a * c if op == "multiply" else a / c
+                    exp = np.matmul(sc, b).astype(np.float64)
+                    mag = np.matmul(np.abs(sc.astype(np.float64)), np.abs(b.astype(np.float64)))
+                w.line("matmul_factor", d, op, repr(float(c)), fmt_shape(a.shape), w.arr(a), fmt_shape(b.shape),
+                       w.arr(b), w.arr(exp), w.arr(mag))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -482,6 +503,7 @@ def main():
     gen_casts(w, rng)
     gen_generators(w)
     gen_layouts(w, rng)
+    gen_matmul_factors(w, np.random.default_rng(SEED + 1))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
