@@ -200,7 +200,10 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v, b
     case Kind::Expand: return x.expand_dims(in.axis);
     case Kind::Reshape: return x.reshape(in.shape);
     case Kind::Reduce: return reduce(in, x);
-    case Kind::Matmul: return cf::matmul(x, v[static_cast<size_t>(in.b)]);
+    case Kind::Matmul: {  // op: "", or "relu" / "gelu" after it (a cuBLASLt epilogue where the dtype allows)
+      cf::Array m = cf::matmul(x, v[static_cast<size_t>(in.b)]);
+      return in.op == "relu" ? cf::relu(m) : in.op == "gelu" ? cf::gelu(m) : m;
+    }
     case Kind::Scan: return scan(in, x);
     case Kind::Einsum:
       return in.b < 0 ? cf::einsum(in.sub, x) : cf::einsum(in.sub, x, v[static_cast<size_t>(in.b)]);
@@ -289,7 +292,7 @@ inline std::string instr_text(const Instr& in) {
              (in.keepdims ? ", keepdims=True" : "") +
              (in.with_dtype ? ", dtype=" + std::string(cf::name(in.dtype)) : std::string()) + ")";
     }
-    case Kind::Matmul: return v(in.a) + " @ " + v(in.b);
+    case Kind::Matmul: return in.op.empty() ? v(in.a) + " @ " + v(in.b) : in.op + "(" + v(in.a) + " @ " + v(in.b) + ")";
     case Kind::Scan:
       return in.op + "(" + v(in.a) + (in.axis < 0 ? std::string() : ", axis=" + std::to_string(in.axis)) +
              (in.with_dtype ? ", dtype=" + std::string(cf::name(in.dtype)) : std::string()) + ")";
@@ -768,6 +771,7 @@ class Generator {
           return true;
         }
         ex = false;
+        if (coin(0.3)) in.op = coin(0.5) ? "relu" : "gelu";  // drawn last: older seeds' matmuls stay
         return true;
       }
     }
@@ -915,6 +919,10 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         const auto& A = ref[static_cast<size_t>(in.a)];
         const double K = static_cast<double>(A.shape.ndim() == 0 ? 1 : A.shape[static_cast<size_t>(A.shape.ndim() - 1)]);
         e = K * (times(Ma, eb) + times(Mb, ea) + times(ea, eb)) + 2 * K * K * acc_eps(A.dtype) * Ma * Mb + eo;
+        // relu is 1-Lipschitz. gelu's slope is under 1.13, and the reference evaluates it op by
+        // op in the result's dtype (tanh's rounding times 0.5 |x| where it cancels against 1),
+        // a fused epilogue in float: a few roundings of the largest |x| the product can reach.
+        if (in.op == "gelu") e = 1.2 * e + 8 * eps_of(t) * std::max(M[o], K * Ma * Mb) + eo;
         break;
       }
       default: e = ea; break;  // clip and views
