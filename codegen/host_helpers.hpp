@@ -17,6 +17,8 @@ inline long long cf_smax64(long long a, long long b) { return a > b ? a : b; }
 inline long long cf_smin64(long long a, long long b) { return a < b ? a : b; }
 inline unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 inline unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline float cf_opq(float a) { return a; }
+inline double cf_opq(double a) { return a; }
 #define CF_FN inline
 #include "codegen/device_helpers.inc"
 #undef CF_FN

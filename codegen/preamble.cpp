@@ -13,8 +13,11 @@ namespace cufuse::detail {
 namespace {
 
 // Device definitions the helpers call (codegen/host_helpers.hpp has the host's): 64-bit
-// integer max/min as inline PTX (why: cf_imax in device_helpers.inc).
+// integer max/min as inline PTX (why: cf_imax in device_helpers.inc), and cf_opq, a value
+// NVVM cannot see through (an empty asm; no instruction), for cf_fmax / cf_fmin.
 const char* kFirst = R"CF(
+__device__ __forceinline__ float cf_opq(float a) { asm("" : "+f"(a)); return a; }
+__device__ __forceinline__ double cf_opq(double a) { asm("" : "+d"(a)); return a; }
 __device__ __forceinline__ long long cf_smax64(long long a, long long b) { long long r; asm("max.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
 __device__ __forceinline__ long long cf_smin64(long long a, long long b) { long long r; asm("min.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
 __device__ __forceinline__ unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("max.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }

@@ -225,3 +225,24 @@ TEST_CASE("division by a power-of-two scalar multiplies by its reciprocal with t
   for (double s : {2.0, 3.0, 0.5, -7.0}) CHECK(same_bits(f(x, s), x / s));
   CHECK(f.stats().traces == 1);
 }
+
+TEST_CASE("fmin / fmax of a zero the compiler can fold keep the reference's signed zero") {
+  // Fuzz seed 856427902198: z = v1 - v1 (int64, folded to 0 by NVVM) made fmin(z, y * z) a
+  // min.f64 against +0, which returns -0 where y < 0; cf_fmin returns +0. 2.5 / it shows the sign.
+  auto v1 = random_array(cf::i64, {1, 1, 1});
+  auto y = random_array(cf::f32, {4, 1, 1});
+  y[{0}] = cf::full({1, 1}, -1.5f);
+  y[{1}] = cf::full({1, 1}, 2.0f);
+  for (int k = 0; k < 4; ++k) {
+    auto z = v1 - v1;
+    auto e = k == 0 ? cf::fmin(z, y * z) : k == 1 ? cf::fmax(z, y * z) : k == 2 ? cf::fmin(y * z, z) : cf::fmax(y * z, z);
+    auto q = 2.5 / e.broadcast_to({2, 4, 3, 1});
+    CHECK(check_against_reference(q, 0, "2.5 / f(0, y * 0), f #" + std::to_string(k)) == 0);
+    for (cf::DType t : {cf::f32, cf::f16}) {  // and on a float zero folded from x - x
+      auto zf = v1.astype(t) - v1.astype(t);
+      auto yt = y.astype(t);
+      auto ef = k % 2 == 0 ? cf::fmin(zf, yt * zf) : cf::fmax(zf, yt * zf);
+      CHECK(check_against_reference(2.5 / ef, 0, std::string(cf::name(t)) + " float zero") == 0);
+    }
+  }
+}
