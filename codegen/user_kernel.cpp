@@ -10,9 +10,9 @@
 //
 // User code on integers of 32 bits or fewer (bool included) is isolated in a __noinline__
 // function instead, called with the input values:
-//   int v5; { /* ElementwiseKernel 'pick' */ struct _cf_u5 { static __device__ __noinline__
+//   int v5; { /* ElementwiseKernel 'pick' */ struct _cf_uv5 { static __device__ __noinline__
 //     int f(const int _cf_i0, const int _cf_i1) { int _cf_r; { ... } return _cf_r; } };
-//     v5 = _cf_u5::f(v1, v4); }
+//     v5 = _cf_uv5::f(v1, v4); }
 // ptxas (sm_90, CUDA 12.8 to 13.x) fuses two 32-bit integer max/min into one VIMNMX3 and can
 // drop a negation folded into it (pytorch/pytorch#190973): the user's `z = x > y ? x : y` on
 // a fused `negative(x)` and again on its result gave max(x, x) where CuPy, which reads the
