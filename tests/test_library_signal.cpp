@@ -235,6 +235,20 @@ TEST_CASE("convolution errors: NumPy's and SciPy's messages, with the shapes") {
   CHECK_THROWS_WITH_AS(cf::signal::convolve2d(cf::ones({0, 5}, cf::f64), cf::ones({0, 5}, cf::f64)),
                        doctest::Contains("negative dimensions are not allowed"), cf::ValueError);  // as SciPy
   CHECK(cf::signal::correlate2d(cf::ones({0, 5}, cf::f64), cf::ones({0, 5}, cf::f64), "valid").shape() == cf::Shape{1, 1});
+  // An empty filter reads nothing, so an empty image takes any boundary: zeros (fuzz seed
+  // 418149582683; SciPy 1.17 itself dies of SIGFPE on the wrapped case).
+  for (const char* b : {"wrap", "symm", "fill"})
+    for (auto [s1, s2] : {std::pair{cf::Shape{0, 33}, cf::Shape{33, 0}}, std::pair{cf::Shape{4, 0}, cf::Shape{0, 3}}}) {
+      INFO(b << " " << cf::to_string(s1) << " " << cf::to_string(s2));
+      auto r = cf::signal::correlate2d(cf::ones(s1, cf::f32), cf::ones(s2, cf::f32), "full", b);
+      CHECK(r.shape() == cf::Shape{s1[0] + s2[0] - 1, s1[1] + s2[1] - 1});
+      CHECK(host<float>(r) == std::vector<float>(static_cast<size_t>(r.size()), 0.0f));
+      // the device's kernel is emitted (the host reference does not emit it) and compiles
+      auto lazy = cf::signal::convolve2d(cf::placeholder(cf::f32, s1), cf::placeholder(cf::f32, s2), "full", b);
+      cf::detail::KernelSpec spec;
+      REQUIRE(cf::detail::library_attrs(*lazy.node()).call->generated_kernel(spec));
+      CHECK(cf::detail::compile_kernel(spec.source, spec.name, 90)->cubin.size() > 0);
+    }
   CHECK(host<double>(cf::signal::correlate2d(cf::ones({0, 5}, cf::f64), cf::ones({3, 2}, cf::f64), "full", "fill", 0.5)) ==
         std::vector<double>(12, 3.0));  // SciPy: (2, 6) of the fill value's terms
   CHECK_THROWS_WITH_AS(cf::convolve(cf::ones({0}, cf::f64), v), doctest::Contains("a cannot be empty"), cf::ValueError);

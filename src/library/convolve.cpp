@@ -117,7 +117,9 @@ Array conv2d(const Array& in1, const Array& in2, std::string_view mode_name, std
   const int64_t m1 = image.shape()[0], n1 = image.shape()[1], m2 = filter.shape()[0], n2 = filter.shape()[1];
   ConvSpec s;
   s.out_dtype = promote_types(in1.dtype(), in2.dtype());
-  s.boundary = mode == Mode::Valid ? ConvBoundary::Fill : boundary;  // 'valid' reads no padding
+  // 'valid' reads no padding, and an empty filter reads nothing (every sum is empty: zeros,
+  // whatever the boundary; a wrapped or mirrored empty image would have no element to read).
+  s.boundary = mode == Mode::Valid || m2 * n2 == 0 ? ConvBoundary::Fill : boundary;
   s.flip = !corr;
   s.image_input = swapped ? 1 : 0;
   s.what = what;

@@ -103,6 +103,14 @@ TEST_CASE("convolve2d on the device: filter sizes, chunking, filters larger than
       }
     }
   }
+  // An empty filter reads nothing: an empty image takes a wrapped or mirrored boundary too
+  // (zeros; fuzz seed 418149582683, where the kernel refused to be emitted).
+  for (const char* b : {"wrap", "symm"})
+    for (const auto& [img, flt] : std::vector<std::pair<cf::Shape, cf::Shape>>{{{0, 33}, {33, 0}}, {{4, 0}, {0, 3}}, {{5, 6}, {0, 2}}}) {
+      const auto x = rnd(cf::f32, img), w = rnd(cf::f32, flt);
+      check(cf::signal::correlate2d(x, w, "full", b), cf::signal::correlate2d(mag_of(x), mag_of(w), "full", b), 1,
+            std::string("correlate2d empty filter ") + b + " " + cf::to_string(img) + " " + cf::to_string(flt));
+    }
   // Views: transposed, strided and reversed inputs are read in place.
   const auto base = rnd(cf::f32, {80, 90});
   const auto xv = base[{cf::slice(79, std::nullopt, -2), cf::slice(3, 87, 3)}].T();
