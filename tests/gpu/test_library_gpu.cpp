@@ -146,19 +146,28 @@ TEST_CASE("TF32: off by default (full float32 accuracy), on in a scope") {
   check_gemm(on, mag, 4e-3, "TF32 on");
 }
 
+namespace {
+
+// a @ wt.T followed by each epilogue cuBLASLt can fuse: name, and a maker of the expression.
+std::vector<std::pair<std::string, std::function<cf::Array()>>> epilogue_cases(const cf::Array& a, const cf::Array& wt,
+                                                                               const cf::Array& bias) {
+  auto mm = [=] { return cf::matmul(a, wt.T()); };
+  return {{"bias", [=] { return mm() + bias; }},
+          {"relu+bias", [=] { return cf::relu(mm() + bias); }},
+          {"gelu+bias", [=] { return cf::gelu(mm() + bias); }},
+          {"relu", [=] { return cf::relu(mm()); }},
+          {"gelu", [=] { return cf::gelu(mm()); }}};
+}
+
+}  // namespace
+
 TEST_CASE("epilogues: bias, ReLU and GELU fused into the GEMM (one launch)") {
   for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
     const double rel = gemm_rel(t, false) * 2;
     const std::string w = cf::name(t).data();
     auto a = random_normal(t, {96, 8}), wt = random_normal(t, {72, 8}), bias = random_normal(t, {72});
     auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
-    auto mm = [&] { return cf::matmul(a, wt.T()); };
-    const std::vector<std::pair<std::string, std::function<cf::Array()>>> cases = {
-        {"bias", [&] { return mm() + bias; }},
-        {"relu+bias", [&] { return cf::relu(mm() + bias); }},
-        {"gelu+bias", [&] { return cf::gelu(mm() + bias); }},
-        {"relu", [&] { return cf::relu(mm()); }},
-        {"gelu", [&] { return cf::gelu(mm()); }}};
+    const auto cases = epilogue_cases(a, wt, bias);
     for (const auto& [name, make] : cases) {
       check_gemm(make(), mag, rel, name + " " + w);
       CHECK_MESSAGE(launches([&] { make().eval(); }) == 1, name << " " << w);
@@ -186,13 +195,7 @@ TEST_CASE("epilogues fused into the GEMM keep NumPy's NaN and infinity: maximum(
     a.eval();
     auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
     Vec m = ref_only(mag);
-    auto mm = [&] { return cf::matmul(a, wt.T()); };
-    const std::vector<std::pair<std::string, std::function<cf::Array()>>> cases = {
-        {"bias", [&] { return mm() + bias; }},
-        {"relu+bias", [&] { return cf::relu(mm() + bias); }},
-        {"gelu+bias", [&] { return cf::gelu(mm() + bias); }},
-        {"relu", [&] { return cf::relu(mm()); }},
-        {"gelu", [&] { return cf::gelu(mm()); }}};
+    const auto cases = epilogue_cases(a, wt, bias);
     for (const auto& [name, make] : cases) {
       auto [r, d] = ref_and_dev(make());
       int64_t bad = 0;
