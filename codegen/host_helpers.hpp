@@ -17,6 +17,9 @@ inline long long cf_smax64(long long a, long long b) { return a > b ? a : b; }
 inline long long cf_smin64(long long a, long long b) { return a < b ? a : b; }
 inline unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 inline unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline short cf_s16_add(short a, short b) { return short(static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
+inline short cf_s16_sub(short a, short b) { return short(static_cast<unsigned>(a) - static_cast<unsigned>(b)); }
+inline short cf_s16_mul(short a, short b) { return short(static_cast<unsigned>(a) * static_cast<unsigned>(b)); }
 inline float cf_opq(float a) { return a; }
 inline double cf_opq(double a) { return a; }
 #define CF_FN inline

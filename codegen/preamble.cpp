@@ -13,9 +13,13 @@ namespace cufuse::detail {
 namespace {
 
 // Device definitions the helpers call (codegen/host_helpers.hpp has the host's): 64-bit
-// integer max/min as inline PTX (why: cf_imax in device_helpers.inc), and cf_opq, a value
-// NVVM cannot see through (an empty asm; no instruction), for cf_fmax / cf_fmin.
+// integer max/min as inline PTX (why: cf_imax in device_helpers.inc), cf_opq, a value
+// NVVM cannot see through (an empty asm; no instruction), for cf_fmax / cf_fmin, and int16
+// + - * in 32-bit PTX, truncated (why: cf_add in device_helpers.inc).
 const char* kFirst = R"CF(
+__device__ __forceinline__ short cf_s16_add(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; add.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
+__device__ __forceinline__ short cf_s16_sub(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; sub.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
+__device__ __forceinline__ short cf_s16_mul(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; mul.lo.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
 __device__ __forceinline__ float cf_opq(float a) { asm("" : "+f"(a)); return a; }
 __device__ __forceinline__ double cf_opq(double a) { asm("" : "+d"(a)); return a; }
 __device__ __forceinline__ long long cf_smax64(long long a, long long b) { long long r; asm("max.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }

@@ -246,3 +246,36 @@ TEST_CASE("fmin / fmax of a zero the compiler can fold keep the reference's sign
     }
   }
 }
+
+TEST_CASE("int16 negation of the lowest value stays wrapped where the result is widened or compared") {
+  // ptxas took the result of a neg.s16 as sign-extended: -(-32768) widened came out +32768
+  // (fuzz seed 890965425964: max(-(-x)) over int16 gave -32768). tests/test_ptx_patterns.cpp
+  // checks the PTX; this checks the values, against the reference, with both extremes in x.
+  auto x = random_array(cf::i16, {3, 700});
+  auto y = random_array(cf::i16, {3, 700});
+  x[{cf::_, cf::slice(0, 4)}] = cf::from_host(std::vector<int16_t>{-32768, 32767, -1, -32767}, cf::Shape{4});
+  y[{cf::_, cf::slice(0, 4)}] = cf::from_host(std::vector<int16_t>{-1, -32768, 1, 0}, cf::Shape{4});
+  auto i32 = random_array(cf::i32, {3, 700});
+  const std::vector<std::pair<std::string, cf::Array>> cases = {
+      {"max(-x)", cf::max(-x)},
+      {"max(-x, axis=1)", cf::max(-x, 1)},
+      {"max(-(-x)), large", cf::max(-(-x.broadcast_to({200, 3, 700})))},
+      {"-x > 0", (-x) > 0},
+      {"abs(x) as int32", cf::abs(x).astype(cf::i32)},
+      {"-x + int32", -x + i32},
+      {"(x - x) - y, widened", ((x - x) - y).astype(cf::i64)},
+      {"~x + 1, widened", (~x + (x == x).astype(cf::i16)).astype(cf::f32)},
+      {"x * -1, widened", (x * ~(y - y)).astype(cf::i32)},
+      {"x * y, widened", (x * y).astype(cf::i64)},
+      {"floor_divide(x, y) < 0", cf::floor_divide(x, y) < 0},
+      {"sum(-x)", cf::sum(-x, 1)},
+  };
+  for (const auto& [what, v] : cases) CHECK(check_against_reference(v, 0, what) == 0);
+  // User code negating int16 (a __noinline__ call), its result widened and reduced.
+  cf::ElementwiseKernel neg("T x", "T z", "z = -x", "neg16");
+  // The reference cannot run user CUDA: it evaluates the lazy twin.
+  const auto twin1 = cf::detail::reference_evaluate(cf::max((-x).astype(cf::i32), 1).node());
+  const auto twin2 = cf::detail::reference_evaluate(((-x) > 0).node());
+  CHECK(compare_with(cf::max(neg(x).astype(cf::i32), 1), twin1, 0, "user -x, widened, max") == 0);
+  CHECK(compare_with(neg(x) > 0, twin2, 0, "user -x > 0") == 0);
+}
