@@ -44,9 +44,9 @@ namespace cf = cufuse;
 
 enum class Kind : uint8_t {
   Unary, Binary, Scalar, Where, Clip, Astype, Transpose, Reverse, Step, IntIndex, Expand, Reshape, Reduce, Matmul,
-  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange, User, Convolve
+  Scan, Einsum, Swap, Squeeze, BroadcastTo, Diagonal, Arange, User, Convolve, Linalg
 };
-constexpr int kKinds = 23;
+constexpr int kKinds = 24;
 
 struct Instr {
   Kind kind = Kind::Unary;
@@ -66,6 +66,8 @@ struct Instr {
   std::string sub;             // Einsum subscripts; Convolve: the mode
   std::string boundary;        // Convolve (2-D): fill, wrap or symm, `s` the fill value
   int einsum_kind = 0;         // Einsum: 0 a view, 1 a sum over labels, 2 a contraction
+                               // Linalg: op on wc(a) (linalg_input), `index` its order k,
+                               // `dtype` its dtype; solve's right-hand side from b
                                // User: op names the kernel (user_kernel)
 };
 
@@ -180,6 +182,49 @@ inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, b
   return twin ? cf::where(x > y, x, y) : pick(x, y);
 }
 
+// Linear algebra on a well-conditioned matrix made from any value: wc(x, k, t) =
+// I + T / (2k), T = tanh of x's leading k x k block in dtype t (a non-finite entry counts
+// as 0). |T| <= 1, so the off-diagonal part has norm at most 1/2: the singular values lie in
+// [1/2, 3/2] and the condition number is at most 3, whatever x holds; a tanh that differs by
+// a few ulps (or x's own error) moves the result by a bounded amount (`bounds`).
+inline cf::Array tanh_block(const cf::Array& x, int64_t rows, int64_t cols, cf::DType t) {
+  const int nd = x.ndim();
+  if (nd == 0 || x.shape(nd - 1) < cols || (nd >= 2 && x.shape(nd - 2) < rows) || (nd == 1 && rows != cols))
+    throw cf::ValueError("fuzz: no such block");
+  std::vector<cf::Index> idx(static_cast<size_t>(nd), cf::Index(cf::_));
+  idx[static_cast<size_t>(nd - 1)] = cf::slice(0, cols);
+  if (nd >= 2) idx[static_cast<size_t>(nd - 2)] = cf::slice(0, rows);
+  const cf::Array b = cf::astype(x.index(idx), t);
+  return cf::where(cf::isfinite(b), cf::tanh(b), 0);
+}
+inline cf::Array linalg_input(const cf::Array& x, int64_t k, cf::DType t, bool symmetric) {
+  const cf::Array eye = cf::astype(cf::arange(k).reshape(cf::Shape{k, 1}) == cf::arange(k), t);
+  const cf::Array a = tanh_block(x, k, k, t) / (2.0 * static_cast<double>(std::max<int64_t>(k, 1))) + eye;
+  return symmetric ? (a + a.swapaxes(-1, -2)) * 0.5 : a;
+}
+// solve's right-hand side: (..., k, min(cols, 3)) from a 2-D or higher value, (k,) from a 1-D one.
+inline cf::Array solve_rhs(const cf::Array& y, int64_t k, cf::DType t) {
+  if (y.ndim() == 1) return tanh_block(y.index({cf::Index(cf::slice(0, k))}), k, k, t);
+  return tanh_block(y, k, std::min<int64_t>(y.shape(y.ndim() - 1), 3), t);
+}
+inline int64_t solve_rhs_cols(const Instr& in, const cf::Shape& y) {
+  return y.ndim() == 1 ? 1 : std::min<int64_t>(y[static_cast<size_t>(y.ndim() - 1)], 3);
+}
+inline cf::Array linalg_op(const Instr& in, const std::vector<cf::Array>& v) {
+  namespace la = cf::linalg;
+  const bool sym = in.op == "cholesky" || in.op == "eigvalsh";
+  const cf::Array a = linalg_input(v[static_cast<size_t>(in.a)], in.index, in.dtype, sym);
+  if (in.op == "inv") return la::inv(a);
+  if (in.op == "solve") return la::solve(a, solve_rhs(v[static_cast<size_t>(in.b)], in.index, in.dtype));
+  if (in.op == "det") return la::det(a);
+  if (in.op == "cholesky") return la::cholesky(a);
+  if (in.op == "eigvalsh") return la::eigvalsh(a);
+  if (in.op == "svdvals") return la::svdvals(a);
+  if (in.op == "pinv") return la::pinv(a);
+  if (in.op == "nuc") return la::matrix_norm(a, "nuc");
+  throw std::logic_error("fuzz: unknown linalg op " + in.op);
+}
+
 // One instruction on the values before it; `twin`: a user kernel's lazy twin instead.
 inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v, bool twin = false) {
   const cf::Array& x = v[static_cast<size_t>(in.a)];
@@ -221,6 +266,7 @@ inline cf::Array apply_instr(const Instr& in, const std::vector<cf::Array>& v, b
       if (in.op == "convolve2d") return cf::signal::convolve2d(x, y, in.sub, in.boundary, fill);
       return cf::signal::correlate2d(x, y, in.sub, in.boundary, fill);
     }
+    case Kind::Linalg: return linalg_op(in, v);
   }
   throw std::logic_error("fuzz: unknown instruction");
 }
@@ -317,6 +363,15 @@ inline std::string instr_text(const Instr& in) {
       if (in.op == "convolve" || in.op == "correlate") return in.op + "(" + v(in.a) + ", " + v(in.b) + ", '" + in.sub + "')";
       return "signal." + in.op + "(" + v(in.a) + ", " + v(in.b) + ", '" + in.sub + "', '" + in.boundary + "', " +
              num(in.s) + ")";
+    case Kind::Linalg: {  // wc(x, k, t): linalg_input; rhs(y, k, t): solve_rhs
+      const std::string w = std::string(in.op == "cholesky" || in.op == "eigvalsh" ? "wcsym(" : "wc(") + v(in.a) +
+                            ", " + std::to_string(in.index) + ", " + std::string(cf::name(in.dtype)) + ")";
+      if (in.op == "solve")
+        return "linalg.solve(" + w + ", rhs(" + v(in.b) + ", " + std::to_string(in.index) + ", " +
+               std::string(cf::name(in.dtype)) + "))";
+      if (in.op == "nuc") return "linalg.matrix_norm(" + w + ", 'nuc')";
+      return "linalg." + in.op + "(" + w + ")";
+    }
   }
   return "?";
 }
@@ -763,6 +818,7 @@ class Generator {
       }
       default: {  // matmul, or a convolution (the coin drawn here only: older seeds' other programs stay)
         if (coin(0.35)) return propose_convolve(v, in, ex);
+        if (coin(0.3)) return propose_linalg(v, in, ex);
         if (!cfg_.matmul || nd < 1) return false;
         in.kind = Kind::Matmul;
         in.b = pick_value(v);
@@ -775,6 +831,23 @@ class Generator {
         return true;
       }
     }
+  }
+
+  // A cuSOLVER-backed function of wc(x) (linalg_op), k at most 40 and at most 8 matrices.
+  bool propose_linalg(const std::vector<cf::Array>& v, Instr& in, bool& ex) {
+    const cf::Array& x = v[static_cast<size_t>(in.a)];
+    const int nd = x.ndim();
+    if (nd < 2) return false;
+    in.kind = Kind::Linalg;
+    in.op = pick(std::vector<std::string>{"inv", "solve", "det", "cholesky", "eigvalsh", "svdvals", "pinv", "nuc"});
+    in.index = std::min<int64_t>({x.shape(nd - 2), x.shape(nd - 1), 40});
+    const int64_t batch = x.size() / std::max<int64_t>(1, x.shape(nd - 2) * x.shape(nd - 1));
+    if (x.size() > 0 && batch > 8) return false;
+    const cf::DType t = x.dtype();
+    in.dtype = t == cf::f64 || t == cf::f32 ? t : coin(0.5) ? cf::f32 : cf::f64;
+    if (in.op == "solve") in.b = pick_value(v);
+    ex = false;
+    return true;
   }
 
   // np.convolve / np.correlate of two 1-D values, or SciPy's convolve2d / correlate2d of two
@@ -923,6 +996,25 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         // op in the result's dtype (tanh's rounding times 0.5 |x| where it cancels against 1),
         // a fused epilogue in float: a few roundings of the largest |x| the product can reach.
         if (in.op == "gelu") e = 1.2 * e + 8 * eps_of(t) * std::max(M[o], K * Ma * Mb) + eo;
+        break;
+      }
+      case Kind::Linalg: {
+        // wc(x): the entries of T differ by at most d (tanh is 1-Lipschitz and bounded), so
+        // the matrices by dA in the 2-norm (k entries a row of at most d / 2k, and a rounding
+        // of each); the inverse's norm is at most 2, the condition number at most 3.
+        const double ep = eps_of(in.dtype), k = static_cast<double>(std::max<int64_t>(1, in.index));
+        const double d = std::min(ea + eps_of(in.dtype) * Ma + 8 * ep, 2.0);
+        const double dA = d / 2 + 2 * k * ep, alg = 64 * k * ep;
+        if (in.op == "inv" || in.op == "pinv" || in.op == "cholesky") e = 8 * dA + alg;
+        else if (in.op == "eigvalsh" || in.op == "svdvals") e = dA + alg;
+        else if (in.op == "nuc") e = k * (dA + alg);
+        else if (in.op == "det") e = M[o] * std::expm1(std::min(2 * k * dA + alg, 700.0));
+        else {  // solve: x = inv(a) b, b's entries within db, each column of norm at most sqrt(k)
+          const double db = std::min(eb + eps_of(in.dtype) * Mb + 8 * ep, 2.0);
+          const double R = std::sqrt(k * static_cast<double>(solve_rhs_cols(in, ref[static_cast<size_t>(in.b)].shape)));
+          e = 2 * R * db + R * (4 * dA + 2 * alg);
+        }
+        e += eo;
         break;
       }
       default: e = ea; break;  // clip and views
