@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
@@ -425,7 +426,8 @@ inline bool floating(cf::DType t) { return cf::is_float(t); }
 
 // Ops that are exact on exact inputs (the device and the reference give the same bits).
 inline bool exact_op(const std::string& op) {
-  static const char* inexact[] = {"exp_clip", "log1p_abs", "tanh", "sin", "cos", "arctan", "power", "arctan2", "hypot"};
+  static const char* inexact[] = {"exp_clip", "log1p_abs", "tanh", "sin", "cos", "arctan", "power", "arctan2", "hypot",
+                                  "cbrt"};
   for (const char* n : inexact)
     if (op == n) return false;
   return true;
@@ -541,7 +543,8 @@ class Generator {
   cf::DType pick_dtype() {
     static const std::vector<cf::DType> w = {cf::f32, cf::f32, cf::f32, cf::f32, cf::f64, cf::f64, cf::i32, cf::i32,
                                              cf::i64, cf::f16, cf::bf16, cf::DType::Bool, cf::DType::UInt8,
-                                             cf::DType::Int16};
+                                             cf::DType::Int16, cf::DType::Int8, cf::DType::UInt16,
+                                             cf::DType::UInt32, cf::DType::UInt64};
     return pick(w);
   }
   // The base shape, or one that broadcasts against it: (A, 1), (1, B), (B,), ().
@@ -576,9 +579,10 @@ class Generator {
       case 0: case 1: case 2: {  // unary
         static const std::vector<std::string> fl = {"negative", "abs", "square", "sqrt_abs", "floor", "rint", "sign",
                                                     "reciprocal", "isnan", "tanh", "sin", "cos", "arctan",
-                                                    "exp_clip", "log1p_abs", "logical_not"};
+                                                    "exp_clip", "log1p_abs", "logical_not", "positive", "ceil",
+                                                    "trunc", "isinf", "cbrt"};
         static const std::vector<std::string> in_ops = {"negative", "abs", "square", "sign", "invert", "logical_not",
-                                                        "isfinite", "tanh", "exp_clip"};
+                                                        "isfinite", "tanh", "exp_clip", "positive", "reciprocal"};
         in.kind = Kind::Unary;
         in.op = pick(floating(t) ? fl : in_ops);
         if (t == cf::DType::Bool && (in.op == "negative" || in.op == "sign")) return false;
@@ -591,7 +595,9 @@ class Generator {
                                                      "minimum", "fmax", "fmin", "less", "greater_equal", "equal",
                                                      "floor_divide", "remainder", "copysign", "logical_and",
                                                      "logical_xor", "bitwise_and", "bitwise_xor", "power",
-                                                     "arctan2", "hypot"};
+                                                     "arctan2", "hypot", "left_shift", "right_shift",
+                                                     "bitwise_or", "logical_or", "not_equal", "greater",
+                                                     "less_equal"};
         in.kind = Kind::Binary;
         in.op = pick(ops);
         in.b = pick_value(v);
@@ -750,7 +756,7 @@ class Generator {
           return false;
         }
         const bool be = in.b < 0 || p_.exact[static_cast<size_t>(in.b)];
-        const bool integral = !floating(t) && (in.b < 0 || !floating(v[static_cast<size_t>(in.b)].dtype()));
+        const bool integral = !floating(in.b < 0 ? t : cf::promote_types(t, v[static_cast<size_t>(in.b)].dtype()));
         if (in.einsum_kind == 0) ex = xe;
         else if (in.einsum_kind == 3) ex = xe && be;
         else ex = xe && be && integral;  // integer sums and contractions wrap: exact
@@ -822,7 +828,8 @@ class Generator {
         if (!cfg_.matmul || nd < 1) return false;
         in.kind = Kind::Matmul;
         in.b = pick_value(v);
-        if (!floating(t) && !floating(v[static_cast<size_t>(in.b)].dtype())) {
+        // (int64 with uint64 promotes to float64, as in NumPy: sums of products then round)
+        if (!floating(cf::promote_types(t, v[static_cast<size_t>(in.b)].dtype()))) {
           ex = xe && p_.exact[static_cast<size_t>(in.b)];  // integer matmul wraps: exact
           return true;
         }
@@ -862,7 +869,7 @@ class Generator {
     if ((nd != 1 && nd != 2) || y.ndim() != nd) return false;
     if (std::min(x.size(), y.size()) > 64 || x.size() * y.size() > (int64_t(1) << 22)) return false;
     in.sub = pick(std::vector<std::string>{"full", "same", "valid"});
-    const bool integral = !floating(x.dtype()) && !floating(y.dtype());
+    const bool integral = !floating(cf::promote_types(x.dtype(), y.dtype()));  // int64 with uint64: float64
     if (nd == 1) {
       in.op = coin(0.5) ? "convolve" : "correlate";
     } else {
@@ -1102,7 +1109,15 @@ inline cf::Array random_input(std::mt19937_64& g, cf::DType t, const cf::Shape& 
     return cf::from_host(f, s).astype(t).eval();
   }
   std::vector<int64_t> k(n);
-  for (auto& x : k) x = pct(g) < 10 ? large(g) : small(g);
+  // 1 in 100 the dtype's lowest, 1 in 100 its highest (-1 is every unsigned dtype's, wrapped).
+  const int bits = static_cast<int>(cf::itemsize(t)) * 8;
+  const bool sgn = cf::is_signed_int(t);
+  const int64_t lo = !sgn ? 0 : bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bits - 1));
+  const int64_t hi = !sgn ? -1 : bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (bits - 1)) - 1;
+  for (auto& x : k) {
+    const int c = pct(g);
+    x = c < 10 ? large(g) : c == 10 ? lo : c == 11 ? hi : small(g);
+  }
   if (t == cf::DType::Bool) for (auto& x : k) x &= 1;
   return cf::from_host(k, s).astype(t).eval();
 }
