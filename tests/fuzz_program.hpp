@@ -213,7 +213,7 @@ inline int64_t solve_rhs_cols(const Instr& in, const cf::Shape& y) {
 }
 inline cf::Array linalg_op(const Instr& in, const std::vector<cf::Array>& v) {
   namespace la = cf::linalg;
-  const bool sym = in.op == "cholesky" || in.op == "eigvalsh";
+  const bool sym = in.op == "cholesky" || in.op == "eigvalsh" || in.op == "eigh";
   const cf::Array a = linalg_input(v[static_cast<size_t>(in.a)], in.index, in.dtype, sym);
   if (in.op == "inv") return la::inv(a);
   if (in.op == "solve") return la::solve(a, solve_rhs(v[static_cast<size_t>(in.b)], in.index, in.dtype));
@@ -223,6 +223,17 @@ inline cf::Array linalg_op(const Instr& in, const std::vector<cf::Array>& v) {
   if (in.op == "svdvals") return la::svdvals(a);
   if (in.op == "pinv") return la::pinv(a);
   if (in.op == "nuc") return la::matrix_norm(a, "nuc");
+  if (in.op == "slogdet") return la::slogdet(a).logabsdet;
+  if (in.op == "slogdet_sign") return la::slogdet(a).sign;
+  if (in.op == "eigh") return la::eigh(a).eigenvalues;
+  if (in.op == "svd_s") return la::svd(a, false).S;
+  if (in.op == "qr_r") return cf::abs(cf::diagonal(la::qr(a).R, 0, -2, -1));  // |diag R|: the signs are a convention
+  if (in.op == "rank") return la::matrix_rank(a);
+  const cf::AxisArg last2{-2, -1};
+  if (in.op == "norm2") return la::norm(a, 2.0, last2);
+  if (in.op == "norm-2") return la::norm(a, -2.0, last2);
+  if (in.op == "norm1") return la::norm(a, 1.0, last2);
+  if (in.op == "norminf") return la::norm(a, INFINITY, last2);
   throw std::logic_error("fuzz: unknown linalg op " + in.op);
 }
 
@@ -365,12 +376,20 @@ inline std::string instr_text(const Instr& in) {
       return "signal." + in.op + "(" + v(in.a) + ", " + v(in.b) + ", '" + in.sub + "', '" + in.boundary + "', " +
              num(in.s) + ")";
     case Kind::Linalg: {  // wc(x, k, t): linalg_input; rhs(y, k, t): solve_rhs
-      const std::string w = std::string(in.op == "cholesky" || in.op == "eigvalsh" ? "wcsym(" : "wc(") + v(in.a) +
+      const bool sym = in.op == "cholesky" || in.op == "eigvalsh" || in.op == "eigh";
+      const std::string w = std::string(sym ? "wcsym(" : "wc(") + v(in.a) +
                             ", " + std::to_string(in.index) + ", " + std::string(cf::name(in.dtype)) + ")";
       if (in.op == "solve")
         return "linalg.solve(" + w + ", rhs(" + v(in.b) + ", " + std::to_string(in.index) + ", " +
                std::string(cf::name(in.dtype)) + "))";
       if (in.op == "nuc") return "linalg.matrix_norm(" + w + ", 'nuc')";
+      if (in.op == "slogdet") return "linalg.slogdet(" + w + ").logabsdet";
+      if (in.op == "slogdet_sign") return "linalg.slogdet(" + w + ").sign";
+      if (in.op == "eigh") return "linalg.eigh(" + w + ").eigenvalues";
+      if (in.op == "svd_s") return "linalg.svd(" + w + ", full_matrices=False).S";
+      if (in.op == "qr_r") return "abs(diagonal(linalg.qr(" + w + ").R, 0, -2, -1))";
+      if (in.op == "rank") return "linalg.matrix_rank(" + w + ")";
+      if (in.op.rfind("norm", 0) == 0) return "linalg.norm(" + w + ", " + in.op.substr(4) + ", axis=(-2, -1))";
       return "linalg." + in.op + "(" + w + ")";
     }
   }
@@ -846,7 +865,9 @@ class Generator {
     const int nd = x.ndim();
     if (nd < 2) return false;
     in.kind = Kind::Linalg;
-    in.op = pick(std::vector<std::string>{"inv", "solve", "det", "cholesky", "eigvalsh", "svdvals", "pinv", "nuc"});
+    in.op = pick(std::vector<std::string>{"inv", "solve", "det", "cholesky", "eigvalsh", "svdvals", "pinv", "nuc",
+                                          "slogdet", "slogdet_sign", "eigh", "svd_s", "qr_r", "rank", "norm2",
+                                          "norm-2", "norm1", "norminf"});
     in.index = std::min<int64_t>({x.shape(nd - 2), x.shape(nd - 1), 40});
     const int64_t batch = x.size() / std::max<int64_t>(1, x.shape(nd - 2) * x.shape(nd - 1));
     if (x.size() > 0 && batch > 8) return false;
@@ -1012,10 +1033,13 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         const double ep = eps_of(in.dtype), k = static_cast<double>(std::max<int64_t>(1, in.index));
         const double d = std::min(ea + eps_of(in.dtype) * Ma + 8 * ep, 2.0);
         const double dA = d / 2 + 2 * k * ep, alg = 64 * k * ep;
-        if (in.op == "inv" || in.op == "pinv" || in.op == "cholesky") e = 8 * dA + alg;
-        else if (in.op == "eigvalsh" || in.op == "svdvals") e = dA + alg;
+        if (in.op == "inv" || in.op == "pinv" || in.op == "cholesky" || in.op == "qr_r") e = 8 * dA + alg;
+        else if (in.op == "eigvalsh" || in.op == "svdvals" || in.op == "eigh" || in.op == "svd_s") e = dA + alg;
+        else if (in.op.rfind("norm", 0) == 0) e = dA + alg;  // 2, -2: a singular value; 1, inf: k entries
         else if (in.op == "nuc") e = k * (dA + alg);
         else if (in.op == "det") e = M[o] * std::expm1(std::min(2 * k * dA + alg, 700.0));
+        else if (in.op == "slogdet") e = 2 * k * dA + alg;  // log|det|: as det's relative error
+        else if (in.op == "slogdet_sign" || in.op == "rank") e = 0;  // det > 0 (every |eigenvalue - 1| <= 1/2); rank k
         else {  // solve: x = inv(a) b, b's entries within db, each column of norm at most sqrt(k)
           const double db = std::min(eb + eps_of(in.dtype) * Mb + 8 * ep, 2.0);
           const double R = std::sqrt(k * static_cast<double>(solve_rhs_cols(in, ref[static_cast<size_t>(in.b)].shape)));
