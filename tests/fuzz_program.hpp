@@ -168,6 +168,7 @@ inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, b
   static const cf::ElementwiseKernel madd("T x, T y", "T z", "z = x * y + x", "fuzz_madd");
   static const cf::ElementwiseKernel pick("T x, T y", "T z", "z = x > y ? x : y", "fuzz_pick");
   static const cf::ElementwiseKernel sqm("T x", "T z", "z = x * x - x", "fuzz_sqm");
+  static const cf::ElementwiseKernel uneg("T x", "T z", "z = -x", "fuzz_uneg");  // wraps as negative()
   static const cf::ReductionKernel isum("T x", "T y", "x", "a + b", "y = a", "0", "fuzz_isum");
   static const cf::ReductionKernel imax("T x", "T y", "x", "a > b ? a : b", "y = a",
                                         "(T)(1ULL << (sizeof(T) * 8 - 1))", "fuzz_imax");  // T's minimum
@@ -178,6 +179,7 @@ inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, b
     return twin ? cf::sum(x, ax, in.keepdims, x.dtype()) : isum({x}, ax, in.keepdims);
   }
   if (in.op == "sqm") return twin ? x * x - x : sqm(x);
+  if (in.op == "uneg") return twin ? -x : uneg(x);
   const cf::Array& y = v[static_cast<size_t>(in.b)];
   if (in.op == "madd") return twin ? x * y + x : madd(x, y);
   return twin ? cf::where(x > y, x, y) : pick(x, y);
@@ -369,6 +371,7 @@ inline std::string instr_text(const Instr& in) {
                (in.op == "isum" ? ")    # ReductionKernel 'a + b'; twin sum(dtype=T)"
                                 : ")    # ReductionKernel 'a > b ? a : b'; twin max");
       if (in.op == "sqm") return "fuzz_sqm(" + v(in.a) + ")    # ElementwiseKernel z = x*x - x";
+      if (in.op == "uneg") return "fuzz_uneg(" + v(in.a) + ")    # ElementwiseKernel z = -x";
       return "fuzz_" + in.op + "(" + v(in.a) + ", " + v(in.b) + ")    # ElementwiseKernel " +
              (in.op == "madd" ? "z = x*y + x" : "z = x > y ? x : y");
     case Kind::Convolve:
@@ -823,17 +826,18 @@ class Generator {
         in.kind = Kind::User;
         using D = cf::DType;
         if (!xe || !(t == D::Float32 || t == D::Float64 || t == D::Int32 || t == D::Int64 || t == D::Int16 ||
-                     t == D::UInt8 || t == D::Bool))
-          return false;
+                     t == D::UInt8 || t == D::Bool || t == D::Int8 || t == D::UInt32 || t == D::UInt64))
+          return false;  // (not uint16: x * y in int, as C++ promotes it, can overflow)
         in.op = pick(std::vector<std::string>{"madd", "pick", "sqm", "isum"});
         if (in.op == "sqm" && t == D::Bool) return false;  // NumPy: no boolean subtract
+        if (in.op == "sqm" && coin(0.4)) in.op = "uneg";  // drawn last: older seeds' sqms stay
         if (in.op == "isum") {
           if (t != D::Int32 && t != D::Int64 && t != D::Int16) return false;
           if (t == D::Int16) in.op = "imax";  // (an isum of int16 would promote in its twin)
           in.axis = nd == 0 || coin(0.3) ? -1 : static_cast<int>(irange(0, nd - 1));
           in.keepdims = coin(0.4);
           if (in.op == "isum" && coin(0.4)) in.op = "imax";  // drawn last: older seeds' isums stay
-        } else if (in.op != "sqm") {
+        } else if (in.op != "sqm" && in.op != "uneg") {
           in.b = pick_value(v);
           const cf::Array& y = v[static_cast<size_t>(in.b)];
           if (y.dtype() != t || !p_.exact[static_cast<size_t>(in.b)]) return false;
