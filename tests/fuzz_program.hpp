@@ -724,7 +724,8 @@ class Generator {
         const bool takes_dtype = in.op == "sum" || in.op == "mean" || in.op == "nansum" || in.op == "nanmean";
         if (takes_dtype && coin(0.2)) {
           in.with_dtype = true;
-          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32, cf::f64}) : pick(std::vector<cf::DType>{cf::f64, cf::f32});
+          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32, cf::f64, cf::i16, cf::DType::UInt16})
+                              : pick(std::vector<cf::DType>{cf::f64, cf::f32});
           if (in.op.find("mean") != std::string::npos && !floating(in.dtype)) return false;
         }
         const bool float_acc = !integral || (in.with_dtype && floating(in.dtype));
@@ -741,7 +742,8 @@ class Generator {
         if (in.op == "cumprod" && !integral) return false;
         if (coin(0.15)) {
           in.with_dtype = true;
-          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32}) : pick(std::vector<cf::DType>{cf::f64, cf::f32});
+          in.dtype = integral ? pick(std::vector<cf::DType>{cf::i64, cf::i32, cf::i16, cf::DType::Int8})
+                              : pick(std::vector<cf::DType>{cf::f64, cf::f32});
         }
         ex = xe && integral;
         return true;
