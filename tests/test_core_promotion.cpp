@@ -117,3 +117,20 @@ TEST_CASE("a repeated C++ constant takes one scalar leaf; other values, dtypes a
   CHECK(host<float>(acc) == std::vector<float>{210, 420});
   CHECK(host<float>(x * 3 + x * 3.5 + x / 2) == std::vector<float>{7, 14});
 }
+
+TEST_CASE("an Operand made from a temporary holds it: kept in a variable or a vector, it still computes") {
+  // Operands once pointed at their Array; one made from a temporary then outlived it (a
+  // std::vector<Operand> for apply, or a named Operand) and read freed memory.
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::vector<double> xv = {1, -2, 3, -4}, yv = {0.5, 0.5, -1, 2};
+  cf::Array x = cf::from_host(xv, cf::Shape{4}), y = cf::from_host(yv, cf::Shape{4});
+  std::vector<cf::Operand> args = {x > y, x * 10, y};  // two temporaries, gone after this line
+  std::vector<cf::Operand> copy = args;                 // copies share the arrays
+  std::vector<cf::Operand> moved = std::move(copy);
+  const cf::Operand named = x - y;                      // a named one, used twice
+  CHECK(host<double>(cf::apply("where", args)) == std::vector<double>{10, 0.5, 30, 2});
+  CHECK(host<double>(cf::apply("where", moved)) == std::vector<double>{10, 0.5, 30, 2});
+  CHECK(host<double>(cf::add(named, 1)) == std::vector<double>{1.5, -1.5, 5, -5});
+  CHECK(host<double>(cf::multiply(named, named)) == std::vector<double>{0.25, 6.25, 16, 36});
+  CHECK(host<double>(cf::apply("where", args)) == std::vector<double>{10, 0.5, 30, 2});  // the op took no node twice
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "codegen/compiler.hpp"
+#include "codegen/op_table.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {
@@ -76,4 +77,35 @@ TEST_CASE("ptx: int16 arithmetic never becomes neg.s16 or abs.s16") {
     CHECK(ptx.find("neg.s16") == std::string::npos);
     CHECK(ptx.find("abs.s16") == std::string::npos);
   }
+}
+
+TEST_CASE("ptx: no op of the op table on int16 makes neg.s16 or abs.s16, its result widened") {
+  // Every op that takes int16 operands (and int16 with an int16 scalar), its result cast to
+  // int64, all as outputs of one kernel: a new op that negates int16 without the helpers shows.
+  auto x = cf::placeholder(cf::i16, {1000});
+  auto y = cf::placeholder(cf::i16, {1000});
+  std::vector<cf::Array> outs;
+  std::vector<std::string> names;
+  for (int k = 0; k < cf::detail::kNumOps; ++k) {
+    const auto& row = cf::detail::op_row(static_cast<cf::detail::Op>(k));
+    std::vector<std::vector<cf::Operand>> forms;
+    if (row.arity == 1) forms = {{x}};
+    if (row.arity == 2) forms = {{x, y}, {x, cf::Operand(int64_t(-3))}, {cf::Operand(int64_t(-3)), x}};
+    if (row.arity == 3) forms = {{x > y, x, y}};
+    for (const auto& f : forms) {
+      try {
+        cf::Array r = cf::apply(row.name, f);
+        outs.push_back(cf::is_float(r.dtype()) ? r : r.astype(cf::i64));
+        names.push_back(row.name);
+      } catch (const cf::Error&) {  // the op does not take int16 (or this form)
+      }
+    }
+  }
+  MESSAGE(outs.size() << " int16 forms of " << cf::detail::kNumOps << " ops");
+  REQUIRE(outs.size() > 60);
+  for (const char* must : {"negative", "absolute", "floor_divide", "multiply", "subtract"})
+    CHECK(std::find(names.begin(), names.end(), std::string(must)) != names.end());
+  const std::string ptx = ptx_of(sources_of(outs));
+  CHECK(ptx.find("neg.s16") == std::string::npos);
+  CHECK(ptx.find("abs.s16") == std::string::npos);
 }

@@ -60,30 +60,7 @@ class Index {
   std::variant<int64_t, Slice, NewAxis, EllipsisT> v_;
 };
 
-class Array;
-// An argument of an elementwise op: an Array or a C++ scalar (weak, like a Python scalar).
-class Operand {
- public:
-  Operand(const Array& a);  // NOLINT
-  // A temporary (`(x - y) * 2`): the operation may take its node instead of sharing it.
-  Operand(Array&& a);  // NOLINT
-  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
-  Operand(T v) : scalar_(v) {}  // NOLINT
-  Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
-  Operand(half h) : scalar_(h) {}  // NOLINT
-  Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
-  bool is_array() const { return array_ != nullptr; }
-  const Array& array() const { return *array_; }
-  // The temporary this operand was made from, or nullptr (an lvalue, or a scalar).
-  Array* temporary() const { return temporary_ ? const_cast<Array*>(array_) : nullptr; }
-  const Scalar& scalar() const { return scalar_; }
-
- private:
-  // Operands live as function parameters only: the Array outlives the call.
-  const Array* array_ = nullptr;
-  bool temporary_ = false;
-  Scalar scalar_;
-};
+class Operand;
 
 // ------------------------------------------------------------------ Array
 class Array {
@@ -208,8 +185,60 @@ class Array {
   mutable std::shared_ptr<detail::LazyBase> base_;
 };
 
-inline Operand::Operand(const Array& a) : array_(&a) {}
-inline Operand::Operand(Array&& a) : array_(&a), temporary_(true) {}
+namespace detail {
+struct Transient {};  // an Operand that dies with the op it is passed to (ops.hpp's operators)
+}  // namespace detail
+
+// An argument of an elementwise op: an Array or a C++ scalar (weak, like a Python scalar).
+// An lvalue Array is referred to (it outlives the call it is an argument of); a temporary is
+// moved into the operand, so an Operand kept past its full-expression (a named one, or in a
+// std::vector<Operand> for apply) still holds its array and can be used again.
+class Operand {
+ public:
+  Operand(const Array& a) : array_(&a) {}  // NOLINT
+  Operand(Array&& a) : owned_(std::move(a)), array_(&*owned_) {}  // NOLINT
+  // The operators' own operands: built for one op and gone with it, so the op may take the
+  // temporary's node instead of sharing it (a reference count and a registry entry less).
+  Operand(Array&& a, detail::Transient) : owned_(std::move(a)), array_(&*owned_), transient_(true) {}
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Operand(T v) : scalar_(v) {}  // NOLINT
+  Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
+  Operand(half h) : scalar_(h) {}  // NOLINT
+  Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
+  // Copies and moves share or carry the array and are never transient.
+  Operand(const Operand& o) : owned_(o.owned_), array_(owned_ ? &*owned_ : o.array_), scalar_(o.scalar_) {}
+  Operand(Operand&& o) noexcept
+      : owned_(std::move(o.owned_)), array_(owned_ ? &*owned_ : o.array_), scalar_(o.scalar_) {}
+  Operand& operator=(const Operand& o) {
+    if (this != &o) {
+      owned_ = o.owned_;
+      array_ = owned_ ? &*owned_ : o.array_;
+      scalar_ = o.scalar_;
+      transient_ = false;
+    }
+    return *this;
+  }
+  Operand& operator=(Operand&& o) noexcept {
+    if (this != &o) {
+      owned_ = std::move(o.owned_);
+      array_ = owned_ ? &*owned_ : o.array_;
+      scalar_ = o.scalar_;
+      transient_ = false;
+    }
+    return *this;
+  }
+  bool is_array() const { return array_ != nullptr; }
+  const Array& array() const { return *array_; }
+  // The temporary of a transient operand, whose node the op may take; else nullptr.
+  Array* temporary() const { return transient_ && owned_ ? &*owned_ : nullptr; }
+  const Scalar& scalar() const { return scalar_; }
+
+ private:
+  mutable std::optional<Array> owned_;  // mutable: the op takes a transient's node through a const&
+  const Array* array_ = nullptr;
+  bool transient_ = false;
+  Scalar scalar_;
+};
 
 // Materializes several arrays together: outputs that share an iteration space come out of
 // one kernel. Returns nothing; each array is in memory afterwards.

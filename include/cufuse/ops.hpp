@@ -55,11 +55,24 @@ template <class A, class B>
 concept ArrayOperands = (is_array_v<A> || is_array_v<B>) && is_operand_v<A> && is_operand_v<B>;
 }  // namespace detail
 
-// Forwarding: a temporary Array operand reaches the op as one (Operand(Array&&)).
+namespace detail {
+// An operator's operand: a temporary Array becomes a transient Operand (the op may take its
+// node: nothing else can see that Operand); anything else converts as usual.
+template <class T>
+Operand operator_operand(T&& v) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<T>, Array> && !std::is_lvalue_reference_v<T>)
+    return Operand(std::move(v), Transient{});
+  else
+    return Operand(std::forward<T>(v));
+}
+}  // namespace detail
+
 #define CUFUSE_BINOP(sym, fn)                                                         \
   template <class A, class B>                                                         \
     requires detail::ArrayOperands<A, B>                                              \
-  Array operator sym(A&& a, B&& b) { return fn(std::forward<A>(a), std::forward<B>(b)); }
+  Array operator sym(A&& a, B&& b) {                                                  \
+    return fn(detail::operator_operand(std::forward<A>(a)), detail::operator_operand(std::forward<B>(b))); \
+  }
 CUFUSE_BINOP(+, add)
 CUFUSE_BINOP(-, subtract)
 CUFUSE_BINOP(*, multiply)

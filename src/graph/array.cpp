@@ -510,7 +510,8 @@ Array& Array::assign(const Scalar& value) {
 Array& Array::inplace(uint16_t op, const Operand& o) {
   require_defined("in-place operator");
   rebind_if_base_ready(node_, base_);
-  Operand args[2] = {Operand(*this), o};
+  const Operand self(*this);
+  const Operand* args[2] = {&self, &o};
   NodePtr value = detail::elementwise_node(static_cast<detail::Op>(op), args, 2);
   if (value->shape() != shape())
     throw ValueError(fmt::format("non-broadcastable output operand with shape {} doesn't match the broadcast "

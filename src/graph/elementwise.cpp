@@ -129,8 +129,10 @@ static NodePtr scalar_operand(const Scalar& value, DType t, const Shape& shape) 
   return leaf;
 }
 
-NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
+NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to) {
   const OpRow& row = op_row(op);
+  // The operands by reference: copying one that holds a temporary would count a reference.
+  auto args = [argp](int i) -> const Operand& { return *argp[i]; };
   if (n != row.arity)
     throw ValueError(fmt::format("{} takes {} argument(s), got {}", row.name, row.arity, n));
   // Which arguments take part in dtype promotion (where's condition does not).
@@ -144,8 +146,8 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   Shape broadcast;
   bool broadcasts = false;  // some array operand's shape is not the result's
   for (int i = 0; i < n; ++i) {
-    if (args[i].is_array()) {
-      const Array& a = args[i].array();
+    if (args(i).is_array()) {
+      const Array& a = args(i).array();
       if (!a.defined()) throw ValueError(fmt::format("{}: argument {} is an empty Array handle", row.name, i));
       nodes[i] = &a.node();
       const Node& node = **nodes[i];
@@ -166,11 +168,11 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   // Weak scalars take the dtype NumPy 2 gives a Python scalar next to the strong operands.
   DType dts[3];
   for (int i = 0; i < n; ++i) {
-    if (args[i].is_array()) {
+    if (args(i).is_array()) {
       dts[i] = (*nodes[i])->dtype;
       continue;
     }
-    const Scalar& s = args[i].scalar();
+    const Scalar& s = args(i).scalar();
     DType t = s.dtype();  // a strong scalar's dtype, or the default for a weak one
     if (s.weak() && promotes(i) && have_strong) {
       switch (s.kind()) {
@@ -201,12 +203,12 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   Node* given_up[3];  // nodes taken from temporaries (register_replacing keeps those still held)
   int n_given_up = 0;
   auto operand = [&](int i) -> NodePtr {
-    if (!args[i].is_array()) return scalar_operand(args[i].scalar(), dts[i], shape);
+    if (!args(i).is_array()) return scalar_operand(args(i).scalar(), dts[i], shape);
     if (broadcasts) return broadcast_node(*nodes[i], shape);
     // A temporary operand (and no other operand of this op the same Array) gives its node up.
-    if (Array* t = args[i].temporary()) {
+    if (Array* t = args(i).temporary()) {
       bool alone = true;
-      for (int j = 0; j < n; ++j) alone &= j == i || !args[j].is_array() || &args[j].array() != t;
+      for (int j = 0; j < n; ++j) alone &= j == i || !args(j).is_array() || &args(j).array() != t;
       if (alone)
         if (NodePtr p = std::move(*t).take_node()) {
           given_up[n_given_up++] = p.get();
@@ -229,7 +231,7 @@ NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to) {
   return finish(std::move(out));
 }
 
-Array elementwise(Op op, std::initializer_list<Operand> args, DType cast_to) {
+Array elementwise(Op op, std::initializer_list<const Operand*> args, DType cast_to) {
   return Array(elementwise_node(op, args.begin(), static_cast<int>(args.size()), cast_to));
 }
 
@@ -240,13 +242,15 @@ using detail::Op;
 Array apply(std::string_view numpy_name, const std::vector<Operand>& args) {
   auto op = detail::find_op(numpy_name);
   if (!op || *op == Op::Cast) throw ValueError(fmt::format("no elementwise op named '{}'", numpy_name));
-  return Array(detail::elementwise_node(*op, args.data(), static_cast<int>(args.size())));
+  std::vector<const Operand*> p;
+  for (const Operand& a : args) p.push_back(&a);
+  return Array(detail::elementwise_node(*op, p.data(), static_cast<int>(p.size())));
 }
 
 #define CUFUSE_DEF1(fn, id) \
-  Array fn(const Operand& a) { return detail::elementwise(Op::id, {a}); }
+  Array fn(const Operand& a) { return detail::elementwise(Op::id, {&a}); }
 #define CUFUSE_DEF2(fn, id) \
-  Array fn(const Operand& a, const Operand& b) { return detail::elementwise(Op::id, {a, b}); }
+  Array fn(const Operand& a, const Operand& b) { return detail::elementwise(Op::id, {&a, &b}); }
 CUFUSE_DEF2(add, Add) CUFUSE_DEF2(subtract, Subtract) CUFUSE_DEF2(multiply, Multiply)
 CUFUSE_DEF2(divide, TrueDivide) CUFUSE_DEF2(true_divide, TrueDivide) CUFUSE_DEF2(floor_divide, FloorDivide)
 CUFUSE_DEF2(remainder, Remainder) CUFUSE_DEF2(mod, Remainder) CUFUSE_DEF2(power, Power)
@@ -271,7 +275,7 @@ CUFUSE_DEF1(arctanh, Arctanh)
 #undef CUFUSE_DEF1
 #undef CUFUSE_DEF2
 
-Array where(const Operand& c, const Operand& x, const Operand& y) { return detail::elementwise(Op::Where, {c, x, y}); }
+Array where(const Operand& c, const Operand& x, const Operand& y) { return detail::elementwise(Op::Where, {&c, &x, &y}); }
 
 Array clip(const Operand& x, const Operand& lo, const Operand& hi) {
   Array m = maximum(x, lo);
@@ -279,8 +283,9 @@ Array clip(const Operand& x, const Operand& lo, const Operand& hi) {
 }
 
 Array astype(const Array& a, DType t) {
-  Operand o(a);
-  return Array(detail::elementwise_node(Op::Cast, &o, 1, t));
+  const Operand o(a);
+  const Operand* p = &o;
+  return Array(detail::elementwise_node(Op::Cast, &p, 1, t));
 }
 
 }  // namespace cufuse

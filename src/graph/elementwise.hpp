@@ -8,8 +8,8 @@
 namespace cufuse::detail {
 
 // The node of op(args...). `cast_to` is the target dtype of Op::Cast.
-NodePtr elementwise_node(Op op, const Operand* args, int n, DType cast_to = DType::Bool);
-Array elementwise(Op op, std::initializer_list<Operand> args, DType cast_to = DType::Bool);
+NodePtr elementwise_node(Op op, const Operand* const* args, int n, DType cast_to = DType::Bool);
+Array elementwise(Op op, std::initializer_list<const Operand*> args, DType cast_to = DType::Bool);
 
 // Broadcasts a node to `shape` (ValueError naming both shapes when it cannot).
 NodePtr broadcast_node(const NodePtr& n, const Shape& shape);
