@@ -210,7 +210,7 @@ inline cf::Array solve_rhs(const cf::Array& y, int64_t k, cf::DType t) {
   if (y.ndim() == 1) return tanh_block(y.index({cf::Index(cf::slice(0, k))}), k, k, t);
   return tanh_block(y, k, std::min<int64_t>(y.shape(y.ndim() - 1), 3), t);
 }
-inline int64_t solve_rhs_cols(const Instr& in, const cf::Shape& y) {
+inline int64_t solve_rhs_cols(const cf::Shape& y) {
   return y.ndim() == 1 ? 1 : std::min<int64_t>(y[static_cast<size_t>(y.ndim() - 1)], 3);
 }
 inline cf::Array linalg_op(const Instr& in, const std::vector<cf::Array>& v) {
@@ -1048,7 +1048,7 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         else if (in.op == "slogdet_sign" || in.op == "rank") e = 0;  // det > 0 (every |eigenvalue - 1| <= 1/2); rank k
         else {  // solve: x = inv(a) b, b's entries within db, each column of norm at most sqrt(k)
           const double db = std::min(eb + eps_of(in.dtype) * Mb + 8 * ep, 2.0);
-          const double R = std::sqrt(k * static_cast<double>(solve_rhs_cols(in, ref[static_cast<size_t>(in.b)].shape)));
+          const double R = std::sqrt(k * static_cast<double>(solve_rhs_cols(ref[static_cast<size_t>(in.b)].shape)));
           e = 2 * R * db + R * (4 * dA + 2 * alg);
         }
         e += eo;

@@ -195,47 +195,30 @@ struct Transient {};  // an Operand that dies with the op it is passed to (ops.h
 // std::vector<Operand> for apply) still holds its array and can be used again.
 class Operand {
  public:
-  Operand(const Array& a) : array_(&a) {}  // NOLINT
-  Operand(Array&& a) : owned_(std::move(a)), array_(&*owned_) {}  // NOLINT
+  Operand(const Array& a) : ref_(&a) {}  // NOLINT
+  Operand(Array&& a) : owned_(std::move(a)) {}  // NOLINT
   // The operators' own operands: built for one op and gone with it, so the op may take the
   // temporary's node instead of sharing it (a reference count and a registry entry less).
-  Operand(Array&& a, detail::Transient) : owned_(std::move(a)), array_(&*owned_), transient_(true) {}
+  Operand(Array&& a, detail::Transient) : owned_(std::move(a)), transient_(true) {}
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Operand(T v) : scalar_(v) {}  // NOLINT
   Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
   Operand(half h) : scalar_(h) {}  // NOLINT
   Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
-  // Copies and moves share or carry the array and are never transient.
-  Operand(const Operand& o) : owned_(o.owned_), array_(owned_ ? &*owned_ : o.array_), scalar_(o.scalar_) {}
-  Operand(Operand&& o) noexcept
-      : owned_(std::move(o.owned_)), array_(owned_ ? &*owned_ : o.array_), scalar_(o.scalar_) {}
-  Operand& operator=(const Operand& o) {
-    if (this != &o) {
-      owned_ = o.owned_;
-      array_ = owned_ ? &*owned_ : o.array_;
-      scalar_ = o.scalar_;
-      transient_ = false;
-    }
-    return *this;
-  }
-  Operand& operator=(Operand&& o) noexcept {
-    if (this != &o) {
-      owned_ = std::move(o.owned_);
-      array_ = owned_ ? &*owned_ : o.array_;
-      scalar_ = o.scalar_;
-      transient_ = false;
-    }
-    return *this;
-  }
-  bool is_array() const { return array_ != nullptr; }
-  const Array& array() const { return *array_; }
+  // A copy shares the array and is never transient (it may be used again).
+  Operand(const Operand& o) : owned_(o.owned_), ref_(o.ref_), scalar_(o.scalar_) {}
+  Operand(Operand&&) noexcept = default;
+  Operand& operator=(const Operand& o) { return *this = Operand(o); }
+  Operand& operator=(Operand&&) noexcept = default;
+  bool is_array() const { return owned_ || ref_; }
+  const Array& array() const { return owned_ ? *owned_ : *ref_; }
   // The temporary of a transient operand, whose node the op may take; else nullptr.
-  Array* temporary() const { return transient_ && owned_ ? &*owned_ : nullptr; }
+  Array* temporary() const { return transient_ ? &*owned_ : nullptr; }
   const Scalar& scalar() const { return scalar_; }
 
  private:
-  mutable std::optional<Array> owned_;  // mutable: the op takes a transient's node through a const&
-  const Array* array_ = nullptr;
+  mutable std::optional<Array> owned_;  // a temporary, held (mutable: a transient's node is taken through a const&)
+  const Array* ref_ = nullptr;          // an lvalue, which outlives the call
   bool transient_ = false;
   Scalar scalar_;
 };

@@ -205,16 +205,12 @@ NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to
   auto operand = [&](int i) -> NodePtr {
     if (!args(i).is_array()) return scalar_operand(args(i).scalar(), dts[i], shape);
     if (broadcasts) return broadcast_node(*nodes[i], shape);
-    // A temporary operand (and no other operand of this op the same Array) gives its node up.
-    if (Array* t = args(i).temporary()) {
-      bool alone = true;
-      for (int j = 0; j < n; ++j) alone &= j == i || !args(j).is_array() || &args(j).array() != t;
-      if (alone)
-        if (NodePtr p = std::move(*t).take_node()) {
-          given_up[n_given_up++] = p.get();
-          return p;
-        }
-    }
+    // A transient operand gives its node up (it holds its own Array: no other operand is it).
+    if (Array* t = args(i).temporary())
+      if (NodePtr p = std::move(*t).take_node()) {
+        given_up[n_given_up++] = p.get();
+        return p;
+      }
     return *nodes[i];
   };
   // A signed integer against uint64 promotes to float64, where 2^53 + 1 == 2^53; NumPy 2
