@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <thread>
 
 #include "fuzz_program.hpp"
 
@@ -33,4 +34,47 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
     CHECK(sum.streams >= 40);
     CHECK(sum.finite >= 100);
   }
+}
+
+// Four threads at once, each on its own stream, share the plan and kernel caches (a key
+// several threads miss at once is compiled once), the memory pool and its small-block
+// cache (a block freed on one stream is not handed to another while in use), the
+// pending-roots registry and the library handles. Every program is compared as above.
+TEST_CASE("fuzz: random programs on four threads at once, each on its own stream") {
+  const fuzz::Config cfg = fuzz::device_config();
+  const int per_thread = fuzz::seeds(0, 60).count;
+  const uint64_t first = fuzz::seeds(std::random_device{}() % 1000000000ULL * 1000 + 500, 60).first;
+  constexpr int kThreads = 4;
+  MESSAGE("fuzz seeds " << first << " .. " << first + static_cast<uint64_t>(kThreads * per_thread) - 1 << " on "
+                        << kThreads << " threads");
+  std::vector<fuzz::Summary> sums(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        cf::Stream s;
+        cf::StreamScope on(s);
+        sums[static_cast<size_t>(t)] =
+            fuzz::run_many(fuzz::Seeds{first + static_cast<uint64_t>(t * per_thread), per_thread, false}, cfg,
+                           /*strict=*/false, /*with_fuse=*/true);
+        s.synchronize();
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(t)] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  int programs = 0, failed = 0, fused = 0, streams = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    const auto& s = sums[static_cast<size_t>(t)];
+    for (const auto& r : s.reports) FAIL_CHECK("thread " << t << ": " << r);
+    if (!errors[static_cast<size_t>(t)].empty()) FAIL_CHECK("thread " << t << " threw: " << errors[static_cast<size_t>(t)]);
+    programs += s.programs;
+    failed += s.failed;
+    fused += s.fused;
+    streams += s.streams;
+  }
+  MESSAGE(programs << " programs on " << kThreads << " threads, " << failed << " failed; " << fused
+                   << " also through fuse(), " << streams << " on a further new stream");
+  CHECK(programs == kThreads * per_thread);
 }
