@@ -274,3 +274,42 @@ TEST_CASE("integer max and min of negated values (ptxas drops a negation fused i
     CHECK(check_against_reference(cf::clip(-x, lo, 4), 0, "clip(-x, lo, 4) " + n) == 0);
   }
 }
+
+// Past 2^31 elements every index is 64-bit: reductions over all of them and along either
+// axis of a [2^23 + 64, 256] array (row and column kernels, a transposed read), an index
+// past 2^31 out of argmax, a running sum whose positions pass 2^31, a reversed read and a
+// broadcast. The expected values are closed forms (the host evaluator would take minutes).
+TEST_CASE("more than 2^31 elements: reductions, argmax, cumsum, transposed, reversed and broadcast reads") {
+  const int64_t R = (int64_t(1) << 23) + 64, C = 256, n = R * C;  // 2^31 + 16384
+  auto x = cf::arange(0, n, 1, cf::i64).astype(cf::u8).reshape({R, C}).eval();  // x[r, c] = c
+  const cf::Array flat = x.reshape({n});
+  // all of it: R rows of 0 + 1 + ... + 255
+  CHECK(cf::sum(flat, {}, false, cf::i64).item<int64_t>() == R * (C * (C - 1) / 2));
+  // along rows (each 32640) and down columns (c * R), through the array and its transpose
+  auto rows = cf::sum(x, 1, false, cf::i64);
+  CHECK(rows[{R - 1}].item<int64_t>() == C * (C - 1) / 2);
+  CHECK(cf::max(rows).item<int64_t>() == C * (C - 1) / 2);
+  CHECK(cf::min(rows).item<int64_t>() == C * (C - 1) / 2);
+  auto cols = cf::sum(x, 0, false, cf::i64).to_host<int64_t>();
+  auto cols_t = cf::sum(x.T(), 1, false, cf::i64).to_host<int64_t>();
+  int bad = 0;
+  for (int64_t c = 0; c < C; ++c) bad += (cols[c] != c * R) + (cols_t[c] != c * R);
+  CHECK(bad == 0);
+  // an argmax past 2^31, from a generator fused into the reduction and from memory
+  const int64_t k = (int64_t(1) << 31) + 12345;
+  CHECK(cf::argmax(cf::arange(0, n, 1, cf::i64) == k).item<int64_t>() == k);
+  auto marked = (flat == 255) & (cf::arange(0, n, 1, cf::i64) > k);
+  CHECK(cf::argmax(marked.eval()).item<int64_t>() == (k | 255));  // the next 255 after k
+  CHECK(cf::argmin(flat[{cf::slice(k, cf::none)}]).item<int64_t>() == (C - k % C) % C);
+  // a running sum: position p holds p + 1
+  auto run = cf::cumsum(cf::ones({n}, cf::u8), std::nullopt, cf::i64);
+  CHECK(run[{n - 1}].item<int64_t>() == n);
+  CHECK(run[{k}].item<int64_t>() == k + 1);
+  // a reversed read and a broadcast: element p of flat[::-1] is (n - 1 - p) % 256
+  auto rev = (flat[{cf::slice(cf::none, cf::none, -1)}] + 1).astype(cf::i32);
+  CHECK(rev[{k}].item<int32_t>() == static_cast<int32_t>((n - 1 - k) % C) + 1);
+  CHECK(rev[{n - 1}].item<int32_t>() == 1);
+  auto bc = x.astype(cf::i32) - cf::arange(0, C, 1, cf::i32);  // zero everywhere
+  CHECK(cf::count_nonzero(bc).item<int64_t>() == 0);
+  CHECK(cf::any(bc[{cf::slice(R - 3, cf::none)}]).item<bool>() == false);
+}
