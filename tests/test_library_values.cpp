@@ -247,7 +247,7 @@ TEST_CASE("einsum raises NumPy's errors") {
   CHECK_THROWS_AS(cf::einsum("ij,jk", A, A), cf::ValueError);  // j: 3 vs 2
 }
 
-TEST_CASE("the GEMM's host reference: alpha, bias, ReLU and GELU epilogues") {
+TEST_CASE("the GEMM's host reference: alpha, bias and GELU epilogues") {
   namespace cd = cf::detail;
   cd::GemmSpec s;
   s.dtype = cf::f64;
@@ -265,14 +265,13 @@ TEST_CASE("the GEMM's host reference: alpha, bias, ReLU and GELU epilogues") {
   }
   const double bias[2] = {-40, -60};
   for (int i = 0; i < 4; ++i) hbias.data<double>()[i] = bias[i % 2];
-  for (cd::GemmAct act : {cd::GemmAct::None, cd::GemmAct::Relu, cd::GemmAct::Gelu}) {
+  for (cd::GemmAct act : {cd::GemmAct::None, cd::GemmAct::Gelu}) {
     s.act = act;
     cd::GemmCall call(s);
     std::vector<cd::HostArray> out{cd::ref::make_host_array(cf::f64, {2, 2})};
     call.run_reference({&ha, &hb, &hbias}, out);
     for (int i = 0; i < 4; ++i) {
       double x = 0.5 * kAB[i] + bias[i % 2];
-      if (act == cd::GemmAct::Relu) x = std::max(x, 0.0);
       if (act == cd::GemmAct::Gelu) x = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
       CHECK(out[0].data<double>()[i] == doctest::Approx(x).epsilon(1e-14));
     }

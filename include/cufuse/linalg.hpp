@@ -3,8 +3,9 @@
 // matmul and the contractions of einsum/tensordot/dot run as cuBLAS(Lt) nodes of the DAG;
 // the planner feeds them with as few kernels as it can (a transposed or strided view that
 // cuBLAS reads through op flags, leading dimensions or batch strides goes in as it is) and
-// fuses what follows them. A bias add, ReLU (maximum(x, 0)) or GELU (cufuse::gelu) right
-// after a float GEMM becomes a cuBLASLt epilogue. Contractions with nothing to multiply as
+// fuses what follows them. A bias add or GELU (cufuse::gelu) right after a float GEMM
+// becomes a cuBLASLt epilogue; a ReLU (maximum(x, 0), which keeps NaN) is the one kernel
+// after the GEMM, since cuBLASLt's RELU epilogue turns NaN into 0 in some of its kernels. Contractions with nothing to multiply as
 // matrices (einsum("ij,ij->i"), einsum("ij->j"), einsum("ii->i"), vdot, outer) are views,
 // elementwise work and reductions: one fused kernel, never a GEMM. Integer and bool matmul
 // run as one generated reduction kernel.

@@ -1,5 +1,5 @@
 // src/library/epilogue.cpp: relu/gelu as graph expressions, and the planner's hook that
-// turns "GEMM then bias add / ReLU / GELU" into one GEMM with a cuBLASLt epilogue
+// turns "GEMM then bias add / GELU" into one GEMM with a cuBLASLt epilogue
 // (see epilogue.hpp). The GELU pattern matched is exactly the tree cufuse::gelu builds.
 #include "library/epilogue.hpp"
 
@@ -65,14 +65,6 @@ NodePtr match_gelu(const NodePtr& g) {
   return x;
 }
 
-// maximum(x, 0) or maximum(0, x). Returns x.
-NodePtr match_relu(const NodePtr& r) {
-  if (!is_op(r, Op::Maximum)) return nullptr;
-  if (is_scalar(r->inputs[1], 0.0)) return r->inputs[0];
-  if (is_scalar(r->inputs[0], 0.0)) return r->inputs[1];
-  return nullptr;
-}
-
 const GemmCall* plain_gemm(const NodePtr& n) {
   if (!n || n->k() != NodeKind::Library) return nullptr;
   const auto* g = dynamic_cast<const GemmCall*>(library_attrs(*n).call.get());
@@ -94,9 +86,6 @@ bool try_fuse_epilogue(const NodePtr& root, const std::vector<NodePtr>& topo, co
   if (NodePtr x = match_gelu(root)) {
     act = GemmAct::Gelu;
     e = x;
-  } else if (NodePtr y = match_relu(root)) {
-    act = GemmAct::Relu;
-    e = y;
   }
   NodePtr lib, bias;
   if (is_op(e, Op::Add)) {

@@ -100,7 +100,7 @@ std::string GemmCall::describe() const {
   if (s_.alpha != 1.0) extra += fmt::format(", alpha {}", s_.alpha);
   if (s_.bias || s_.act != GemmAct::None) {
     extra += ", epilogue ";
-    extra += s_.act == GemmAct::Relu ? "relu" : s_.act == GemmAct::Gelu ? "gelu" : "";
+    extra += s_.act == GemmAct::Gelu ? "gelu" : "";
     if (s_.bias) extra += s_.act == GemmAct::None ? "bias" : "+bias";
   }
   if (s_.a.view) extra += ", a read through a view of its input";
@@ -232,7 +232,6 @@ void GemmCall::run_reference(const std::vector<const HostArray*>& inputs, std::v
         double v = s_.alpha * row[n];
         // bias: the output-shaped bias input, row-major; its values repeat along all but the last axis
         if (s_.bias) v += bias[static_cast<size_t>((bi * M + m) * N + n)];
-        if (s_.act == GemmAct::Relu) v = v > 0 ? v : (std::isnan(v) ? v : 0.0);
         if (s_.act == GemmAct::Gelu) v = gelu_tanh(v);
         out[static_cast<size_t>((bi * M + m) * N + n)] = v;
       }

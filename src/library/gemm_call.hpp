@@ -11,7 +11,10 @@
 
 namespace cufuse::detail {
 
-enum class GemmAct : uint8_t { None, Relu, Gelu };
+// No ReLU: cuBLASLt's RELU epilogue turns a NaN into 0 in some of its kernels (H100, CUDA
+// 13.0: float16 at every K, float32 and bfloat16 at K = 1; NaN kept elsewhere), where
+// maximum(x, 0) keeps it. A ReLU after a GEMM is a generated kernel (epilogue.hpp).
+enum class GemmAct : uint8_t { None, Gelu };
 
 // One operand as the GEMM reads it.
 struct GemmOperand {

@@ -206,8 +206,7 @@ void run_gemm_cuda(const GemmSpec& s, const GemmOperandRun& a, const GemmOperand
   k.stride_a = sb;
   k.stride_b = sa;
   int epi = CUBLASLT_EPILOGUE_DEFAULT;
-  if (s.act == GemmAct::Relu) epi = s.bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  else if (s.act == GemmAct::Gelu) epi = s.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  if (s.act == GemmAct::Gelu) epi = s.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   else if (s.bias) epi = CUBLASLT_EPILOGUE_BIAS;
   k.epilogue = epi;
   k.align_a = alignment_of(b.ptr);

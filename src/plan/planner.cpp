@@ -414,7 +414,7 @@ struct Planner {
         place_library(n);
       }
     }
-    // Rule library, fused epilogue: a bias add / ReLU / GELU root of one GEMM result is that
+    // Rule library, fused epilogue: a bias add / GELU root of one GEMM result is that
     // GEMM with a cuBLASLt epilogue (src/library/epilogue.hpp); the plain GEMM's group then
     // writes nothing and goes.
     std::unordered_set<const Node*> absorbed;

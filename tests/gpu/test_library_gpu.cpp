@@ -16,12 +16,18 @@ namespace {
 using Vec = std::vector<double>;
 
 // The reference's values (read first: evaluating on the device realizes the node) and the device's.
+// x is evaluated as it is first (the root of its own plan, so a GEMM epilogue computes it
+// where one can), then widened: widening it lazily would make the cast the root, and the
+// planner would put the activation in the cast's kernel instead of the GEMM's epilogue.
+Vec dev(const cf::Array& x) {
+  cf::Array d = x;
+  d.eval();
+  return (d.dtype() == cf::f64 ? d : d.astype(cf::f64)).to_host<double>();
+}
 std::pair<Vec, Vec> ref_and_dev(const cf::Array& x) {
   Vec r = host_values(cf::detail::reference_evaluate(x.node()));
-  cf::Array d = x.dtype() == cf::f64 ? x : x.astype(cf::f64);
-  return {r, d.to_host<double>()};
+  return {r, dev(x)};
 }
-Vec dev(const cf::Array& x) { return (x.dtype() == cf::f64 ? x : x.astype(cf::f64)).to_host<double>(); }
 Vec ref_only(const cf::Array& x) { return host_values(cf::detail::reference_evaluate(x.node())); }
 
 // |got - want| <= rel * mag + abs_tol element by element (mag: the magnitudes summed).
@@ -148,29 +154,34 @@ TEST_CASE("TF32: off by default (full float32 accuracy), on in a scope") {
 
 namespace {
 
-// a @ wt.T followed by each epilogue cuBLASLt can fuse: name, and a maker of the expression.
-std::vector<std::pair<std::string, std::function<cf::Array()>>> epilogue_cases(const cf::Array& a, const cf::Array& wt,
-                                                                               const cf::Array& bias) {
+// a @ wt.T followed by each epilogue: name, a maker of the expression, and its launches
+// (cuBLASLt fuses a bias and a GELU; a ReLU is the GEMM and one kernel, gemm_call.hpp).
+struct EpilogueCase {
+  std::string name;
+  std::function<cf::Array()> make;
+  int launches;
+};
+std::vector<EpilogueCase> epilogue_cases(const cf::Array& a, const cf::Array& wt, const cf::Array& bias) {
   auto mm = [=] { return cf::matmul(a, wt.T()); };
-  return {{"bias", [=] { return mm() + bias; }},
-          {"relu+bias", [=] { return cf::relu(mm() + bias); }},
-          {"gelu+bias", [=] { return cf::gelu(mm() + bias); }},
-          {"relu", [=] { return cf::relu(mm()); }},
-          {"gelu", [=] { return cf::gelu(mm()); }}};
+  return {{"bias", [=] { return mm() + bias; }, 1},
+          {"relu+bias", [=] { return cf::relu(mm() + bias); }, 2},
+          {"gelu+bias", [=] { return cf::gelu(mm() + bias); }, 1},
+          {"relu", [=] { return cf::relu(mm()); }, 2},
+          {"gelu", [=] { return cf::gelu(mm()); }, 1}};
 }
 
 }  // namespace
 
-TEST_CASE("epilogues: bias, ReLU and GELU fused into the GEMM (one launch)") {
+TEST_CASE("epilogues: bias and GELU fused into the GEMM (one launch), ReLU one kernel after it") {
   for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
     const double rel = gemm_rel(t, false) * 2;
     const std::string w = cf::name(t).data();
     auto a = random_normal(t, {96, 8}), wt = random_normal(t, {72, 8}), bias = random_normal(t, {72});
     auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
     const auto cases = epilogue_cases(a, wt, bias);
-    for (const auto& [name, make] : cases) {
+    for (const auto& [name, make, n] : cases) {
       check_gemm(make(), mag, rel, name + " " + w);
-      CHECK_MESSAGE(launches([&] { make().eval(); }) == 1, name << " " << w);
+      CHECK_MESSAGE(launches([&] { make().eval(); }) == n, name << " " << w);
     }
     auto ab = random_normal(t, {3, 40, 8});
     check_gemm(cf::relu(cf::matmul(ab, wt.T()) + bias),
@@ -196,7 +207,7 @@ TEST_CASE("epilogues fused into the GEMM keep NumPy's NaN and infinity: maximum(
     auto mag = cf::matmul(cf::abs(a).astype(cf::f64), cf::abs(wt.T()).astype(cf::f64)) + cf::abs(bias).astype(cf::f64);
     Vec m = ref_only(mag);
     const auto cases = epilogue_cases(a, wt, bias);
-    for (const auto& [name, make] : cases) {
+    for (const auto& [name, make, n] : cases) {
       auto [r, d] = ref_and_dev(make());
       int64_t bad = 0;
       for (size_t i = 0; i < r.size(); ++i) {
@@ -208,6 +219,41 @@ TEST_CASE("epilogues fused into the GEMM keep NumPy's NaN and infinity: maximum(
       }
       CHECK_MESSAGE(bad == 0, name << " " << w);
       CHECK_MESSAGE(std::isnan(r[0]), name << " " << w);  // NumPy's: NaN through every epilogue
+    }
+  }
+}
+
+// Found by the fuzzer (seed 647317100101, relu(v2 @ v6) with K = 1): cuBLASLt's RELU
+// epilogue turned the NaN of 0 * inf into 0 in float32 at K = 1 and in float16 at every K
+// (H100, CUDA 13.0). NaN made inside the GEMM (0 * inf, inf - inf) and NaN read from the
+// inputs must come out of relu and gelu as NaN, at every K, in every float dtype.
+TEST_CASE("relu and gelu after a GEMM keep the NaN the GEMM makes (0 * inf, inf - inf) at any K") {
+  for (cf::DType t : {cf::f32, cf::f16, cf::bf16}) {
+    for (int K : {1, 2, 8, 64}) {
+      CAPTURE(cf::name(t));
+      CAPTURE(K);
+      std::vector<double> av(static_cast<size_t>(40 * K), 0.5), bv(static_cast<size_t>(K * 3), 1.0);
+      av[0] = INFINITY;                       // row 0 x column 2 (b[0, 2] = 0): inf * 0
+      av[static_cast<size_t>(K)] = NAN;       // row 1: a NaN input
+      av[static_cast<size_t>(2 * K)] = -INFINITY;  // row 2: -inf, and with K > 1 ...
+      if (K > 1) av[static_cast<size_t>(2 * K + 1)] = INFINITY;  // ... inf - inf
+      bv[2] = 0;
+      auto a = cf::from_host(av, cf::Shape{40, K}).astype(t).eval();
+      auto b = cf::from_host(bv, cf::Shape{K, 3}).astype(t).eval();
+      for (int act = 0; act < 4; ++act) {
+        CAPTURE(act);
+        cf::Array mm = cf::matmul(act < 2 ? a : -a, b);
+        cf::Array y = act % 2 == 0 ? cf::relu(mm) : cf::gelu(mm);
+        auto [r, d] = ref_and_dev(y);
+        int64_t bad = 0;
+        for (size_t i = 0; i < r.size(); ++i) {
+          const bool ok = std::isnan(r[i]) ? std::isnan(d[i]) : std::isinf(r[i]) ? d[i] == r[i] : !std::isnan(d[i]);
+          if (!ok && bad++ < 4) MESSAGE("[" << i << "] device " << d[i] << " reference " << r[i]);
+        }
+        CHECK(bad == 0);
+        CHECK(std::isnan(r[2]));  // 0 * inf
+        CHECK(std::isnan(r[3]));  // the NaN row
+      }
     }
   }
 }
