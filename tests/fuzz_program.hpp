@@ -438,13 +438,22 @@ struct Config {
 
 // What tests/gpu/test_fuzz_gpu.cpp runs. CUFUSE_FUZZ_DEVICE_CONFIG=1 makes tests/test_fuzz.cpp
 // use it too, so that a device program can be replayed on the reference backend.
-// CUFUSE_FUZZ_MAX_INSTR=<n> and CUFUSE_FUZZ_P_BIG=<p> widen a campaign (longer programs,
-// more long shapes); a failing program replays with the same settings.
+// CUFUSE_FUZZ_MAX_INSTR=<n> and CUFUSE_FUZZ_P_{BIG,3D,INPLACE,EARLY,STREAM,ZERO}=<p> steer a
+// campaign (longer programs, more long shapes, writes, early evaluations, streams, empty
+// axes); a failing program replays with the same settings.
 inline Config device_config() {
   Config c;
   c.p_big = 0.1;
   if (const char* e = std::getenv("CUFUSE_FUZZ_MAX_INSTR"); e && *e) c.max_instr = std::max(c.min_instr, std::atoi(e));
-  if (const char* e = std::getenv("CUFUSE_FUZZ_P_BIG"); e && *e) c.p_big = std::clamp(std::atof(e), 0.0, 1.0);
+  auto prob = [](const char* name, double& p) {
+    if (const char* e = std::getenv(name); e && *e) p = std::clamp(std::atof(e), 0.0, 1.0);
+  };
+  prob("CUFUSE_FUZZ_P_BIG", c.p_big);
+  prob("CUFUSE_FUZZ_P_3D", c.p3d);
+  prob("CUFUSE_FUZZ_P_INPLACE", c.p_inplace);
+  prob("CUFUSE_FUZZ_P_EARLY", c.p_early);
+  prob("CUFUSE_FUZZ_P_STREAM", c.p_stream);
+  prob("CUFUSE_FUZZ_P_ZERO", c.p_zero);
   return c;
 }
 
