@@ -1,5 +1,6 @@
-// tests/test_reference_oracle.cpp: the host reference evaluator, the type rules and matmul's
-// scalar factors against NumPy 2 (with ml_dtypes' bfloat16), from the cases
+// tests/test_reference_oracle.cpp: the host reference evaluator, the type rules, matmul's
+// scalar factors and every reduction and scan (result dtype, shape, values, NaN handling,
+// empty axes, errors) against NumPy 2 (with ml_dtypes' bfloat16), from the cases
 // tests/oracle/gen_cases.py writes.
 //
 // CTest runs gen_cases.py first (tests/oracle.cmake, fixture `cufuse_oracle`) and points
@@ -683,4 +684,123 @@ TEST_CASE("oracle: a scalar factor on a matmul operand, (a * c) @ b and (a / c) 
                                         first));
   }
   CHECK(cases >= 80);
+}
+
+TEST_CASE("oracle: every reduction and scan, dtype, axis set, keepdims, dtype= and ddof vs NumPy") {
+  // Integer and bool results (argmax/argmin, count_nonzero, any/all, integer sums, products
+  // and scans) bitwise; float results with NaN and infinities exactly where NumPy has them
+  // and finite values within the summation's rounding (NumPy sums pairwise, float16 in
+  // float16; cufuse in float32 and in its own order): |got - want| <= 8 (n + 2) eps mag, mag
+  // the magnitudes reduced. Errors: the same class (ValueError, TypeError).
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0, errors = 0, bad_cases = 0;
+  std::map<std::string, int> per_op;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "reduce") continue;
+    Tok tk{line};
+    const std::string op = tk.str();
+    const DType t = tk.dt();
+    const Shape shape = tk.shape();
+    const unsigned char* x = tk.arr();
+    const std::string ax = tk.str();
+    const bool keepdims = tk.i64() != 0;
+    const std::string dts = tk.str();
+    const int ddof = static_cast<int>(tk.i64());
+    const std::string status = tk.str();
+    std::optional<DType> dt;
+    if (dts != "-") dt = parse_dtype(dts);
+    Axes axes;
+    if (ax != "none") {
+      std::stringstream ss(ax);
+      for (std::string a; std::getline(ss, a, ',');) axes.push_back(std::stoi(a));
+    }
+    const AxisArg axis = ax == "none" ? AxisArg() : AxisArg(axes);
+    const std::optional<int> one = ax == "none" ? std::nullopt : std::optional<int>(axes[0]);
+    const std::string what = fmt::format("{}({} {}, axis={}, keepdims={}, dtype={}, ddof={})", op, name(t),
+                                         to_string(shape), ax, keepdims, dts, ddof);
+    ++cases;
+    ++per_op[op];
+    auto run = [&]() -> HostArray {
+      Array a = from_host(x, t, shape);
+      Array r;
+      if (op == "sum") r = sum(a, axis, keepdims, dt);
+      else if (op == "prod") r = prod(a, axis, keepdims, dt);
+      else if (op == "mean") r = mean(a, axis, keepdims, dt);
+      else if (op == "max") r = max(a, axis, keepdims);
+      else if (op == "min") r = min(a, axis, keepdims);
+      else if (op == "argmax") r = argmax(a, one, keepdims);
+      else if (op == "argmin") r = argmin(a, one, keepdims);
+      else if (op == "any") r = any(a, axis, keepdims);
+      else if (op == "all") r = all(a, axis, keepdims);
+      else if (op == "var") r = var(a, axis, ddof, keepdims);
+      else if (op == "std") r = cufuse::std(a, axis, ddof, keepdims);
+      else if (op == "ptp") r = ptp(a, axis, keepdims);
+      else if (op == "count_nonzero") r = count_nonzero(a, axis, keepdims);
+      else if (op == "nansum") r = nansum(a, axis, keepdims, dt);
+      else if (op == "nanmean") r = nanmean(a, axis, keepdims, dt);
+      else if (op == "nanmax") r = nanmax(a, axis, keepdims);
+      else if (op == "nanmin") r = nanmin(a, axis, keepdims);
+      else if (op == "cumsum") r = cumsum(a, one, dt);
+      else if (op == "cumprod") r = cumprod(a, one, dt);
+      else throw std::runtime_error("oracle: unknown reduction " + op);
+      return reference_evaluate(r.node());  // node by node: no planning, no NVRTC (fast on CI)
+    };
+    if (status == "error") {
+      ++errors;
+      const std::string cls = tk.str();
+      std::string got = "no error";
+      try {
+        run();
+      } catch (const cufuse::ValueError&) {
+        got = "ValueError";
+      } catch (const cufuse::TypeError&) {
+        got = "TypeError";
+      } catch (const std::exception& e) {
+        got = std::string("other: ") + e.what();
+      }
+      if (got != cls && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+      continue;
+    }
+    const DType rt = tk.dt();
+    const Shape rshape = tk.shape();
+    int64_t rn = 0;
+    const unsigned char* want = tk.arr(&rn);
+    const auto* mag = reinterpret_cast<const double*>(tk.arr());
+    HostArray got;
+    try {
+      got = run();
+    } catch (const std::exception& e) {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse threw: " << e.what());
+      continue;
+    }
+    if (got.dtype != rt || !(got.shape == rshape)) {
+      if (bad_cases++ < 30)
+        FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse " << name(got.dtype) << " "
+                        << to_string(got.shape));
+      continue;
+    }
+    int64_t bad = 0;
+    std::string first;
+    if (!is_float(rt)) {
+      const size_t item = static_cast<size_t>(itemsize(rt));
+      for (int64_t i = 0; i < rn; ++i)
+        if (std::memcmp(got.bytes.data() + i * item, want + i * item, item) != 0 && bad++ == 0)
+          first = fmt::format("[{}] cufuse {} NumPy {}", i, got.get_double(i), HostArray{rt, rshape, std::vector<unsigned char>(want + i * item, want + (i + 1) * item)}.get_double(0));
+    } else {
+      const double eps = rt == DType::Float16 ? 0x1p-10 : rt == DType::Float32 ? 0x1p-23 : 0x1p-52;
+      const double reduced = static_cast<double>(std::max<int64_t>(1, numel(shape) / std::max<int64_t>(1, rn)));
+      const double rel = 8.0 * (reduced + 2) * eps;
+      HostArray w{rt, rshape, std::vector<unsigned char>(want, want + rn * itemsize(rt))};
+      for (int64_t i = 0; i < rn; ++i) {
+        const double g = got.get_double(i), e = w.get_double(i);
+        const bool ok = std::isnan(e) ? std::isnan(g) : std::isinf(e) ? g == e : std::isfinite(g) && std::fabs(g - e) <= rel * mag[i] + 1e-300;
+        if (!ok && bad++ == 0) first = fmt::format("[{}] cufuse {} NumPy {}", i, g, e);
+      }
+    }
+    if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << rn << " elements differ, first " << first);
+  }
+  MESSAGE(cases << " reduction cases (" << errors << " errors) over " << per_op.size() << " ops; " << bad_cases << " differ");
+  CHECK(bad_cases == 0);
+  CHECK(cases > 20000);
 }

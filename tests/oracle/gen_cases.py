@@ -25,6 +25,9 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
   gather <dtype> <base array> <ndim> <shape..> <strides..> <offset> <expected>
   view <dtype> <base array> <in: ndim shape.. strides.. offset> <view: ndim shape.. strides.. offset> <expected>
   skipped <op> <reason> <count>      (how many inputs a documented divergence skipped)
+  matmul_factor <dtype> <multiply|true_divide> <c> <ndim> <shape..> <a> <ndim> <shape..> <b> <expected f64> <magnitude f64>
+  reduce <op> <dtype> <ndim> <shape..> <input> <axes: none or a,b> <keepdims 0/1> <dtype= or -> <ddof>
+         then `ok <result dtype> <ndim> <shape..> <result> <magnitude f64 or -1 0>` or `error <ValueError|TypeError>`
 """
 import argparse
 import hashlib
@@ -474,6 +477,103 @@ def gen_matmul_factors(w, rng):
                        w.arr(b), w.arr(exp), w.arr(mag))
 
 
+RED_OPS = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "var", "std", "ptp",
+           "count_nonzero", "nansum", "nanmean", "nanmax", "nanmin", "cumsum", "cumprod"]
+RED_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+              "float32", "float64"]
+
+
+def red_input(d, shape, rng, special):
+    """Values for a reduction: small integers (so products stay in range), floats with NaN,
+    +-inf, +-0 and ties where `special`; the dtype's extremes for integers."""
+    n = int(np.prod(shape))
+    if d == "bool":
+        return (rng.integers(0, 2, n) == 1).reshape(shape)
+    if d.startswith("int") or d.startswith("uint"):
+        info = np.iinfo(d)
+        v = rng.integers(max(info.min, -4), min(info.max, 4) + 1, n).astype(d)
+        if special and n >= 4:
+            v[rng.integers(0, n)] = info.max
+            v[rng.integers(0, n)] = info.min
+        return v.reshape(shape)
+    v = np.round(rng.standard_normal(n) * 3, 1).astype(d)
+    if special and n >= 6:
+        for val in (np.nan, np.inf, -np.inf, -0.0, 0.0):
+            v[rng.integers(0, n)] = val
+    return v.reshape(shape)
+
+
+def red_call(op, x, axis, keepdims, dt, ddof):
+    kw = {}
+    if op in ("argmax", "argmin", "cumsum", "cumprod"):
+        kw["axis"] = axis
+        if op in ("argmax", "argmin"):
+            kw["keepdims"] = keepdims
+    else:
+        kw["axis"] = axis
+        kw["keepdims"] = keepdims
+    if dt is not None:
+        kw["dtype"] = dt
+    if op in ("var", "std"):
+        kw["ddof"] = ddof
+    return np.asarray(getattr(np, op)(x, **kw))
+
+
+def gen_reductions(w, rng):
+    """Every reduction and scan on every dtype it takes, over all axes, one, two or a negative
+    one, with and without keepdims, a dtype= where NumPy takes one, ddof for var/std; inputs
+    with NaN, infinities, signed zeros, integer extremes; empty axes. The result's dtype, shape
+    and values, or the error class NumPy raises."""
+    shapes = [(7,), (3, 5), (2, 3, 4), (0, 3), (4, 1), ()]
+    for op in RED_OPS:
+        for d in RED_DTYPES:
+            for shape in shapes:
+                nd = len(shape)
+                if op in ("argmax", "argmin", "cumsum", "cumprod"):
+                    axes = [None] + list(range(nd)) + ([-1] if nd else [])
+                else:
+                    axes = [None] + [(a,) for a in range(nd)] + ([(0, nd - 1)] if nd >= 2 else []) + ([(-1,)] if nd else [])
+                for special in (False, True):
+                    x = red_input(d, shape, rng, special)
+                    for axis in axes:
+                        for keepdims in ((False, True) if op not in ("cumsum", "cumprod") else (False,)):
+                            dts = [None]
+                            if op in ("sum", "prod", "nansum", "cumsum", "cumprod") and d in ("int8", "uint8", "bool", "float16"):
+                                dts.append("int32" if d != "float16" else "float32")
+                            if op in ("mean", "nanmean") and d in ("float16", "int16"):
+                                dts.append("float32")
+                            ddofs = [0, 1] if op in ("var", "std") else [0]
+                            for dt in dts:
+                                for ddof in ddofs:
+                                    ax = "none" if axis is None else ",".join(str(a) for a in np.atleast_1d(axis))
+                                    head = ["reduce", op, d, fmt_shape(shape), w.arr(x), ax, int(keepdims),
+                                            dt or "-", ddof]
+                                    try:
+                                        with np.errstate(all="ignore"), warnings.catch_warnings():
+                                            warnings.simplefilter("ignore")
+                                            r = red_call(op, x, axis, keepdims, dt, ddof)
+                                    except (ValueError, TypeError) as e:
+                                        w.line(*head, "error", type(e).__name__)
+                                        continue
+                                    mag = None
+                                    if r.dtype.kind == "f":
+                                        # NaN and inf results are compared exactly: magnitudes of the finite inputs
+                                        xa = np.array(np.abs(x.astype(np.float64)), dtype=np.float64)
+                                        xa[~np.isfinite(xa)] = 0
+                                        with np.errstate(all="ignore"):
+                                            if op in ("var", "std"):
+                                                mag = red_call("sum", xa * xa + xa, axis, keepdims, None, 0) + 1
+                                            elif op in ("cumsum", "cumprod"):
+                                                mag = np.abs(red_call(op, xa + (op == "cumprod"), axis, False, None, 0))
+                                            elif x.size:
+                                                mag = red_call("sum", xa, axis, keepdims, None, 0)
+                                            else:
+                                                mag = np.zeros(r.shape)
+                                        mag = np.broadcast_to(np.asarray(mag, dtype=np.float64), r.shape)
+                                    w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r),
+                                           w.arr(np.ascontiguousarray(mag)) if mag is not None else "-1 0")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -504,6 +604,7 @@ def main():
     gen_generators(w)
     gen_layouts(w, rng)
     gen_matmul_factors(w, np.random.default_rng(SEED + 1))
+    gen_reductions(w, np.random.default_rng(SEED + 2))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
