@@ -28,6 +28,9 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
   matmul_factor <dtype> <multiply|true_divide> <c> <ndim> <shape..> <a> <ndim> <shape..> <b> <expected f64> <magnitude f64>
   reduce <op> <dtype> <ndim> <shape..> <input> <axes: none or a,b> <keepdims 0/1> <dtype= or -> <ddof>
          then `ok <result dtype> <ndim> <shape..> <result> <magnitude f64 or -1 0>` or `error <ValueError|TypeError>`
+  contract <einsum|matmul|dot|inner|outer|vdot|tensordot|trace|diagonal> <subscripts, axes `n` or `a,b;c,d`,
+         `offset,axis1,axis2`, or -> <n> then per operand <dtype> <ndim> <shape..> <array>
+         then `ok <result dtype> <ndim> <shape..> <result as f64>` or `error <ValueError|TypeError>`
 """
 import argparse
 import hashlib
@@ -245,8 +248,9 @@ def skip_mask(op, dts, args):
         skip |= args[0] == 0  # NumPy: 1.0/0 converted to an integer (undefined)
     if op in COMPARE and loops \
             and sorted(loops) == ["int64", "uint64"]:
-        # Known bug (reported): NumPy 2 compares signed integers with uint64 exactly; our op
-        # table compares them in float64. Skip the pairs where float64 loses the answer.
+        # Divergence 6: NumPy 2 compares signed integers with uint64 exactly; our op table
+        # compares them in float64 (the graph builder rewrites such comparisons exactly).
+        # Skip the pairs where float64 loses the answer.
         skip |= np_call(op, args) != np_call(op, [x.astype(np.float64) for x in args])
     return skip, np_args
 
@@ -574,6 +578,88 @@ def gen_reductions(w, rng):
                                            w.arr(np.ascontiguousarray(mag)) if mag is not None else "-1 0")
 
 
+def gen_contractions(w, rng):
+    """einsum (explicit and implicit output, '...', repeated labels, several operands),
+    matmul (1-D operands, broadcast batches, empty dims), dot, inner, outer, vdot, tensordot,
+    trace and diagonal, on small integer values (exact in every float dtype): NumPy's result
+    dtype, shape and values (as float64), or the error class it raises."""
+    def arr(d, shape):
+        v = rng.integers(-3, 4, size=shape)
+        return (v != 0) if d == "bool" else v.astype(d)
+
+    def emit(kind, param, ins, fn):
+        head = ["contract", kind, param, len(ins)]
+        for a in ins:
+            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = np.asarray(fn(*ins))
+        except (ValueError, TypeError) as e:
+            w.line(*head, "error", type(e).__name__)
+            return
+        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+
+    f64 = "float64"
+    ein = [
+        ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ij,kj->ik", [(2, 3), (4, 3)]),
+        ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]), ("ij", [(2, 3)]),
+        ("ji", [(2, 3)]), ("i,i->", [(4,), (4,)]), ("i,i", [(4,), (4,)]), ("i,j->ij", [(2,), (3,)]),
+        ("i,j", [(2,), (3,)]), ("ij,ij->i", [(2, 3), (2, 3)]), ("ij,ij->j", [(2, 3), (2, 3)]),
+        ("ij,ij->ij", [(2, 3), (2, 3)]), ("ijk,ikl->ijl", [(2, 3, 4), (2, 4, 5)]),
+        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("...ij,...jk", [(2, 3, 4), (4, 2)]),
+        ("...ii->...i", [(2, 3, 3)]), ("...ii", [(2, 3, 3)]), ("i...->...", [(3, 2, 4)]), ("i...", [(3, 2)]),
+        ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 5)]), ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 3)]),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ij,jk,kl", [(2, 3), (3, 4), (4, 2)]),
+        ("ijk->kji", [(2, 3, 4)]), ("iij->ij", [(3, 3, 2)]), ("iji->j", [(3, 2, 3)]), ("ii,i->i", [(3, 3), (3,)]),
+        ("a,a,a->a", [(4,), (4,), (4,)]), ("ab,bc,cd,de->ae", [(2, 3), (3, 2), (2, 4), (4, 3)]),
+        ("Ab,bC->AC", [(2, 3), (3, 4)]), ("i->", [(5,)]), ("ij,j->i", [(3, 4), (4,)]), ("ij,i->j", [(3, 4), (3,)]),
+        ("ij,jk->ik", [(0, 3), (3, 4)]), ("ij,jk->ik", [(2, 0), (0, 4)]), ("i,i->i", [(3,), (1,)]),
+        ("...,...->...", [(2, 3), (3,)]), ("ij,jk->il", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (4, 4)]),
+        ("ij->iij", [(2, 3)]), ("ij,jk->ik", [(2, 3)]), ("ijk->ij", [(2, 3)]), ("i->j", [(3,)]),
+        ("ii->i", [(2, 3)]), ("ij->i->j", [(2, 3)]),
+    ]
+    for sub, shapes in ein:
+        emit("einsum", sub, [arr(f64, s) for s in shapes], lambda *a, sub=sub: np.einsum(sub, *a))
+    for da, db in (("int32", "int64"), ("float32", "float32"), ("int32", "float32"), ("float16", "float16"),
+                   ("bool", "bool"), ("int8", "uint8")):
+        emit("einsum", "ij,jk->ik", [arr(da, (2, 3)), arr(db, (3, 4))], lambda a, b: np.einsum("ij,jk->ik", a, b))
+        emit("einsum", "ij,ij->i", [arr(da, (2, 3)), arr(db, (2, 3))], lambda a, b: np.einsum("ij,ij->i", a, b))
+    mm = [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+          ((5, 1, 2, 3), (4, 3, 2)), ((0, 3), (3, 2)), ((2, 0), (0, 3)), ((2, 3), (4, 2)), ((), (3,)), ((3,), ()),
+          ((2, 2, 3), (3, 3, 2)), ((3,), (2, 3, 4))]
+    for sa, sb in mm:
+        emit("matmul", "-", [arr(f64, sa), arr(f64, sb)], np.matmul)
+    for da, db in (("int32", "int64"), ("float32", "float32"), ("float16", "float16"), ("bool", "bool"),
+                   ("int8", "uint8"), ("float32", "int32"), ("uint64", "int64")):  # no bfloat16: divergence 7
+        emit("matmul", "-", [arr(da, (2, 3)), arr(db, (3, 4))], np.matmul)
+        emit("matmul", "-", [arr(da, (2, 5, 3)), arr(db, (3,))], np.matmul)
+    for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((2, 3, 4), (5, 4, 6)), ((), (3,)), ((3,), ()),
+                   ((2, 3), (2, 3)), ((3,), (3, 2))):
+        emit("dot", "-", [arr(f64, sa), arr(f64, sb)], np.dot)
+    for sa, sb in (((3,), (3,)), ((2, 3), (4, 3)), ((2, 3, 4), (5, 4)), ((), (2, 3)), ((2, 3), (3, 2))):
+        emit("inner", "-", [arr(f64, sa), arr(f64, sb)], np.inner)
+    for sa, sb in (((3,), (4,)), ((2, 2), (3,)), ((), (3,))):
+        emit("outer", "-", [arr(f64, sa), arr(f64, sb)], np.outer)
+    for sa, sb in (((3,), (3,)), ((2, 3), (6,)), ((2, 3), (3, 2)), ((2, 3), (4,))):
+        emit("vdot", "-", [arr(f64, sa), arr(f64, sb)], np.vdot)
+    for sa, sb, ax in (((3, 4, 5), (4, 5, 6), 2), ((3, 4), (4, 5), 1), ((2,), (3,), 0), ((2, 3), (2, 3), 2),
+                       ((3, 4, 5), (4, 3, 2), ((1, 0), (0, 1))), ((3, 4, 5), (5, 2), ((2,), (0,))),
+                       ((3, 4), (5, 4), 1), ((3, 4, 5), (4, 3, 2), ((1, 0), (1, 0)))):
+        param = str(ax) if isinstance(ax, int) else ",".join(map(str, ax[0])) + ";" + ",".join(map(str, ax[1]))
+        emit("tensordot", param, [arr(f64, sa), arr(f64, sb)], lambda a, b, ax=ax: np.tensordot(a, b, ax))
+    for shape, off, a1, a2 in (((4, 4), 0, 0, 1), ((4, 4), 1, 0, 1), ((4, 4), -1, 0, 1), ((4, 4), 5, 0, 1),
+                               ((2, 3, 4), 0, 1, 2), ((3, 4, 5), 1, 0, 2), ((3, 4, 5), -2, 2, 0), ((3, 4), 0, -1, -2),
+                               ((4,), 0, 0, 1), ((3, 3), 0, 0, 0), ((2, 5), -1, 1, 0)):
+        param = f"{off},{a1},{a2}"
+        x = arr(f64, shape)
+        emit("trace", param, [x], lambda a, o=off, p=a1, q=a2: np.trace(a, o, p, q))
+        emit("diagonal", param, [x], lambda a, o=off, p=a1, q=a2: np.diagonal(a, o, p, q))
+    for d in ("int8", "bool", "float16", "uint32"):
+        emit("trace", "0,0,1", [arr(d, (3, 3))], lambda a: np.trace(a))
+        emit("diagonal", "1,0,1", [arr(d, (3, 4))], lambda a: np.diagonal(a, 1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -605,6 +691,7 @@ def main():
     gen_layouts(w, rng)
     gen_matmul_factors(w, np.random.default_rng(SEED + 1))
     gen_reductions(w, np.random.default_rng(SEED + 2))
+    gen_contractions(w, np.random.default_rng(SEED + 3))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
