@@ -1,6 +1,7 @@
 // tests/test_reference_oracle.cpp: the host reference evaluator, the type rules, matmul's
-// scalar factors and every reduction and scan (result dtype, shape, values, NaN handling,
-// empty axes, errors) against NumPy 2 (with ml_dtypes' bfloat16), from the cases
+// scalar factors, every reduction and scan (result dtype, shape, values, NaN handling,
+// empty axes, errors), the contractions (einsum, matmul, dot, tensordot, trace, ...) and
+// numpy.linalg's functions against NumPy 2 (with ml_dtypes' bfloat16), from the cases
 // tests/oracle/gen_cases.py writes.
 //
 // CTest runs gen_cases.py first (tests/oracle.cmake, fixture `cufuse_oracle`) and points
@@ -911,4 +912,105 @@ TEST_CASE("oracle: einsum, matmul, dot, inner, outer, vdot, tensordot, trace and
   MESSAGE(cases << " contraction cases; " << bad_cases << " differ");
   CHECK(bad_cases == 0);
   CHECK(cases > 120);
+}
+
+TEST_CASE("oracle: numpy.linalg (det, slogdet, inv, solve, cholesky, eigvalsh, svdvals, pinv, lstsq, rank, norms)") {
+  // Well-conditioned inputs (random + n I; SPD for cholesky/eigvalsh), 2-D, batched, 1x1,
+  // 0x0, rectangular, singular, float16, 1-D: dtype and shape exactly, values within
+  // 1e-4 (float32) / 1e-10 (float64) of the largest result magnitude, NumPy's errors by class
+  // (LinAlgError is a ValueError). The reference backend's solvers (solver_reference.cpp)
+  // are what the GPU's cuSOLVER results are compared with.
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0, bad_cases = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "linalg") continue;
+    Tok tk{line};
+    const std::string kind = tk.str();
+    const std::string param = tk.str();
+    const int n = static_cast<int>(tk.i64());
+    std::vector<Array> in;
+    std::string what = kind + "(" + param;
+    for (int k = 0; k < n; ++k) {
+      const DType t = tk.dt();
+      const Shape s = tk.shape();
+      in.push_back(from_host(tk.arr(), t, s));
+      what += fmt::format(", {} {}", name(t), to_string(s));
+    }
+    what += ")";
+    const std::string status = tk.str();
+    ++cases;
+    namespace la = cufuse::linalg;
+    auto run = [&]() -> HostArray {
+      Array r;
+      const Array& a = in.at(0);
+      if (kind == "det") r = la::det(a);
+      else if (kind == "slogdet_sign") r = la::slogdet(a).sign;
+      else if (kind == "slogdet_log") r = la::slogdet(a).logabsdet;
+      else if (kind == "inv") r = la::inv(a);
+      else if (kind == "solve") r = la::solve(a, in.at(1));
+      else if (kind == "cholesky") r = la::cholesky(a);
+      else if (kind == "eigvalsh") r = la::eigvalsh(a);
+      else if (kind == "svdvals") r = la::svdvals(a);
+      else if (kind == "pinv") r = la::pinv(a);
+      else if (kind == "lstsq") r = la::lstsq(a, in.at(1)).x;
+      else if (kind == "matrix_rank") r = la::matrix_rank(a);
+      else if (kind == "matrix_norm") {
+        if (param == "fro" || param == "nuc") r = la::matrix_norm(a, param);
+        else {
+          const double o = param == "inf" ? INFINITY : param == "-inf" ? -INFINITY : std::stod(param);
+          r = la::norm(a, o, Axes{-2, -1});
+        }
+      } else throw std::runtime_error("oracle: unknown linalg case " + kind);
+      r.eval();  // data-dependent errors (singular, not positive definite) come at evaluation
+      return reference_evaluate(r.node());
+    };
+    if (status == "error") {
+      const std::string cls = tk.str();
+      std::string got = "no error";
+      try {
+        run();
+      } catch (const cufuse::ValueError&) {
+        got = "ValueError";
+      } catch (const cufuse::TypeError&) {
+        got = "TypeError";
+      } catch (const std::exception& e) {
+        got = std::string("other: ") + e.what();
+      }
+      if (got != cls && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+      continue;
+    }
+    const DType rt = tk.dt();
+    const Shape rshape = tk.shape();
+    int64_t rn = 0;
+    const auto* want = reinterpret_cast<const double*>(tk.arr(&rn));
+    HostArray got;
+    try {
+      got = run();
+    } catch (const std::exception& e) {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse threw: " << e.what());
+      continue;
+    }
+    if (got.dtype != rt || !(got.shape == rshape)) {
+      if (bad_cases++ < 30)
+        FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse " << name(got.dtype) << " "
+                        << to_string(got.shape));
+      continue;
+    }
+    double scale = 0;
+    for (int64_t i = 0; i < rn; ++i)
+      if (std::isfinite(want[i])) scale = std::max(scale, std::fabs(want[i]));
+    const double tol = (rt == DType::Float32 ? 1e-4 : 1e-10) * std::max(1.0, scale);
+    int64_t bad = 0;
+    std::string first;
+    for (int64_t i = 0; i < rn; ++i) {
+      const double g = got.get_double(i), e = want[i];
+      const bool ok = std::isnan(e) ? std::isnan(g) : std::isinf(e) ? g == e : std::fabs(g - e) <= tol;
+      if (!ok && bad++ == 0) first = fmt::format("[{}] cufuse {} NumPy {}", i, g, e);
+    }
+    if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << rn << " elements differ, first " << first);
+  }
+  MESSAGE(cases << " linalg cases; " << bad_cases << " differ");
+  CHECK(bad_cases == 0);
+  CHECK(cases > 250);
 }

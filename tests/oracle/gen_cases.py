@@ -31,6 +31,8 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
   contract <einsum|matmul|dot|inner|outer|vdot|tensordot|trace|diagonal> <subscripts, axes `n` or `a,b;c,d`,
          `offset,axis1,axis2`, or -> <n> then per operand <dtype> <ndim> <shape..> <array>
          then `ok <result dtype> <ndim> <shape..> <result as f64>` or `error <ValueError|TypeError>`
+  linalg <det|slogdet_sign|slogdet_log|inv|solve|cholesky|eigvalsh|svdvals|pinv|lstsq|matrix_rank|matrix_norm>
+         <ord or -> <n> then operands and the result as for contract
 """
 import argparse
 import hashlib
@@ -660,6 +662,106 @@ def gen_contractions(w, rng):
         emit("diagonal", "1,0,1", [arr(d, (3, 4))], lambda a: np.diagonal(a, 1))
 
 
+def gen_linalg(w, rng):
+    """numpy.linalg on well-conditioned random matrices (2-D and batched, float32, float64 and
+    integers), singular and non-square ones, float16: det, slogdet, inv, solve, cholesky,
+    eigvalsh, svdvals, pinv, lstsq's solution, matrix_rank, matrix and vector norms. Factor
+    outputs with sign freedom (qr, eigh and svd vectors) are checked elsewhere (through
+    invariants). The result dtype, shape and values, or the error class (LinAlgError is a
+    ValueError)."""
+    def well(d, shape):
+        n = shape[-1]
+        a = rng.standard_normal(shape) + n * np.eye(shape[-2], n) if len(shape) >= 2 else rng.standard_normal(shape)
+        if d.startswith("int"):
+            return np.round(a).astype(d)
+        return a.astype(d)
+
+    def spd(d, shape):
+        a = rng.standard_normal(shape)
+        m = a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+        return m.astype(d)
+
+    def emit(kind, param, ins, fn):
+        head = ["linalg", kind, param, len(ins)]
+        for a in ins:
+            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = np.asarray(fn(*ins))
+        except (ValueError, TypeError) as e:  # np.linalg.LinAlgError is a ValueError
+            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
+            return
+        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+
+    la = np.linalg
+    sq = [(4, 4), (2, 3, 3), (1, 1), (0, 0)]
+    for d in ("float64", "float32", "int32"):
+        for shape in sq:
+            a = well(d, shape)
+            emit("det", "-", [a], la.det)
+            emit("slogdet_sign", "-", [a], lambda x: la.slogdet(x)[0])
+            emit("slogdet_log", "-", [a], lambda x: la.slogdet(x)[1])
+            emit("inv", "-", [a], la.inv)
+            emit("svdvals", "-", [a], lambda x: la.svd(x, compute_uv=False))
+            if not (d == "int32" and a.size == 0):  # NumPy's pinv returns an empty int matrix as int
+                emit("pinv", "-", [a], la.pinv)
+            emit("matrix_rank", "-", [a], la.matrix_rank)
+            for ordr in ("fro", "nuc", "1", "-1", "2", "-2", "inf", "-inf"):
+                o = {"inf": np.inf, "-inf": -np.inf}.get(ordr, ordr if ordr in ("fro", "nuc") else None)
+                o = int(ordr) if o is None else o
+                if shape[-1] == 0 and ordr not in ("fro",):
+                    continue  # NumPy's empty-matrix norms are version quirks
+                emit("matrix_norm", ordr, [a], lambda x, o=o: la.norm(x, o, axis=(-2, -1)))
+            s_ = spd(d, shape) if d != "int32" else well(d, shape)
+            emit("cholesky", "-", [s_], la.cholesky)
+            emit("eigvalsh", "-", [s_], la.eigvalsh)
+            if len(shape) == 2:
+                b = rng.standard_normal((shape[0],)).astype(d)
+                emit("solve", "-", [a, b], la.solve)
+                B = rng.standard_normal((shape[0], 2)).astype(d)
+                emit("solve", "-", [a, B], la.solve)
+                emit("lstsq", "-", [a, B], lambda x, y: la.lstsq(x, y, rcond=None)[0])
+            else:
+                B = rng.standard_normal(shape[:-1] + (2,)).astype(d)
+                emit("solve", "-", [a, B], la.solve)
+    # rectangular: svdvals, pinv, lstsq, rank, norms; square-only functions raise
+    for d in ("float64", "float32"):
+        for shape in ((5, 3), (3, 5), (2, 4, 3)):
+            a = rng.standard_normal(shape).astype(d)
+            emit("svdvals", "-", [a], lambda x: la.svd(x, compute_uv=False))
+            emit("pinv", "-", [a], la.pinv)
+            emit("matrix_rank", "-", [a], la.matrix_rank)
+            emit("matrix_norm", "fro", [a], lambda x: la.norm(x, "fro", axis=(-2, -1)))
+            emit("matrix_norm", "2", [a], lambda x: la.norm(x, 2, axis=(-2, -1)))
+            emit("det", "-", [a], la.det)
+            emit("inv", "-", [a], la.inv)
+            emit("cholesky", "-", [a], la.cholesky)
+            if len(shape) == 2:
+                b = rng.standard_normal((shape[0], 2)).astype(d)
+                emit("lstsq", "-", [a, b], lambda x, y: la.lstsq(x, y, rcond=None)[0])
+    # singular, low rank, not positive definite, float16, 1-D
+    for d in ("float64", "float32"):
+        sing = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], dtype=d)
+        emit("det", "-", [sing], la.det)
+        emit("inv", "-", [sing], la.inv)
+        emit("solve", "-", [sing, np.ones(3, dtype=d)], la.solve)
+        emit("matrix_rank", "-", [sing], la.matrix_rank)
+        emit("slogdet_sign", "-", [sing], lambda x: la.slogdet(x)[0])
+        emit("slogdet_log", "-", [sing], lambda x: la.slogdet(x)[1])
+        emit("cholesky", "-", [np.array([[1, 2], [2, 1]], dtype=d)], la.cholesky)
+        emit("matrix_rank", "-", [np.zeros((3, 4), dtype=d)], la.matrix_rank)
+        emit("solve", "-", [well(d, (3, 3)), np.ones(4, dtype=d)], la.solve)
+    h = well("float16", (3, 3))
+    for kind, fn in (("det", la.det), ("inv", la.inv), ("cholesky", la.cholesky), ("eigvalsh", la.eigvalsh),
+                     ("svdvals", lambda x: la.svd(x, compute_uv=False))):
+        emit(kind, "-", [h], fn)
+    v = rng.standard_normal(5)
+    emit("det", "-", [v], la.det)
+    emit("matrix_rank", "-", [v], la.matrix_rank)
+    emit("matrix_rank", "-", [np.zeros(4)], la.matrix_rank)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -692,6 +794,7 @@ def main():
     gen_matmul_factors(w, np.random.default_rng(SEED + 1))
     gen_reductions(w, np.random.default_rng(SEED + 2))
     gen_contractions(w, np.random.default_rng(SEED + 3))
+    gen_linalg(w, np.random.default_rng(SEED + 4))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
