@@ -914,7 +914,7 @@ TEST_CASE("oracle: einsum, matmul, dot, inner, outer, vdot, tensordot, trace and
   CHECK(cases > 120);
 }
 
-TEST_CASE("oracle: numpy.linalg (det, slogdet, inv, solve, cholesky, eigvalsh, svdvals, pinv, lstsq, rank, norms)") {
+TEST_CASE("oracle: numpy.linalg (det, slogdet, inv, solve, cholesky, eigvalsh, svdvals, pinv, lstsq, rank, norms), convolve, correlate") {
   // Well-conditioned inputs (random + n I; SPD for cholesky/eigvalsh), 2-D, batched, 1x1,
   // 0x0, rectangular, singular, float16, 1-D: dtype and shape exactly, values within
   // 1e-4 (float32) / 1e-10 (float64) of the largest result magnitude, NumPy's errors by class
@@ -961,6 +961,18 @@ TEST_CASE("oracle: numpy.linalg (det, slogdet, inv, solve, cholesky, eigvalsh, s
           const double o = param == "inf" ? INFINITY : param == "-inf" ? -INFINITY : std::stod(param);
           r = la::norm(a, o, Axes{-2, -1});
         }
+      } else if (kind == "convolve") {
+        r = convolve(a, in.at(1), param);
+      } else if (kind == "correlate") {
+        r = correlate(a, in.at(1), param);
+      } else if (kind == "vector_norm") {  // ord;axis;keepdims
+        const auto s1 = param.find(';'), s2 = param.rfind(';');
+        const std::string o = param.substr(0, s1), ax = param.substr(s1 + 1, s2 - s1 - 1);
+        const std::optional<double> ord = o == "none" ? std::nullopt
+                                          : o == "inf"  ? std::optional<double>(INFINITY)
+                                          : o == "-inf" ? std::optional<double>(-INFINITY)
+                                                        : std::optional<double>(std::stod(o));
+        r = cufuse::linalg::norm(a, ord, ax == "none" ? AxisArg() : AxisArg(std::stoi(ax)), param.substr(s2 + 1) == "1");
       } else throw std::runtime_error("oracle: unknown linalg case " + kind);
       r.eval();  // data-dependent errors (singular, not positive definite) come at evaluation
       return reference_evaluate(r.node());

@@ -31,7 +31,8 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
   contract <einsum|matmul|dot|inner|outer|vdot|tensordot|trace|diagonal> <subscripts, axes `n` or `a,b;c,d`,
          `offset,axis1,axis2`, or -> <n> then per operand <dtype> <ndim> <shape..> <array>
          then `ok <result dtype> <ndim> <shape..> <result as f64>` or `error <ValueError|TypeError>`
-  linalg <det|slogdet_sign|slogdet_log|inv|solve|cholesky|eigvalsh|svdvals|pinv|lstsq|matrix_rank|matrix_norm>
+  linalg <det|slogdet_sign|slogdet_log|inv|solve|cholesky|eigvalsh|svdvals|pinv|lstsq|matrix_rank|matrix_norm|
+         convolve|correlate (param: the mode)|vector_norm (param: ord;axis;keepdims)>
          <ord or -> <n> then operands and the result as for contract
 """
 import argparse
@@ -762,6 +763,46 @@ def gen_linalg(w, rng):
     emit("matrix_rank", "-", [np.zeros(4)], la.matrix_rank)
 
 
+def gen_signal_and_norms(w, rng):
+    """np.convolve / np.correlate (1-D, every mode, either operand the longer, mixed dtypes,
+    complex-free) and np.linalg.norm's vector norms (ord None, 0, 1, 2, inf, -inf, 3, -2 over
+    all axes, one axis, keepdims), as `linalg` records: small integer values, exact where the
+    dtype allows."""
+    def emit(kind, param, ins, fn):
+        head = ["linalg", kind, param, len(ins)]
+        for a in ins:
+            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = np.asarray(fn(*ins))
+        except (ValueError, TypeError) as e:
+            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
+            return
+        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+
+    for da, db in (("float64", "float64"), ("float32", "float32"), ("int32", "int32"), ("int64", "float32"),
+                   ("int8", "int16"), ("bool", "bool"), ("float16", "float16")):
+        for na, nb in ((7, 3), (3, 7), (5, 5), (1, 4), (6, 1), (0, 3), (3, 0)):
+            a = rng.integers(-3, 4, na).astype(da) if da != "bool" else rng.integers(0, 2, na) == 1
+            b = rng.integers(-3, 4, nb).astype(db) if db != "bool" else rng.integers(0, 2, nb) == 1
+            for mode in ("full", "same", "valid"):
+                emit("convolve", mode, [a, b], lambda x, y, m=mode: np.convolve(x, y, m))
+                emit("correlate", mode, [a, b], lambda x, y, m=mode: np.correlate(x, y, m))
+    for d in ("float64", "float32", "int32"):
+        for shape in ((6,), (3, 4), (2, 3, 4)):
+            x = rng.integers(-3, 4, shape).astype(d)
+            for ordr in ("none", "0", "1", "2", "inf", "-inf", "3", "-2"):
+                o = {"none": None, "inf": np.inf, "-inf": -np.inf}.get(ordr, None if ordr == "none" else float(ordr))
+                axes = [None] if len(shape) == 1 else [-1, 0]
+                for ax in axes:
+                    for kd in (False, True):
+                        if ax is None and len(shape) > 1:
+                            continue
+                        param = f"{ordr};{'none' if ax is None else ax};{int(kd)}"
+                        emit("vector_norm", param, [x], lambda v, o=o, ax=ax, kd=kd: np.linalg.norm(v, o, ax, kd))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -795,6 +836,7 @@ def main():
     gen_reductions(w, np.random.default_rng(SEED + 2))
     gen_contractions(w, np.random.default_rng(SEED + 3))
     gen_linalg(w, np.random.default_rng(SEED + 4))
+    gen_signal_and_norms(w, np.random.default_rng(SEED + 5))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
