@@ -67,6 +67,35 @@ TEST_CASE("values through the reference backend follow the promotions") {
   CHECK(host<int32_t>(cf::from_host(std::vector<int32_t>{7, -7}) % 3) == std::vector<int32_t>{1, 2});
 }
 
+TEST_CASE("a Python int too large for an integer array: OverflowError only where NumPy's loop is an integer one") {
+  // NumPy 2 (NEP 50) picks the loop as if the int had the array's dtype and converts the int
+  // to the loop's dtype: int8 / 300 runs the float64 loop, arctan2(int8, 300) the float16 one.
+  // Found by the in-place oracle (tests/test_reference_oracle.cpp): we raised OverflowError.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<int8_t>{0, 3, -6});
+  auto q = a / 300;
+  CHECK(q.dtype() == cf::f64);
+  CHECK(host<double>(q) == std::vector<double>{0.0, 3.0 / 300, -6.0 / 300});
+  auto t = cf::arctan2(a, 300);
+  CHECK(t.dtype() == cf::f16);
+  CHECK(cf::hypot(a, 300).dtype() == cf::f16);
+  CHECK(static_cast<float>(host<cf::half>(cf::hypot(a, 300))[0]) == 300.0f);
+  CHECK(cf::copysign(a, -300).dtype() == cf::f16);
+  CHECK(static_cast<float>(host<cf::half>(cf::copysign(a, -300))[1]) == -3.0f);
+  auto u = cf::from_host(std::vector<uint8_t>{1, 2});
+  CHECK(host<double>(u / 1000) == std::vector<double>{0.001, 0.002});
+  CHECK(host<double>(u / -1) == std::vector<double>{-1.0, -2.0});  // -1 does not fit uint8: float64 loop
+  // integer loops still raise, as NumPy does
+  CHECK_THROWS_AS(a + 300, cf::OverflowError);
+  CHECK_THROWS_AS(cf::floor_divide(a, 300), cf::OverflowError);
+  CHECK_THROWS_AS(cf::maximum(a, 300), cf::OverflowError);
+  CHECK_THROWS_AS(cf::power(a, 300), cf::OverflowError);
+  CHECK_THROWS_AS(u - -1, cf::OverflowError);
+  // and an in-place division of an integer array is a same_kind cast error, not an overflow
+  auto b = cf::from_host(std::vector<int8_t>{1, 2, 3});
+  CHECK_THROWS_AS(b /= 300, cf::TypeError);
+}
+
 TEST_CASE("signed integers against uint64 compare exactly, as NumPy 2 does (not through float64)") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto a = cf::from_host(std::vector<int64_t>{INT64_MAX, -1, (int64_t(1) << 53) + 1, 5, -7});

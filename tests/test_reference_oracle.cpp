@@ -1026,3 +1026,136 @@ TEST_CASE("oracle: numpy.linalg (det, slogdet, inv, solve, cholesky, eigvalsh, s
   CHECK(bad_cases == 0);
   CHECK(cases > 250);
 }
+
+TEST_CASE("oracle: in-place operators a op= b (every dtype pair, Python scalars) cast back as NumPy's same_kind") {
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0, bad_cases = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "inplace") continue;
+    Tok tk{line};
+    const std::string op = tk.str();
+    const DType ta = tk.dt();
+    const std::string tb = tk.str();
+    const unsigned char* av = tk.arr();
+    const unsigned char* bv = tk.arr();
+    const std::string status = tk.str();
+    const std::string what = fmt::format("{} {}= {}", name(ta), op, tb);
+    ++cases;
+    std::string got = "ok";
+    std::vector<double> after;
+    try {
+      Array a = from_host(av, ta, Shape{6});
+      const auto colon = tb.find(':');
+      const Operand b = colon == std::string::npos ? Operand(from_host(bv, parse_dtype(tb), Shape{6}))
+                        : tb.compare(0, colon, "int") == 0   ? Operand(std::stoll(tb.substr(colon + 1)))
+                        : tb.compare(0, colon, "float") == 0 ? Operand(std::stod(tb.substr(colon + 1)))
+                                                             : Operand(true);
+      if (op == "add") a += b;
+      else if (op == "subtract") a -= b;
+      else if (op == "multiply") a *= b;
+      else if (op == "true_divide") a /= b;
+      else if (op == "remainder") a %= b;
+      else if (op == "bitwise_and") a &= b;
+      else if (op == "bitwise_or") a |= b;
+      else if (op == "bitwise_xor") a ^= b;
+      else if (op == "left_shift") a <<= b;
+      else if (op == "right_shift") a >>= b;
+      else throw std::runtime_error("oracle: unknown in-place op " + op);
+      HostArray h = reference_evaluate(a.node());
+      for (int64_t i = 0; i < h.size(); ++i) after.push_back(h.get_double(i));
+    } catch (const cufuse::TypeError&) {
+      got = "TypeError";
+    } catch (const cufuse::OverflowError&) {
+      got = "OverflowError";
+    } catch (const std::exception& e) {
+      got = std::string("other: ") + e.what();
+    }
+    if (status == "error") {
+      const std::string cls = tk.str();
+      if (got != cls && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+      continue;
+    }
+    int64_t n = 0;
+    const auto* want = reinterpret_cast<const double*>(tk.arr(&n));
+    if (got != "ok") {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy accepts it, cufuse: " << got);
+      continue;
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = after[static_cast<size_t>(i)], e = want[i];
+      bad += !(g == e || (std::isnan(g) && std::isnan(e)) || std::fabs(g - e) <= 1e-3 * std::fabs(e));
+    }
+    if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << n << " values differ");
+  }
+  MESSAGE(cases << " in-place cases; " << bad_cases << " differ");
+  CHECK(bad_cases == 0);
+  CHECK(cases > 1500);
+}
+
+TEST_CASE("oracle: every binary op with a Python scalar (int, large int, negative int, float, bool) on either side") {
+  // NEP 50: the result dtype, the values (exact, or within 4 ulps of the result dtype for
+  // the transcendental ops), or the error class NumPy raises.
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0, bad_cases = 0;
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "weak") continue;
+    Tok tk{line};
+    const std::string op = tk.str();
+    const DType t = tk.dt();
+    const std::string kind = tk.str();
+    const std::string value = tk.str();
+    const bool left = tk.i64() != 0;
+    const unsigned char* av = tk.arr();
+    const std::string status = tk.str();
+    const std::string what = fmt::format("{}({}{} {}, {}{})", op, left ? "" : name(t), left ? kind : "", left ? value : "",
+                                         left ? name(t) : kind, left ? "" : " " + value);
+    ++cases;
+    std::string got = "ok";
+    HostArray h;
+    try {
+      const Operand s = kind == "int"     ? Operand(std::stoll(value))
+                        : kind == "float" ? Operand(std::stod(value))
+                                          : Operand(value == "True");
+      const Operand a(from_host(av, t, Shape{3}));
+      std::vector<Operand> args = left ? std::vector<Operand>{s, a} : std::vector<Operand>{a, s};
+      h = reference_evaluate(cufuse::apply(op, args).node());
+    } catch (const cufuse::TypeError&) {
+      got = "TypeError";
+    } catch (const cufuse::OverflowError&) {
+      got = "OverflowError";
+    } catch (const std::exception& e) {
+      got = std::string("other: ") + e.what();
+    }
+    if (status == "error") {
+      const std::string cls = tk.str();
+      if (got != cls && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+      continue;
+    }
+    const DType rt = tk.dt();
+    int64_t n = 0;
+    const auto* want = reinterpret_cast<const double*>(tk.arr(&n));
+    if (got != "ok") {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << ", cufuse: " << got);
+      continue;
+    }
+    if (h.dtype != rt) {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << ", cufuse " << name(h.dtype));
+      continue;
+    }
+    const double eps = rt == DType::Float16 ? 0x1p-10 : rt == DType::BFloat16 ? 0x1p-7 : rt == DType::Float32 ? 0x1p-23 : 0x1p-52;
+    int64_t bad = 0;
+    std::string first;
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = h.get_double(i), e = want[i];
+      const bool ok = g == e || (std::isnan(g) && std::isnan(e)) || (std::isfinite(e) && std::fabs(g - e) <= 4 * eps * std::fabs(e));
+      if (!ok && bad++ == 0) first = fmt::format("[{}] cufuse {} NumPy {}", i, g, e);
+    }
+    if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << n << " values differ, first " << first);
+  }
+  MESSAGE(cases << " Python-scalar cases; " << bad_cases << " differ");
+  CHECK(bad_cases == 0);
+  CHECK(cases > 4000);
+}

@@ -129,6 +129,18 @@ static NodePtr scalar_operand(const Scalar& value, DType t, const Shape& shape) 
   return leaf;
 }
 
+// NumPy 2 picks a ufunc's loop as if a Python int had the array's integer dtype, then
+// converts the int to the loop's dtype: an int that does not fit the array's dtype is an
+// OverflowError only where that loop is an integer one. Ops whose loop for integers is a
+// float one (true_divide: float64; arctan2, hypot, copysign: the float that holds the
+// integer) take the int as that float. Returns the loop's dtype, or `strong` for an
+// integer loop.
+static DType float_loop_for_weak_int(Op op, DType strong, int n, DType cast_to) {
+  const DType probe[3] = {strong, strong, strong};
+  const OpTyping ty = type_op(op, probe, n, cast_to);
+  return is_float(ty.compute[0]) ? ty.compute[0] : strong;
+}
+
 NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to) {
   const OpRow& row = op_row(op);
   // The operands by reference: copying one that holds a temporary would count a reference.
@@ -187,6 +199,8 @@ NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to
             t = strong;
           } else if (row.rule == TypeRule::Compare) {
             t = s.dtype();  // NumPy 2 compares out-of-range Python ints by value
+          } else if (DType loop = float_loop_for_weak_int(op, strong, n, cast_to); loop != strong) {
+            t = loop;  // a float loop (int8 / 300, arctan2(int8, 300)): NumPy converts the int to it
           } else {
             throw OverflowError(fmt::format("Python integer {} out of bounds for {} (in {})", s.str(),
                                             name(strong), row.name));

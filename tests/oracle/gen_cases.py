@@ -33,6 +33,10 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
          then `ok <result dtype> <ndim> <shape..> <result as f64>` or `error <ValueError|TypeError>`
   linalg <det|slogdet_sign|slogdet_log|inv|solve|cholesky|eigvalsh|svdvals|pinv|lstsq|matrix_rank|matrix_norm|
          convolve|correlate (param: the mode)|vector_norm (param: ord;axis;keepdims)>
+  inplace <ufunc> <a dtype> <b dtype, or int:v / float:v / bool:v for a Python scalar> <a> <b or -1 0>
+         then `ok <a afterwards as f64>` or `error <TypeError|OverflowError>`
+  weak <op> <array dtype> <int|float|bool> <Python value> <scalar on the left 0/1> <array>
+         then `ok <result dtype> <result as f64>` or `error <TypeError|OverflowError>`
          <ord or -> <n> then operands and the result as for contract
 """
 import argparse
@@ -803,6 +807,77 @@ def gen_signal_and_norms(w, rng):
                         emit("vector_norm", param, [x], lambda v, o=o, ax=ax, kd=kd: np.linalg.norm(v, o, ax, kd))
 
 
+def gen_inplace(w, rng):
+    """a op= b for every dtype pair and each in-place operator, and a op= a Python scalar
+    (int, a large int, float, bool): NumPy's same_kind casting back into a, its values, or
+    the error class it raises (UFuncTypeError is a TypeError; OverflowError)."""
+    ops = {"add": "+=", "subtract": "-=", "multiply": "*=", "true_divide": "/=", "remainder": "%=",
+           "bitwise_and": "&=", "bitwise_or": "|=", "bitwise_xor": "^=", "left_shift": "<<=", "right_shift": ">>="}
+    ds = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
+          "float64"]
+
+    def vals(d, n=6):
+        if d == "bool":
+            return np.array([True, False, True, True, False, True])
+        v = np.array([1, 2, 3, 5, 2, 1][:n])
+        return v.astype(d)
+
+    def run(op, a, b):
+        x = a.copy()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            getattr(np, op)(x, b, out=x, casting="same_kind")
+        return x
+
+    for op in ops:
+        for ta in ds:
+            rhs = [(tb, vals(tb)) for tb in ds] + [("int:1", 1), ("int:300", 300), ("float:1.5", 1.5), ("bool:1", True)]
+            for tb, b in rhs:
+                a = vals(ta)
+                head = ["inplace", op, dname(a.dtype), tb, w.arr(a), w.arr(b) if isinstance(b, np.ndarray) else "-1 0"]
+                try:
+                    r = run(op, a, b)
+                except OverflowError:
+                    w.line(*head, "error", "OverflowError")
+                    continue
+                except TypeError:  # numpy's UFuncTypeError and casting errors
+                    w.line(*head, "error", "TypeError")
+                    continue
+                w.line(*head, "ok", w.arr(r.astype(np.float64)))
+
+
+def gen_weak_scalars(w, ops):
+    """NEP 50 with Python scalars: every binary op of the table on an array of each dtype
+    and a Python int (small, large, negative), float or bool, on either side: NumPy's
+    result dtype and values, or the error class it raises."""
+    ds = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
+          "float64"]
+    scalars = [("int", 3), ("int", 300), ("int", -2), ("int", 70000), ("int", 2 ** 40), ("float", 1.5),
+               ("float", 1e10), ("bool", True)]
+    for op, n in ops:
+        if n != 2 or op in ("where",):
+            continue
+        f = getattr(np, op)
+        for d in ds:
+            a = (np.array([True, False, True]) if d == "bool" else np.array([1, 2, 5]).astype(d))
+            for kind, v in scalars:
+                for left in (False, True):
+                    head = ["weak", op, d, kind, repr(v), int(left), w.arr(a)]
+                    try:
+                        with np.errstate(all="ignore"), warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            r = np.asarray(f(v, a) if left else f(a, v))
+                    except OverflowError:
+                        w.line(*head, "error", "OverflowError")
+                        continue
+                    except TypeError:
+                        w.line(*head, "error", "TypeError")
+                        continue
+                    except ValueError:  # an integer to a negative power: divergence 1
+                        continue
+                    w.line(*head, "ok", dname(r.dtype), w.arr(r.astype(np.float64)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -837,6 +912,8 @@ def main():
     gen_contractions(w, np.random.default_rng(SEED + 3))
     gen_linalg(w, np.random.default_rng(SEED + 4))
     gen_signal_and_norms(w, np.random.default_rng(SEED + 5))
+    gen_inplace(w, np.random.default_rng(SEED + 6))
+    gen_weak_scalars(w, ops)
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
