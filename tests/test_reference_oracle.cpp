@@ -1159,3 +1159,114 @@ TEST_CASE("oracle: every binary op with a Python scalar (int, large int, negativ
   CHECK(bad_cases == 0);
   CHECK(cases > 4000);
 }
+
+TEST_CASE("oracle: basic indexing and the view functions (reshape, transpose, swapaxes, moveaxis, squeeze, expand_dims, broadcast_to, ravel)") {
+  // arange data: the result's shape and every value exactly, or NumPy's error class (an
+  // AxisError, which NumPy makes both a ValueError and an IndexError, accepts either).
+  REQUIRE_ORACLE();
+  BackendScope ref(Backend::Reference);
+  int cases = 0, bad_cases = 0;
+  auto ints = [](const std::string& s) {
+    std::vector<int64_t> v;
+    std::stringstream ss(s);
+    for (std::string a; std::getline(ss, a, ',');) v.push_back(std::stoll(a));
+    return v;
+  };
+  auto opt = [](const std::string& s) { return s == "_" ? std::optional<int64_t>() : std::optional<int64_t>(std::stoll(s)); };
+  for (const auto& line : oracle().lines) {
+    if (line[0] != "viewop") continue;
+    Tok tk{line};
+    const std::string kind = tk.str();
+    const std::string param = tk.str();
+    const Shape shape = tk.shape();
+    const unsigned char* xv = tk.arr();
+    const std::string status = tk.str();
+    const std::string what = fmt::format("{}({}) of {}", kind, param, to_string(shape));
+    ++cases;
+    std::string got = "ok";
+    HostArray h;
+    try {
+      const Array x = from_host(xv, DType::Int32, shape);
+      Array r;
+      if (kind == "index") {
+        std::vector<Index> idx;
+        if (param != "empty") {
+          std::stringstream ss(param);
+          for (std::string it; std::getline(ss, it, '|');) {
+            if (it[0] == 'i') idx.emplace_back(static_cast<int64_t>(std::stoll(it.substr(1))));
+            else if (it == "n") idx.emplace_back(newaxis);
+            else if (it == "e") idx.emplace_back(ellipsis);
+            else {
+              const auto c1 = it.find(':'), c2 = it.rfind(':');
+              const auto step = opt(it.substr(c2 + 1));
+              idx.emplace_back(slice(opt(it.substr(1, c1 - 1)), opt(it.substr(c1 + 1, c2 - c1 - 1)), step.value_or(1)));
+            }
+          }
+        }
+        r = x.index(idx);
+      } else if (kind == "reshape") {
+        const auto v = ints(param);
+        r = x.reshape(Shape(v.begin(), v.end()));
+      } else if (kind == "transpose") {
+        if (param == "none") r = x.transpose();
+        else {
+          Axes a;
+          for (auto v : ints(param)) a.push_back(static_cast<int>(v));
+          r = x.transpose(a);
+        }
+      } else if (kind == "swapaxes" || kind == "moveaxis") {
+        const auto v = ints(param);
+        r = kind == "swapaxes" ? x.swapaxes(static_cast<int>(v[0]), static_cast<int>(v[1]))
+                               : x.moveaxis(static_cast<int>(v[0]), static_cast<int>(v[1]));
+      } else if (kind == "squeeze") {
+        if (param == "none") r = x.squeeze();
+        else {
+          Axes a;
+          for (auto v : ints(param)) a.push_back(static_cast<int>(v));
+          r = x.squeeze(a);
+        }
+      } else if (kind == "expand_dims") {
+        r = x.expand_dims(std::stoi(param));
+      } else if (kind == "broadcast_to") {
+        const auto v = param == "scalar" ? std::vector<int64_t>{} : ints(param);
+        r = x.broadcast_to(Shape(v.begin(), v.end()));
+      } else if (kind == "ravel") {
+        r = x.ravel();
+      } else {
+        throw std::runtime_error("oracle: unknown view op " + kind);
+      }
+      h = reference_evaluate(r.node());
+    } catch (const cufuse::IndexError&) {
+      got = "IndexError";
+    } catch (const cufuse::ValueError&) {
+      got = "ValueError";
+    } catch (const cufuse::TypeError&) {
+      got = "TypeError";
+    } catch (const std::exception& e) {
+      got = std::string("other: ") + e.what();
+    }
+    if (status == "error") {
+      const std::string cls = tk.str();
+      const bool ok = got == cls || (cls == "AxisError" && (got == "IndexError" || got == "ValueError"));
+      if (!ok && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+      continue;
+    }
+    const Shape rshape = tk.shape();
+    int64_t n = 0;
+    const auto* want = reinterpret_cast<const int64_t*>(tk.arr(&n));
+    if (got != "ok") {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << to_string(rshape) << ", cufuse: " << got);
+      continue;
+    }
+    if (!(h.shape == rshape)) {
+      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << to_string(rshape) << ", cufuse " << to_string(h.shape));
+      continue;
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad += static_cast<int64_t>(h.get_double(i)) != want[i];
+    if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << n << " values differ");
+  }
+  MESSAGE(cases << " view cases; " << bad_cases << " differ");
+  CHECK(bad_cases == 0);
+  CHECK(cases > 500);
+}

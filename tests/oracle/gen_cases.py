@@ -878,6 +878,85 @@ def gen_weak_scalars(w, ops):
                     w.line(*head, "ok", dname(r.dtype), w.arr(r.astype(np.float64)))
 
 
+def gen_view_ops(w, rng):
+    """Basic indexing (ints, negative and out-of-range ones, slices with any start, stop and
+    step, None, ...) and the view functions (reshape with -1, transpose, swapaxes, moveaxis,
+    squeeze, expand_dims, broadcast_to, ravel) on arange data: NumPy's result shape and
+    values, or the error class (IndexError, ValueError, TypeError)."""
+    shapes = [(5,), (3, 4), (2, 3, 4), (4, 1, 3), (0, 3), ()]
+
+    def emit(kind, param, x, fn):
+        head = ["viewop", kind, param, fmt_shape(x.shape), w.arr(x)]
+        try:
+            r = np.asarray(fn(x))
+        except np.exceptions.AxisError:  # both a ValueError and an IndexError in NumPy
+            w.line(*head, "error", "AxisError")
+            return
+        except IndexError:
+            w.line(*head, "error", "IndexError")
+            return
+        except (ValueError, TypeError) as e:
+            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
+            return
+        w.line(*head, "ok", fmt_shape(r.shape), w.arr(np.ascontiguousarray(r).astype(np.int64)))
+
+    def item(nd_left):
+        c = rng.integers(0, 10)
+        if c < 3:
+            return ("i", int(rng.integers(-6, 7)))
+        if c < 8:
+            pick = lambda: None if rng.random() < 0.3 else int(rng.integers(-7, 8))
+            step = [None, 1, 2, -1, -2, 3][rng.integers(0, 6)]
+            return ("s", pick(), pick(), step)
+        return ("n",) if c == 8 else ("e",)
+
+    def spec_text(spec):
+        out = []
+        for it in spec:
+            if it[0] == "i":
+                out.append(f"i{it[1]}")
+            elif it[0] == "s":
+                f = lambda v: "_" if v is None else str(v)
+                out.append(f"s{f(it[1])}:{f(it[2])}:{f(it[3])}")
+            else:
+                out.append(it[0])
+        return "|".join(out) if out else "empty"
+
+    def to_np(spec):
+        return tuple(it[1] if it[0] == "i" else slice(it[1], it[2], it[3]) if it[0] == "s" else
+                     (None if it[0] == "n" else Ellipsis) for it in spec)
+
+    for shape in shapes:
+        x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+        for _ in range(60):
+            spec = [item(0) for _ in range(int(rng.integers(0, len(shape) + 2)))]
+            if sum(1 for it in spec if it[0] == "e") > 1:
+                continue  # NumPy: an index can only have a single ellipsis (also ours; not worth the cases)
+            emit("index", spec_text(spec), x, lambda a, t=to_np(spec): a[t])
+        n = int(np.prod(shape))
+        for new in ([-1], [n], [1, -1], [-1, 1], [n, 1], [2, -1], [-1, -1], [n + 1], [3, 0], [0, -1]):
+            emit("reshape", ",".join(map(str, new)), x, lambda a, new=new: a.reshape(new))
+        nd = len(shape)
+        for axes in ([], list(range(nd))[::-1], [1, 0, 2][:nd] if nd == 3 else None, [0, 0][:nd] if nd == 2 else None,
+                     [-1, 0] if nd == 2 else None, [5] if nd == 1 else None):
+            if axes is None:
+                continue
+            emit("transpose", ",".join(map(str, axes)) if axes else "none", x,
+                 lambda a, axes=axes: a.transpose(axes if axes else None))
+        for a1, a2 in ((0, -1), (0, 0), (0, 5), (-2, -1)):
+            emit("swapaxes", f"{a1},{a2}", x, lambda a, a1=a1, a2=a2: np.swapaxes(a, a1, a2))
+            emit("moveaxis", f"{a1},{a2}", x, lambda a, a1=a1, a2=a2: np.moveaxis(a, a1, a2))
+        for ax in ("none", "1", "0", "-2", "0,1", "5"):
+            axis = None if ax == "none" else tuple(int(v) for v in ax.split(","))
+            emit("squeeze", ax, x, lambda a, axis=axis: np.squeeze(a, axis))
+        for ax in (0, -1, nd, nd + 1, -nd - 1, -nd - 2):
+            emit("expand_dims", str(ax), x, lambda a, ax=ax: np.expand_dims(a, ax))
+        for target in ((2,) + shape, shape, (3,) + shape[1:] if nd else (3,), (7, 5), ()):
+            emit("broadcast_to", ",".join(map(str, target)) if target else "scalar", x,
+                 lambda a, t=target: np.broadcast_to(a, t))
+        emit("ravel", "-", x, np.ravel)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", required=True, help="the cufuse source directory")
@@ -914,6 +993,7 @@ def main():
     gen_signal_and_norms(w, np.random.default_rng(SEED + 5))
     gen_inplace(w, np.random.default_rng(SEED + 6))
     gen_weak_scalars(w, ops)
+    gen_view_ops(w, np.random.default_rng(SEED + 7))
     w.data.close()
     os.replace(os.path.join(args.out, "data.bin.tmp"), os.path.join(args.out, "data.bin"))
     with open(os.path.join(args.out, "manifest.txt.tmp"), "w") as f:
