@@ -5,10 +5,10 @@
 // cuBLAS reads through op flags, leading dimensions or batch strides goes in as it is) and
 // fuses what follows them. A bias add or GELU (cufuse::gelu) right after a float GEMM
 // becomes a cuBLASLt epilogue; a ReLU (maximum(x, 0), which keeps NaN) is the one kernel
-// after the GEMM, since cuBLASLt's RELU epilogue turns NaN into 0 in some of its kernels. Contractions with nothing to multiply as
-// matrices (einsum("ij,ij->i"), einsum("ij->j"), einsum("ii->i"), vdot, outer) are views,
-// elementwise work and reductions: one fused kernel, never a GEMM. Integer and bool matmul
-// run as one generated reduction kernel.
+// after the GEMM, since cuBLASLt's RELU epilogue turns NaN into 0 in some of its kernels.
+// Contractions with nothing to multiply as matrices (einsum("ij,ij->i"), einsum("ij->j"),
+// einsum("ii->i"), vdot, outer) are views, elementwise work and reductions: one fused
+// kernel, never a GEMM. Integer and bool matmul run as one generated reduction kernel.
 //
 // dtypes: float16 and bfloat16 (float32 accumulation), float32, float64; integers and bool
 // through generated kernels. TF32 is off by default, as in CuPy: on with CUFUSE_TF32=1 or

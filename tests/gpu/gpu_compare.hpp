@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cufuse/cufuse.hpp>
@@ -230,4 +231,26 @@ inline int64_t check_against_truth(const cf::Array& got, const cf::Array& truth6
 inline int64_t check_against_reference(const cf::Array& expr, double ulps, const std::string& what, double atol = 0) {
   cf::detail::HostArray ref = cf::detail::reference_evaluate(expr.node());
   return compare_with(expr, ref, ulps, what, atol);
+}
+
+// Runs body(t) for t = 0 .. n-1 on n threads at once, each with a Stream of its own as its
+// current stream (synchronized before the thread ends). Returns what each thread threw, ""
+// where nothing.
+template <class F>
+std::vector<std::string> on_threads_with_own_streams(int n, F body) {
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        cf::Stream s;
+        cf::StreamScope on(s);
+        body(t);
+        s.synchronize();
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(t)] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  return errors;
 }

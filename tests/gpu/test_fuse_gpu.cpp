@@ -3,7 +3,6 @@
 // kernel, traced once per signature; strided, reversed and misaligned arguments; captured
 // arrays; scalar arguments; reductions with workspaces; library calls; several results;
 // CUDA graph replay; user streams.
-#include <thread>
 #include <tuple>
 
 #include "gpu_compare.hpp"
@@ -166,27 +165,16 @@ TEST_CASE("fuse gpu: one fused function called from four threads at once, each o
     for (int t = 0; t < kThreads; ++t) ys.push_back(random_array(cf::f32, {64, 1000}, kFinite));
     cf::synchronize();
     std::vector<int> wrong(kThreads, 0);
-    std::vector<std::string> errors(kThreads);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
-      threads.emplace_back([&, t] {
-        try {
-          cf::Stream s;
-          cf::StreamScope on(s);
-          const cf::Array& y = ys[static_cast<size_t>(t)];
-          for (int i = 0; i < kCalls; ++i) {
-            const double scale = 0.25 * (i % 7) - 0.5 + t;
-            auto [a, r, c] = f(x, y, scale);
-            if (i % 10 != 0) continue;  // every tenth call checked, the others keep the engine busy
-            auto [ea, er, ec] = body(x, y, scale);
-            wrong[static_cast<size_t>(t)] += !same_bits(a, ea) + !same_bits(r, er) + !same_bits(c, ec);
-          }
-          s.synchronize();
-        } catch (const std::exception& e) {
-          errors[static_cast<size_t>(t)] = e.what();
-        }
-      });
-    for (auto& th : threads) th.join();
+    const std::vector<std::string> errors = on_threads_with_own_streams(kThreads, [&](int t) {
+      const cf::Array& y = ys[static_cast<size_t>(t)];
+      for (int i = 0; i < kCalls; ++i) {
+        const double scale = 0.25 * (i % 7) - 0.5 + t;
+        auto [a, r, c] = f(x, y, scale);
+        if (i % 10 != 0) continue;  // every tenth call checked, the others keep the engine busy
+        auto [ea, er, ec] = body(x, y, scale);
+        wrong[static_cast<size_t>(t)] += !same_bits(a, ea) + !same_bits(r, er) + !same_bits(c, ec);
+      }
+    });
     for (int t = 0; t < kThreads; ++t) {
       CAPTURE(t);
       CHECK(errors[static_cast<size_t>(t)] == "");

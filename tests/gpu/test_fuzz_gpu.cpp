@@ -9,9 +9,9 @@
 #include <doctest/doctest.h>
 
 #include <random>
-#include <thread>
 
 #include "fuzz_program.hpp"
+#include "gpu_compare.hpp"
 
 namespace cf = cufuse;
 
@@ -48,22 +48,11 @@ TEST_CASE("fuzz: random programs on four threads at once, each on its own stream
   MESSAGE("fuzz seeds " << first << " .. " << first + static_cast<uint64_t>(kThreads * per_thread) - 1 << " on "
                         << kThreads << " threads");
   std::vector<fuzz::Summary> sums(kThreads);
-  std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      try {
-        cf::Stream s;
-        cf::StreamScope on(s);
-        sums[static_cast<size_t>(t)] =
-            fuzz::run_many(fuzz::Seeds{first + static_cast<uint64_t>(t * per_thread), per_thread, false}, cfg,
-                           /*strict=*/false, /*with_fuse=*/true);
-        s.synchronize();
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(t)] = e.what();
-      }
-    });
-  for (auto& th : threads) th.join();
+  const std::vector<std::string> errors = on_threads_with_own_streams(kThreads, [&](int t) {
+    sums[static_cast<size_t>(t)] =
+        fuzz::run_many(fuzz::Seeds{first + static_cast<uint64_t>(t * per_thread), per_thread, false}, cfg,
+                       /*strict=*/false, /*with_fuse=*/true);
+  });
   int programs = 0, failed = 0, fused = 0, streams = 0;
   for (int t = 0; t < kThreads; ++t) {
     const auto& s = sums[static_cast<size_t>(t)];

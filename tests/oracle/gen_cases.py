@@ -40,6 +40,7 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
          <ord or -> <n> then operands and the result as for contract
 """
 import argparse
+import functools
 import hashlib
 import math
 import os
@@ -585,6 +586,28 @@ def gen_reductions(w, rng):
                                            w.arr(np.ascontiguousarray(mag)) if mag is not None else "-1 0")
 
 
+def error_class(e):
+    """The cufuse error class a NumPy ValueError or TypeError corresponds to (LinAlgError and
+    einsum's errors are ValueErrors)."""
+    return "TypeError" if isinstance(e, TypeError) else "ValueError"
+
+
+def emit_operand_case(w, record, kind, param, ins, fn):
+    """One `contract` or `linalg` record: the operands, then NumPy's result (dtype, shape,
+    values as float64) or the class of the error it raised."""
+    head = [record, kind, param, len(ins)]
+    for a in ins:
+        head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = np.asarray(fn(*ins))
+    except (ValueError, TypeError) as e:
+        w.line(*head, "error", error_class(e))
+        return
+    w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+
+
 def gen_contractions(w, rng):
     """einsum (explicit and implicit output, '...', repeated labels, several operands),
     matmul (1-D operands, broadcast batches, empty dims), dot, inner, outer, vdot, tensordot,
@@ -594,18 +617,7 @@ def gen_contractions(w, rng):
         v = rng.integers(-3, 4, size=shape)
         return (v != 0) if d == "bool" else v.astype(d)
 
-    def emit(kind, param, ins, fn):
-        head = ["contract", kind, param, len(ins)]
-        for a in ins:
-            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = np.asarray(fn(*ins))
-        except (ValueError, TypeError) as e:
-            w.line(*head, "error", type(e).__name__)
-            return
-        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+    emit = functools.partial(emit_operand_case, w, "contract")
 
     f64 = "float64"
     ein = [
@@ -686,18 +698,7 @@ def gen_linalg(w, rng):
         m = a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
         return m.astype(d)
 
-    def emit(kind, param, ins, fn):
-        head = ["linalg", kind, param, len(ins)]
-        for a in ins:
-            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = np.asarray(fn(*ins))
-        except (ValueError, TypeError) as e:  # np.linalg.LinAlgError is a ValueError
-            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
-            return
-        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+    emit = functools.partial(emit_operand_case, w, "linalg")
 
     la = np.linalg
     sq = [(4, 4), (2, 3, 3), (1, 1), (0, 0)]
@@ -772,18 +773,7 @@ def gen_signal_and_norms(w, rng):
     complex-free) and np.linalg.norm's vector norms (ord None, 0, 1, 2, inf, -inf, 3, -2 over
     all axes, one axis, keepdims), as `linalg` records: small integer values, exact where the
     dtype allows."""
-    def emit(kind, param, ins, fn):
-        head = ["linalg", kind, param, len(ins)]
-        for a in ins:
-            head += [dname(a.dtype), fmt_shape(a.shape), w.arr(a)]
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = np.asarray(fn(*ins))
-        except (ValueError, TypeError) as e:
-            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
-            return
-        w.line(*head, "ok", dname(r.dtype), fmt_shape(r.shape), w.arr(r.astype(np.float64)))
+    emit = functools.partial(emit_operand_case, w, "linalg")
 
     for da, db in (("float64", "float64"), ("float32", "float32"), ("int32", "int32"), ("int64", "float32"),
                    ("int8", "int16"), ("bool", "bool"), ("float16", "float16")):
@@ -896,7 +886,7 @@ def gen_view_ops(w, rng):
             w.line(*head, "error", "IndexError")
             return
         except (ValueError, TypeError) as e:
-            w.line(*head, "error", "TypeError" if isinstance(e, TypeError) else "ValueError")
+            w.line(*head, "error", error_class(e))
             return
         w.line(*head, "ok", fmt_shape(r.shape), w.arr(np.ascontiguousarray(r).astype(np.int64)))
 
