@@ -447,11 +447,11 @@ struct EwEmitter {
     ExprEmitter e(bind, i64);
     build_params(e);
     std::string body = kernel_body(e);
-    std::string types;
-    for (const auto& o : outs) types += std::string(info(o.node->dtype).short_name);
+    std::vector<DType> types;
+    for (const auto& o : outs) types.push_back(o.node->dtype);
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + body);
     KernelSpec k;
-    k.name = fmt::format("cf_ew_{}_{:016x}", types, h);
+    k.name = kernel_name("ew", types, h);
     k.source = kernel_source(k.name, e.pl.decl(), kBlock, body);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);

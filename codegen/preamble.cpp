@@ -164,6 +164,19 @@ std::string kernel_preamble(std::string_view body) {
   return out;
 }
 
+std::string kernel_name(std::string_view kind, const std::vector<DType>& outputs, uint64_t hash) {
+  std::string types;
+  for (size_t i = 0; i < outputs.size();) {
+    size_t j = i;
+    while (j < outputs.size() && outputs[j] == outputs[i]) ++j;
+    const std::string_view t = info(outputs[i]).short_name;
+    if (j - i > 2) types += fmt::format("{}x{}", t, j - i);
+    else for (size_t k = i; k < j; ++k) types += t;
+    i = j;
+  }
+  return fmt::format("cf_{}_{}_{:016x}", kind, types, hash);
+}
+
 std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body) {
   const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
                                        "{}(const {}_params p) {{\n{}}}\n",

@@ -1,7 +1,11 @@
 // codegen/preamble.hpp: the text a generated kernel starts with.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "cufuse/dtype.hpp"
 
 namespace cufuse::detail {
 
@@ -20,6 +24,11 @@ inline constexpr std::string_view kPreambleEnd = "// ---- end of the cufuse prea
 // the fields `params_decl` and the __global__ function `name`, launch-bounded to `block`
 // threads, taking that struct by value, with the statements `body`.
 std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body);
+
+// A generated kernel's name: "cf_<kind>_", its outputs' dtypes, "_", the hash of its text
+// in hex. A run of more than two outputs of one dtype is written "f32x300": eval() of
+// thousands of results must not make a name of thousands of characters.
+std::string kernel_name(std::string_view kind, const std::vector<DType>& outputs, uint64_t hash);
 
 // Every helper, as one text (tests compile it whole).
 const std::string& full_preamble();

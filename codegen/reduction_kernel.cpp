@@ -827,11 +827,11 @@ struct RedEmitter {
     e.code.clear();
     b += "  }\n";
 
-    std::string types;
-    for (const auto& o : sp.outputs) types += std::string(info(o.node->dtype).short_name);
+    std::vector<DType> types;
+    for (const auto& o : sp.outputs) types.push_back(o.node->dtype);
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
-    k.name = fmt::format("cf_red_{}_{:016x}", types, h);
+    k.name = kernel_name("red", types, h);
     k.source = kernel_source(k.name, e.pl.decl(), B, b);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);

@@ -22,6 +22,7 @@ enum class Rule : uint8_t {
   Scan,            // "scan": a cumulative sum/product is its own kernel, with its prologue fused
   Library,         // "library": a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)
   LibraryInput,    // "library-input": a library input whose layout the call cannot read is written contiguously first
+  ParamSpace,      // "param-space": work whose kernel would pass CUDA's parameter limit is split (plan/param_budget.hpp)
 };
 const char* rule_name(Rule r);
 const char* rule_doc(Rule r);

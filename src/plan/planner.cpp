@@ -23,6 +23,7 @@
 #include "graph/reduce_attrs.hpp"
 #include "library/library_call.hpp"
 #include "library/epilogue.hpp"
+#include "plan/param_budget.hpp"
 #include "plan/plan.hpp"
 
 namespace cufuse::detail {
@@ -40,6 +41,7 @@ const char* rule_name(Rule r) {
     case Rule::Scan: return "scan";
     case Rule::Library: return "library";
     case Rule::LibraryInput: return "library-input";
+    case Rule::ParamSpace: return "param-space";
   }
   return "?";
 }
@@ -57,6 +59,7 @@ const char* rule_doc(Rule r) {
     case Rule::Scan: return "a cumulative sum/product is its own kernel with its elementwise producers fused";
     case Rule::Library: return "a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)";
     case Rule::LibraryInput: return "a library input whose layout the call cannot read is written contiguously by one kernel first";
+    case Rule::ParamSpace: return "a kernel's parameters must fit CUDA's 32 KB: work that would pass that is cut out and written to memory by a kernel of its own, or starts another kernel";
   }
   return "";
 }
@@ -175,10 +178,34 @@ struct Planner {
   std::vector<Domain> domain;                     // per group (reduction groups)
   std::vector<NodePtr> topo;
   std::unordered_set<const Node*> materialize;
+  // Rule param-space: the cuts, and per group the parameters its members need so far.
+  std::unique_ptr<ParamBudget> budget;
+  std::vector<ParamSet> gset;
+  std::vector<int64_t> gout;
+  std::unordered_set<int> cut_groups;  // groups writing a cut node: nothing else joins them
 
   explicit Planner(const std::vector<NodePtr>& r) : roots(r) {}
 
   static bool rows_allowed(const Domain& d) { return row_length(d.S, d.axes) <= kMaxRowOnChip; }
+
+  void grow_gsets() {
+    if (gset.size() < p.groups.size()) {
+      gset.resize(p.groups.size());
+      gout.resize(p.groups.size(), 0);
+    }
+  }
+  // Would group g's kernel still fit CUDA's parameter limit with x computed in it (and
+  // written out, if `output`)?
+  bool fits(int g, const Node* x, bool output) {
+    grow_gsets();
+    const int64_t out = gout[g] + (output ? output_param_cost(*x) : 0);
+    return union_cost(gset[g], budget->set_of(x)) + out <= kParamBudget;
+  }
+  void account(int g, const Node* x, bool output) {
+    grow_gsets();
+    merge_into(gset[g], budget->set_of(x));
+    if (output) gout[g] += output_param_cost(*x);
+  }
 
   void collect() {
     std::unordered_set<const Node*> seen;
@@ -229,7 +256,7 @@ struct Planner {
       return true;
     };
     if (via_group >= 0) {
-      if (deps_before(via_group)) g = via_group;
+      if (deps_before(via_group) && fits(via_group, n.get(), false)) g = via_group;
       else {  // cannot join the rows it reads: read them from memory instead
         for (const auto& a : acc)
           if (a.broadcast_back) needs.push_back(a.red);
@@ -238,7 +265,8 @@ struct Planner {
     }
     if (g < 0) {
       for (size_t k = 0; k < p.groups.size(); ++k)
-        if (p.groups[k].kind == GroupKind::Reduction && domain[k] == d && deps_before(static_cast<int>(k))) {
+        if (p.groups[k].kind == GroupKind::Reduction && domain[k] == d && deps_before(static_cast<int>(k)) &&
+            fits(static_cast<int>(k), n.get(), false)) {
           g = static_cast<int>(k);
           phase = 0;
           break;
@@ -261,6 +289,7 @@ struct Planner {
       add_rule(p.groups[g], Rule::Rows);
     }
     for (const Node* x : needs) materialize.insert(x);
+    account(g, n.get(), false);
     p.groups[g].reductions.push_back(n);
     p.groups[g].phase.push_back(phase);
     group_of[n.get()] = g;
@@ -292,6 +321,7 @@ struct Planner {
     Group& grp = p.groups[g];
     for (size_t i = 0; i < grp.outputs.size(); ++i)
       if (grp.outputs[i].get() == n.get()) return false;
+    if (grp.kind != GroupKind::Library) account(g, n.get(), true);
     grp.outputs.push_back(n);
     grp.out_kinds.push_back(k);
     grp.output_root.push_back(root);
@@ -344,12 +374,12 @@ struct Planner {
       if (one_group && g >= 0) {
         const Domain& d = domain[g];
         if (all_bb && x->shape() == d.S && !rows_allowed(d)) p.groups[g].multipass = true;
-        if (all_bb && x->shape() == d.S && rows_allowed(d)) {
+        if (all_bb && x->shape() == d.S && rows_allowed(d) && fits(g, x.get(), true)) {
           add_rule(p.groups[g], Rule::Rows);
           add_output(g, x, OutKind::Row, i);
           return;
         }
-        if (all_direct && squeezed(x->shape()) == squeezed_kept(d)) {
+        if (all_direct && squeezed(x->shape()) == squeezed_kept(d) && fits(g, x.get(), true)) {
           add_rule(p.groups[g], Rule::Epilogue);
           add_output(g, x, OutKind::Epilogue, i);
           return;
@@ -406,6 +436,16 @@ struct Planner {
     p.targets = targets;
     p.buffers = roots;
     collect();
+    {
+      std::unordered_set<const Node*> keep;
+      for (const auto& r : roots) keep.insert(r.get());
+      for (const auto& n : topo) {
+        if (n->k() == NodeKind::Reduce) keep.insert(n.get());
+        if (n->k() == NodeKind::Library)
+          for (const auto& in : n->inputs) keep.insert(in.get());
+      }
+      budget = std::make_unique<ParamBudget>(topo, keep);
+    }
     for (const auto& n : topo) {
       if (n->k() == NodeKind::Reduce) {
         if (is_scan(reduce_attrs(*n).op)) place_scan(n);
@@ -463,6 +503,20 @@ struct Planner {
       if (!x->is_leaf()) boundary(x.get(), acc);
       for (const auto& a : acc) materialize.insert(a.red);
     }
+    // Rule param-space: cut reductions are written to memory; cut elementwise work and
+    // views get kernels of their own (below).
+    for (const auto& c : budget->cuts()) {
+      if (c->k() == NodeKind::Reduce) {
+        materialize.insert(c.get());
+        continue;
+      }
+      bool have = false;
+      for (const auto& [n, r] : ew_out) have |= n.get() == c.get();
+      if (!have) ew_out.emplace_back(c, root_index(c.get()));
+      std::vector<Access> acc;
+      boundary(c.get(), acc);
+      for (const auto& a : acc) materialize.insert(a.red);
+    }
     // Results read from memory by other groups.
     for (const auto& n : topo) {
       if (!materialize.count(n.get())) continue;
@@ -477,30 +531,47 @@ struct Planner {
     // after x and before f), a library input and a result computed from that call's output.
     // Such a result starts a kernel of its own. (Only reduction and library groups can close
     // a cycle: with none, nothing needs checking.)
-    bool boundaries = false;
+    // Rule param-space: a cut node is computed by a kernel of its own (a kernel computing
+    // its users too would compute it inline, reading everything under it again), and no
+    // result joins a kernel whose parameters it would push past the limit.
+    bool boundaries = budget->any_cut();
     for (const auto& grp : p.groups) boundaries = boundaries || grp.kind != GroupKind::Elementwise;
     for (const auto& [x, i] : ew_out) {
+      const bool cut = budget->is_cut(x.get());
       int g = -1;
-      for (size_t k = 0; k < ew_groups.size() && g < 0; ++k) {
-        if (!(p.groups[ew_groups[k]].iter_shape == x->shape())) continue;
-        if (!add_output(ew_groups[k], x, OutKind::Plain, i) || !boundaries ||
-            run_order(group_deps()).size() == p.groups.size())
-          g = ew_groups[k];
-        else undo_add_output(ew_groups[k], i);
+      bool over = false;
+      for (size_t k = 0; k < ew_groups.size() && g < 0 && !cut; ++k) {
+        const int gk = ew_groups[k];
+        if (!(p.groups[gk].iter_shape == x->shape()) || cut_groups.count(gk)) continue;
+        if (!fits(gk, x.get(), true)) {
+          over = true;
+          continue;
+        }
+        const ParamSet saved_set = gset[gk];
+        const int64_t saved_out = gout[gk];
+        if (!add_output(gk, x, OutKind::Plain, i) || !boundaries || run_order(group_deps()).size() == p.groups.size()) {
+          g = gk;
+        } else {
+          undo_add_output(gk, i);
+          gset[gk] = saved_set;
+          gout[gk] = saved_out;
+        }
       }
       if (g < 0) {
         Group grp;
         grp.kind = GroupKind::Elementwise;
         grp.iter_shape = x->shape();
-        grp.rule = i < 0 ? Rule::LibraryInput : Rule::Output;
+        grp.rule = cut || over ? Rule::ParamSpace : i < 0 ? Rule::LibraryInput : Rule::Output;
         p.groups.push_back(std::move(grp));
         g = static_cast<int>(p.groups.size() - 1);
         ew_groups.push_back(g);
+        if (cut) cut_groups.insert(g);
         add_output(g, x, OutKind::Plain, i);
       }
-      if (i < 0) add_rule(p.groups[g], Rule::LibraryInput);
+      if (i < 0 && !cut) add_rule(p.groups[g], Rule::LibraryInput);
     }
-    if (ew_groups.size() > 1)
+    if (ew_groups.size() - std::count_if(ew_groups.begin(), ew_groups.end(),
+                                         [&](int k) { return p.groups[k].rule == Rule::ParamSpace; }) > 1)
       for (int k : ew_groups)
         if (p.groups[k].rule == Rule::Output) p.groups[k].rule = Rule::IterationSpace;
     // Groups that write nothing (their reductions only fed groups that moved away) go.

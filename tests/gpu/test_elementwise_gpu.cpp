@@ -209,6 +209,31 @@ TEST_CASE("x = x + 1 a million times stays bounded on the device") {
   MESSAGE("1e6 lazy steps: " << s << " s, " << cf::stats().kernels_launched << " launches");
 }
 
+TEST_CASE("results over thousands of arrays: kernels cut to CUDA's parameter limit (rule param-space)") {
+  // Without the cut, one kernel would need ~100 KB of parameters and NVRTC would refuse it.
+  const cf::Config saved = cf::config();
+  cf::Config c = saved;
+  c.max_pending_nodes = 1 << 30;  // no early evaluation: the planner alone must cut
+  cf::set_config(c);
+  std::vector<cf::Array> xs;
+  for (int i = 0; i < 3000; ++i) xs.push_back(random_array(cf::f32, {33, 5}, kFinite));
+  cf::Array z = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) z = z + xs[i] * 0.5f;
+  std::vector<cf::Array> outs;
+  for (size_t i = 0; i < xs.size(); i += 2) outs.push_back(xs[i] - xs[i + 1]);
+  cf::Array w = xs[1];
+  for (size_t i = 2; i < xs.size(); ++i) w = w * 0.75f + xs[i];
+  cf::reset_stats();
+  CHECK(check_against_reference(z, 0, "sum of 3000 arrays") == 0);
+  CHECK(cf::stats().kernels_launched > 1);
+  CHECK(check_against_reference(cf::sum(w, 1), 2, "a reduction over a cut chain") == 0);
+  std::vector<std::pair<size_t, cf::detail::HostArray>> refs;  // before the device writes them
+  for (size_t k = 0; k < outs.size(); k += 151) refs.emplace_back(k, cf::detail::reference_evaluate(outs[k].node()));
+  cf::eval_all(outs);
+  for (const auto& [k, ref] : refs) CHECK(compare_with(outs[k], ref, 0, "one of 1500 results") == 0);
+  cf::set_config(saved);
+}
+
 TEST_CASE("bad input on the device: errors, not crashes") {
   auto x = random_array(cf::f32, {4});
   CHECK_THROWS_AS(x + random_array(cf::f32, {5}), cf::ValueError);
