@@ -200,6 +200,44 @@ TEST_CASE("convolution result dtypes: NumPy's promotion, integer wrap, bool, hal
         std::vector<int32_t>{7, 6, 6, 7, 6, 4, 4, 6, 6, 4, 4, 6, 7, 6, 6, 7});
 }
 
+TEST_CASE("convolve2d's fill value converts as SciPy's: np.asarray(fillvalue, dtype), else ValueError") {
+  // Found by the SciPy oracle (tests/oracle): we wrapped or saturated what SciPy refuses.
+  cf::BackendScope ref(cf::Backend::Reference);
+  const auto u8 = cf::ones({3, 3}, cf::u8), i8 = cf::ones({3, 3}, cf::i8), i32 = cf::ones({3, 3}, cf::i32);
+  for (const cf::Scalar& bad : {cf::Scalar(-1), cf::Scalar(256), cf::Scalar(-1.0), cf::Scalar(256.0),
+                                cf::Scalar(NAN), cf::Scalar(INFINITY)}) {
+    INFO(bad.str());
+    CHECK_THROWS_WITH_AS(cf::signal::convolve2d(u8, u8, "full", "fill", bad), doctest::Contains("could not cast `fillvalue`"),
+                         cf::ValueError);
+    CHECK_THROWS_AS(cf::signal::correlate2d(u8, u8, "valid", "pad", bad), cf::ValueError);  // 'valid' converts it too
+    CHECK(cf::signal::convolve2d(u8, u8, "same", "wrap", bad).shape() == cf::Shape{3, 3});  // ignored: no error
+  }
+  CHECK_THROWS_AS(cf::signal::convolve2d(i8, i8, "full", "fill", 128), cf::ValueError);
+  CHECK_THROWS_AS(cf::signal::convolve2d(i8, i8, "full", "fill", -129.0), cf::ValueError);
+  CHECK_THROWS_AS(cf::signal::convolve2d(i32, i32, "full", "fill", uint64_t(1) << 63), cf::ValueError);
+  // What np.asarray takes: truncation within range, -0.9 -> 0 for uint8, a bool, any value
+  // for a float result, and a strong scalar, cast as NumPy casts a 0-d array (np.int16(-1)).
+  // out[0, 0] of 'full' is 1 + 8 * fill (one tap on the image, eight on the fill).
+  CHECK(host<uint8_t>(cf::signal::convolve2d(u8, u8, "full", "fill", 255.9))[0] == 249);  // 2041 wraps
+  CHECK(host<uint8_t>(cf::signal::convolve2d(u8, u8, "full", "fill", -0.9))[0] == 1);
+  CHECK(host<int8_t>(cf::signal::convolve2d(i8, i8, "full", "fill", -128.9))[0] == 1);    // -1023 wraps
+  CHECK(host<int32_t>(cf::signal::convolve2d(i32, i32, "full", "fill", true))[0] == 9);
+  CHECK(hd(cf::signal::convolve2d(cf::ones({3, 3}, cf::f32), cf::ones({3, 3}, cf::f32), "full", "fill", -1))[0] == -7);
+  CHECK(host<uint8_t>(cf::signal::convolve2d(u8, u8, "full", "fill", cf::Scalar::typed(cf::Scalar(-1), cf::i16)))[0] ==
+        249);
+}
+
+TEST_CASE("convolve2d's boundary 'pad' is SciPy's other name for 'fill'") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::mt19937 g(7);
+  const auto x = random_f64({5, 6}, g), w = random_f64({3, 2}, g);
+  for (const char* mode : {"full", "same", "valid"}) {
+    INFO(mode);
+    CHECK(hd(cf::signal::convolve2d(x, w, mode, "pad", 1.5)) == hd(cf::signal::convolve2d(x, w, mode, "fill", 1.5)));
+    CHECK(hd(cf::signal::correlate2d(x, w, mode, "pad", -2)) == hd(cf::signal::correlate2d(x, w, mode, "fill", -2)));
+  }
+}
+
 TEST_CASE("convolution inputs: views read through strides, lazy inputs, an elementwise epilogue") {
   cf::BackendScope ref(cf::Backend::Reference);
   std::mt19937 g(99);

@@ -2,6 +2,8 @@
 // correlate2d on the direct convolution node (library/convolve_call.hpp): argument checks
 // with NumPy's and SciPy's messages, the input swaps, output shapes and the offset of each
 // mode in the node's correlation form.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
@@ -25,12 +27,27 @@ Mode parse_mode(std::string_view m, bool scipy) {
   throw ValueError(fmt::format("mode must be one of 'valid', 'same', or 'full' (got '{}')", m));
 }
 
+// SciPy's names, with its undocumented "pad" for "fill" (scipy.signal._signaltools._boundarydict).
 ConvBoundary parse_boundary(std::string_view b) {
-  if (b == "fill") return ConvBoundary::Fill;
+  if (b == "fill" || b == "pad") return ConvBoundary::Fill;
   if (b == "wrap" || b == "circular") return ConvBoundary::Wrap;
   if (b == "symm" || b == "symmetric") return ConvBoundary::Symm;
   throw ValueError(fmt::format("Acceptable boundary flags are 'fill', 'circular' (or 'wrap'), and 'symmetric' "
                                "(or 'symm') (got '{}')", b));
+}
+
+// Does SciPy take v as the fill value of a result of dtype t? It converts it as
+// np.asarray(v, dtype=t) does and raises ValueError where that fails: a Python int (a weak
+// scalar) out of an integer t's range, a float that is not finite or whose truncation is. A
+// strong scalar casts as a 0-d array does (no error); floats and bool take any value.
+bool fill_converts(const Scalar& v, DType t) {
+  if (!v.weak() || !is_integer(t) || v.kind() == Scalar::Kind::Bool) return true;
+  if (v.kind() != Scalar::Kind::Float) return v.fits(t);
+  const int bits = itemsize(t) * 8;
+  const double f = std::trunc(v.to_double());
+  const double lo = is_signed_int(t) ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double end = std::ldexp(1.0, is_signed_int(t) ? bits - 1 : bits);  // exact powers of two
+  return std::isfinite(f) && f >= lo && f < end;
 }
 
 // Output extent and the first output's offset into the full output, for one axis: image
@@ -99,6 +116,11 @@ Array conv2d(const Array& in1, const Array& in2, std::string_view mode_name, std
                                  to_string(in1.shape()), to_string(in2.shape())));
   const Mode mode = parse_mode(mode_name, true);
   const ConvBoundary boundary = parse_boundary(boundary_name);
+  const DType out_dtype = promote_types(in1.dtype(), in2.dtype());
+  // SciPy converts the fill value whenever the boundary is 'fill', in 'valid' mode too.
+  if (boundary == ConvBoundary::Fill && !fill_converts(fillvalue, out_dtype))
+    throw ValueError(fmt::format("{}: could not cast `fillvalue` {} to the output type {}", what, fillvalue.str(),
+                                 name(out_dtype)));
   const int64_t a0 = in1.shape()[0], a1 = in1.shape()[1], b0 = in2.shape()[0], b1 = in2.shape()[1];
   bool swapped = false;
   if (mode == Mode::Valid) {
@@ -116,7 +138,7 @@ Array conv2d(const Array& in1, const Array& in2, std::string_view mode_name, std
   const Array& filter = swapped ? in1 : in2;
   const int64_t m1 = image.shape()[0], n1 = image.shape()[1], m2 = filter.shape()[0], n2 = filter.shape()[1];
   ConvSpec s;
-  s.out_dtype = promote_types(in1.dtype(), in2.dtype());
+  s.out_dtype = out_dtype;
   // 'valid' reads no padding, and an empty filter reads nothing (every sum is empty: zeros,
   // whatever the boundary; a wrapped or mirrored empty image would have no element to read).
   s.boundary = mode == Mode::Valid || m2 * n2 == 0 ? ConvBoundary::Fill : boundary;

@@ -55,7 +55,7 @@ TEST_CASE("convolve2d and correlate2d on the device: dtypes, modes, boundaries")
     const auto x = rnd(t.a, {37, 53});
     const auto w = rnd(t.b, {5, 4});
     for (const char* mode : {"full", "same", "valid"}) {
-      for (const char* boundary : {"fill", "wrap", "symm"}) {
+      for (const char* boundary : {"fill", "pad", "wrap", "symm"}) {  // 'pad': SciPy's other 'fill'
         for (bool corr : {false, true}) {
           const std::string what = std::string(corr ? "correlate2d " : "convolve2d ") + std::string(cf::name(t.a)) + "," +
                                    std::string(cf::name(t.b)) + " " + mode + " " + boundary;
