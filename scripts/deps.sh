@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/deps.sh: installs what cufuse builds with, where it is missing (Debian/Ubuntu):
-# Boost (Hana), fmt, doctest, CLI11, DLPack headers; and NumPy + ml_dtypes for the tests'
-# NumPy oracle when called with --tests. Needs root (or sudo) only if something is missing.
+# Boost (Hana), fmt, doctest, CLI11, DLPack headers; and NumPy + ml_dtypes + SciPy for the
+# tests' NumPy/SciPy oracle when called with --tests. Needs root (or sudo) only if something is missing.
 set -euo pipefail
 need=()
 [ -f /usr/include/boost/hana.hpp ] || need+=(libboost-dev)
@@ -18,6 +18,6 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 if [ "${1:-}" = "--tests" ]; then
-  python3 -c "import numpy, ml_dtypes" 2>/dev/null || python3 -m pip install -q numpy ml_dtypes
+  python3 -c "import numpy, ml_dtypes, scipy" 2>/dev/null || python3 -m pip install -q numpy ml_dtypes scipy
 fi
 [ -d /usr/local/cuda ] || { echo "the CUDA toolkit is expected in /usr/local/cuda"; exit 1; }

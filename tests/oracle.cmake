@@ -1,5 +1,6 @@
 # tests/oracle.cmake: the NumPy oracle of the reference evaluator. Test `oracle_cases`
-# runs tests/oracle/gen_cases.py (python3 with numpy>=2 and ml_dtypes) into
+# runs tests/oracle/gen_cases.py (python3 with numpy>=2 and ml_dtypes; scipy for the
+# convolve2d/correlate2d cases, skipped without it) into
 # <build>/tests/oracle before the oracle unit tests (CTest fixture `cufuse_oracle`), and
 # `unit_reference_oracle` finds the cases through CUFUSE_ORACLE_DIR. Without Python the unit tests still run and
 # the oracle tests fail, saying how to generate the cases.

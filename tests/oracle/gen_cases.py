@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""tests/oracle/gen_cases.py: writes the NumPy 2 oracle cases that
-tests/test_reference_oracle.cpp checks the host reference evaluator against.
+"""tests/oracle/gen_cases.py: writes the NumPy 2 oracle cases (and SciPy's, for
+convolve2d/correlate2d) that tests/test_reference_oracle.cpp checks the host reference
+evaluator against.
 
     python3 tests/oracle/gen_cases.py --src <cufuse source dir> --out <dir>
 
 Writes <out>/manifest.txt (one case per line, described below), <out>/data.bin (the
 arrays, raw little-endian storage of each dtype: bool as 1 byte, float16/bfloat16 as
 their 16 bits) and <out>/stamp. When the stamp says the cases were made by this very
-script, from this op table, with these NumPy and ml_dtypes versions, nothing is redone.
+script, from this op table, with these NumPy, ml_dtypes and SciPy versions, nothing is redone.
 
 The ops come from codegen/op_table.hpp (every row, by its NumPy name), so a new row is
-tested, or this script fails naming it. Needs numpy >= 2 and ml_dtypes (bfloat16).
+tested, or this script fails naming it. Needs numpy >= 2 and ml_dtypes (bfloat16); scipy
+for the convolve2d/correlate2d cases, which are skipped (saying so) without it.
 
 Manifest records (tokens separated by spaces; an array is `<offset> <count>` into data.bin):
   meta <numpy version> <ml_dtypes version>
@@ -32,7 +34,8 @@ Manifest records (tokens separated by spaces; an array is `<offset> <count>` int
          `offset,axis1,axis2`, or -> <n> then per operand <dtype> <ndim> <shape..> <array>
          then `ok <result dtype> <ndim> <shape..> <result as f64>` or `error <ValueError|TypeError>`
   linalg <det|slogdet_sign|slogdet_log|inv|solve|cholesky|eigvalsh|svdvals|pinv|lstsq|matrix_rank|matrix_norm|
-         convolve|correlate (param: the mode)|vector_norm (param: ord;axis;keepdims)>
+         convolve|correlate (param: the mode)|vector_norm (param: ord;axis;keepdims)|
+         convolve2d|correlate2d (param: mode;boundary;fill value;views, see gen_conv2d)>
   inplace <ufunc> <a dtype> <b dtype, or int:v / float:v / bool:v for a Python scalar> <a> <b or -1 0>
          then `ok <a afterwards as f64>` or `error <TypeError|OverflowError>`
   weak <op> <array dtype> <int|float|bool> <Python value> <scalar on the left 0/1> <array>
@@ -797,6 +800,192 @@ def gen_signal_and_norms(w, rng):
                         emit("vector_norm", param, [x], lambda v, o=o, ax=ax, kd=kd: np.linalg.norm(v, o, ax, kd))
 
 
+def scipy_signal():
+    """scipy.signal, or None (with a line saying which cases are skipped) where SciPy is missing."""
+    try:
+        import scipy
+        import scipy.signal
+    except ImportError as e:
+        print(f"gen_cases.py: scipy is not importable ({e}): the convolve2d/correlate2d oracle cases "
+              "were skipped (pip install scipy)")
+        return None
+    return scipy.signal
+
+
+# Non-contiguous operands of the convolve2d records: cufuse and NumPy take a view of the
+# stored operand, which is made so that the view holds the case's values.
+CONV_VIEWS = {"c": lambda x: x, "t": lambda x: x.T, "r": lambda x: x[::-1], "s": lambda x: x[:, ::2]}
+
+
+def conv_stored(view, x):
+    if view == "t":
+        return x.T.copy()
+    if view == "r":
+        return x[::-1].copy()
+    if view == "s":  # every other column; the ones between are other values
+        base = np.empty((x.shape[0], 2 * x.shape[1]), dtype=x.dtype)
+        base[:, ::2], base[:, 1::2] = x, x[::-1, ::-1]
+        return base
+    return x
+
+
+def fill_token(v):
+    """A fill value as a param token: i:/u: a Python int (u: past int64), f: a float, b: a
+    bool, d:<dtype>:<value> a NumPy scalar (C++: a strong Scalar::typed)."""
+    if isinstance(v, np.generic):
+        return f"d:{dname(v.dtype)}:{v.item()!r}"
+    if isinstance(v, bool):
+        return f"b:{int(v)}"
+    if isinstance(v, int):
+        return f"{'u' if v > 2**63 - 1 else 'i'}:{v}"
+    return f"f:{v!r}"
+
+
+def gen_conv2d(w, rng, ss):
+    """scipy.signal.convolve2d / correlate2d as `linalg` records, kinds convolve2d and
+    correlate2d, param `<mode>;<boundary>;<fill token>;<views>`: the views one letter per
+    operand of CONV_VIEWS (c as stored, t transposed, r rows reversed, s every other column).
+    Every mode x boundary (the aliases and SciPy's undocumented 'pad' too) x fill values;
+    kernels smaller and larger than the input in one or both dims, even and odd, 1xN, Nx1,
+    1x1, empty; every dtype and mixed pairs (small integer values, exact; random floats);
+    integer wrap; fill values SciPy cannot convert to the result dtype (a ValueError); wrong
+    ndim, unknown modes and boundaries. Divergence 8 (tests/test_reference_oracle.cpp): SciPy
+    has no bool, float16 or bfloat16 loop; those cases expect our semantics, computed by
+    SciPy's int64 (bool: any nonzero) or float32 loop."""
+    emit = functools.partial(emit_operand_case, w, "linalg")
+    fns = {"convolve2d": ss.convolve2d, "correlate2d": ss.correlate2d}
+
+    def scipy_call(kind, a, b, mode, boundary, fill):
+        rt = np.promote_types(a.dtype, b.dtype) if a.ndim == b.ndim == 2 else None
+        fn = fns[kind]
+        if rt == np.bool_:  # divergence 8: any of a AND b
+            return fn(a.astype(np.int64), b.astype(np.int64), mode, boundary, int(bool(fill))) != 0
+        if rt in (np.float16, BF16):  # divergence 8: summed in float32
+            f = float(np.asarray(fill, dtype=rt)) if boundary in ("fill", "pad") else fill
+            return fn(a.astype(np.float32), b.astype(np.float32), mode, boundary, f).astype(rt)
+        return fn(a, b, mode, boundary, fill)
+
+    def case(kind, a, b, mode="full", boundary="fill", fill=0, views="cc"):
+        # SciPy 1.17 dies of SIGFPE on a wrapped or mirrored empty in1 in 'full' mode with a
+        # non-empty output; cufuse's answer there is checked in tests/test_library_signal.cpp.
+        if (a.ndim == b.ndim == 2 and mode == "full" and boundary in ("wrap", "circular", "symm", "symmetric")
+                and a.size == 0 and b.shape[0] > 0 and min(a.shape[i] + b.shape[i] - 1 for i in (0, 1)) > 0):
+            return
+        ins = [conv_stored(views[0], a), conv_stored(views[1], b)]
+        emit(kind, f"{mode};{boundary};{fill_token(fill)};{views}", ins,
+             lambda x, y: scipy_call(kind, CONV_VIEWS[views[0]](x), CONV_VIEWS[views[1]](y), mode, boundary, fill))
+
+    def both(*args, **kw):
+        for kind in fns:
+            case(kind, *args, **kw)
+
+    def ints(d, shape, lo=None, hi=None):
+        if d == "bool":
+            return rng.integers(0, 2, shape) == 1
+        if lo is None:
+            lo, hi = (0, 7) if d.startswith("uint") else (-3, 4)
+        if d in INTS:
+            return rng.integers(lo, hi, shape, dtype=NP[d])
+        return rng.integers(lo, hi, shape).astype(NP[d])
+
+    modes = ("full", "same", "valid")
+    boundaries = ("fill", "pad", "wrap", "circular", "symm", "symmetric")
+    shapes = [((5, 6), (3, 3)), ((5, 6), (2, 4)), ((4, 5), (3, 2)), ((6, 7), (1, 1)), ((1, 7), (1, 3)),
+              ((7, 1), (3, 1)), ((3, 4), (5, 6)), ((3, 6), (5, 2)), ((2, 3), (7, 8)), ((4, 4), (4, 4)),
+              ((1, 1), (3, 3)), ((5, 6), (1, 4)), ((2, 2), (5, 1)), ((3, 5), (3, 5))]
+    # every mode x boundary x fill on each shape pair (float64, then int32 with float fills)
+    for sa, sb in shapes:
+        a, b = ints("float64", sa), ints("float64", sb)
+        for mode in modes:
+            for boundary in boundaries:
+                fills = (0, 3, -2, 2.5) if boundary in ("fill", "pad") else (0, 7)
+                for fill in fills:
+                    both(a, b, mode, boundary, fill)
+        a, b = ints("int32", sa), ints("int32", sb)
+        for mode in modes:
+            for boundary, fill in (("fill", 2.5), ("fill", -2.7), ("fill", -3), ("symm", 2.5), ("wrap", -1.5)):
+                both(a, b, mode, boundary, fill)
+    # every dtype, then mixed pairs (SciPy's result dtype is np.promote_types')
+    pairs = [(d, d) for d in DTYPES] + [
+        ("int8", "uint8"), ("bool", "int8"), ("int32", "float32"), ("int16", "float16"), ("float16", "float32"),
+        ("uint64", "int64"), ("int64", "float32"), ("uint8", "float16"), ("bool", "float64"), ("uint8", "int64"),
+        ("int8", "float16"), ("bool", "uint16"), ("uint32", "int8"), ("float32", "float64")]
+    for da, db in pairs:
+        for sa, sb in (((5, 6), (3, 2)), ((2, 3), (4, 4))):
+            a, b = ints(da, sa), ints(db, sb)
+            for mode in modes:
+                for boundary, fill in (("fill", 1), ("fill", 2.5), ("wrap", 0), ("symm", 0)):
+                    both(a, b, mode, boundary, fill)
+    # integer sums wrap as SciPy's C loops do; a float fill of an integer result truncates
+    for d, lo, hi in (("int8", -128, 128), ("uint8", 0, 256), ("int16", -2**15, 2**15), ("uint16", 0, 2**16),
+                      ("int32", -2**31, 2**31), ("uint32", 0, 2**32), ("int64", -2**62, 2**62),
+                      ("uint64", 0, 2**63)):
+        a, b = ints(d, (6, 5), lo, hi), ints(d, (4, 3), lo, hi)
+        for mode in modes:
+            for boundary, fill in (("fill", 0), ("fill", 1), ("wrap", 0), ("symm", 0)):
+                both(a, b, mode, boundary, fill)
+    # fill values: SciPy converts a Python scalar as np.asarray(v, dtype) does and raises
+    # ValueError where that fails; only the 'fill' boundary converts it (any mode, 'valid' too)
+    int_fills = (-1, 127, -128, 255, 256, -129, 300, 2**31, -2**31 - 1, 2**63 - 1, 2**63, 2**64 - 1, True,
+                 255.9, 256.0, -0.5, -0.9, -1.0, -128.9, -129.0, 1e300, 9.2e18, 2.0**63, 1.8e19, 2.0**64,
+                 math.nan, math.inf, -math.inf)
+    for d in INTS:
+        a, b = ints(d, (4, 5)), ints(d, (2, 3))
+        for fill in int_fills:
+            both(a, b, "full", "fill", fill)
+        for mode, boundary in (("valid", "fill"), ("same", "pad"), ("same", "wrap"), ("full", "symm")):
+            for fill in (-1, 300, math.nan):
+                both(a, b, mode, boundary, fill)
+    # a NumPy scalar casts unsafely, as a 0-d array does (no error; float -> int out of range
+    # is divergence 3 and left out)
+    for d, fill in (("uint8", np.int16(-1)), ("int8", np.int64(300)), ("int32", np.float32(2.5)),
+                    ("uint16", np.uint64(2**64 - 1)), ("float32", np.float64(1e300)), ("int16", np.bool_(True))):
+        both(ints(d, (4, 5)), ints(d, (2, 3)), "full", "fill", fill)
+    for d in ("float64", "float32", "float16", "bool"):
+        a, b = ints(d, (4, 5)), ints(d, (2, 3))
+        for fill in (-1, 2**64 - 1, 1e300, -1e-300, math.nan, math.inf, -math.inf, True, 0.1):
+            both(a, b, "full", "fill", fill)
+    # random floats (rounding: within the linalg tolerance), NaN and inf in the inputs
+    for d in ("float64", "float32"):
+        for sa, sb in (((9, 7), (3, 4)), ((4, 3), (6, 5))):
+            a, b = rng.standard_normal(sa).astype(d), rng.standard_normal(sb).astype(d)
+            for mode in modes:
+                for boundary in ("fill", "wrap", "symm"):
+                    both(a, b, mode, boundary, 0.75)
+        a, b = ints(d, (4, 5)), ints(d, (2, 3))
+        a[1, 2], b[0, 1] = math.nan, math.inf
+        for mode in modes:
+            for boundary in ("fill", "wrap", "symm"):
+                both(a, b, mode, boundary, -math.inf)
+    # empty inputs: the shape formulas, 'full' mode's negative extent, 'valid''s swap
+    empties = ((0, 0), (0, 3), (3, 0), (1, 0), (0, 1), (2, 3), (1, 1), (3, 2))
+    for sa in empties:
+        for sb in empties:
+            if 0 not in sa + sb:
+                continue
+            a, b = ints("float64", sa), ints("float64", sb)
+            for mode in modes:
+                for boundary in ("fill", "wrap", "symm"):
+                    both(a, b, mode, boundary, 1.5)
+    # non-contiguous operands: transposed, reversed, strided
+    a, b = ints("float64", (5, 4)), ints("float64", (3, 2))
+    for v1 in CONV_VIEWS:
+        for v2 in CONV_VIEWS:
+            for mode in modes:
+                for boundary, fill in (("fill", 2), ("symm", 0), ("wrap", 0)):
+                    both(a, b, mode, boundary, fill, v1 + v2)
+    both(ints("int16", (6, 8)), ints("uint8", (3, 4)), "same", "fill", -1, "st")
+    # errors: wrong ndim, unknown mode or boundary (SciPy's names are case-sensitive)
+    m = ints("float64", (3, 3))
+    for x, y in ((ints("float64", (3,)), m), (m, ints("float64", (3,))), (ints("float64", (2, 2, 2)), m),
+                 (np.float64(2.0).reshape(()), m), (m, ints("float64", (1, 1, 1)))):
+        both(x, y)
+    for mode, boundary in (("bad", "fill"), ("FULL", "fill"), ("Same", "wrap"), ("full", "reflect"),
+                           ("same", "FILL"), ("valid", "mirror"), ("full", "constant"), ("valid", "circ")):
+        both(m, m, mode, boundary)
+    both(ints("float64", (3, 1)), ints("float64", (2, 2)), "valid", "bad")  # the 'valid' shapes' error first
+
+
 def gen_inplace(w, rng):
     """a op= b for every dtype pair and each in-place operator, and a op= a Python scalar
     (int, a large int, float, bool): NumPy's same_kind casting back into a, its values, or
@@ -956,7 +1145,9 @@ def main():
     h = hashlib.sha256()
     h.update(open(__file__, "rb").read())
     h.update(open(os.path.join(args.src, "codegen", "op_table.hpp"), "rb").read())
-    h.update(f"{np.__version__} {ml_dtypes.__version__}".encode())
+    ss = scipy_signal()
+    scipy_version = sys.modules["scipy"].__version__ if ss is not None else "none"
+    h.update(f"{np.__version__} {ml_dtypes.__version__} {scipy_version}".encode())
     stamp = h.hexdigest()
     stamp_path = os.path.join(args.out, "stamp")
     if os.path.exists(stamp_path) and open(stamp_path).read().strip() == stamp and \
@@ -981,6 +1172,8 @@ def main():
     gen_contractions(w, np.random.default_rng(SEED + 3))
     gen_linalg(w, np.random.default_rng(SEED + 4))
     gen_signal_and_norms(w, np.random.default_rng(SEED + 5))
+    if ss is not None:
+        gen_conv2d(w, np.random.default_rng(SEED + 8), ss)
     gen_inplace(w, np.random.default_rng(SEED + 6))
     gen_weak_scalars(w, ops)
     gen_view_ops(w, np.random.default_rng(SEED + 7))
