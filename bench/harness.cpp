@@ -196,35 +196,57 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Timing time_batches(const Ctx& ctx, const std::function<void()>& call, int reps) {
+namespace {
+
+// Warm-up, then `reps` per batch (picked from the fastest of 3 calls of the first when 0),
+// then `batches` rounds in which each call runs one batch, the order alternating per round.
+std::vector<Timing> time_rounds(const Ctx& ctx, const std::vector<const std::function<void()>*>& calls, int reps) {
   const bool quick = ctx.opt.quick;
   const int warmup = quick ? 2 : 5;
   const int batches = quick ? 5 : 15;
   const double target_ms = quick ? 20 : 100;
   const int max_reps = quick ? 200 : 1000;
-  for (int i = 0; i < warmup; ++i) call();
+  for (const auto* c : calls)
+    for (int i = 0; i < warmup; ++i) (*c)();
   device_sync();
   if (reps <= 0) {
     double est = 1e30;
     for (int i = 0; i < 3; ++i) {
       double t0 = now_ms();
-      call();
+      (*calls[0])();
       device_sync();
       est = std::min(est, now_ms() - t0);
     }
     reps = int(std::clamp(target_ms / std::max(est, 1e-3), 1.0, double(max_reps)));
   }
-  Timing t;
-  t.reps = reps;
-  t.batches = batches;
-  for (int b = 0; b < batches; ++b) {
-    double t0 = now_ms();
-    for (int i = 0; i < reps; ++i) call();
-    device_sync();
-    t.batch_ms.push_back((now_ms() - t0) / reps);
+  std::vector<Timing> t(calls.size());
+  for (auto& x : t) {
+    x.reps = reps;
+    x.batches = batches;
   }
-  t.median_ms = median(t.batch_ms);
+  for (int b = 0; b < batches; ++b) {
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const size_t c = b % 2 ? calls.size() - 1 - k : k;
+      double t0 = now_ms();
+      for (int i = 0; i < reps; ++i) (*calls[c])();
+      device_sync();
+      t[c].batch_ms.push_back((now_ms() - t0) / reps);
+    }
+  }
+  for (auto& x : t) x.median_ms = median(x.batch_ms);
   return t;
+}
+
+}  // namespace
+
+Timing time_batches(const Ctx& ctx, const std::function<void()>& call, int reps) {
+  return time_rounds(ctx, {&call}, reps)[0];
+}
+
+std::pair<Timing, Timing> time_interleaved(const Ctx& ctx, const std::function<void()>& a,
+                                           const std::function<void()>& b, int reps) {
+  auto t = time_rounds(ctx, {&a, &b}, reps);
+  return {t[0], t[1]};
 }
 
 Timing time_loop(const Ctx& ctx, const std::function<void()>& call) {

@@ -140,6 +140,11 @@ void device_sync();  // cudaDeviceSynchronize, throws on error (nothing under th
 // Warm-up calls, then batches of calls each ended by one device synchronize; per-call time is
 // the median of the batch means. reps = 0 picks reps so that a batch lasts ~target ms.
 Timing time_batches(const Ctx& ctx, const std::function<void()>& call, int reps = 0);
+// Two calls timed as time_batches times one, their batches alternating (a b, b a, a b ...):
+// a floor measured beside the call it bounds, so that the GPU's clock and temperature drift
+// (a minute of large GEMMs moves cuBLAS by 3%) falls on both alike. reps as time_batches.
+std::pair<Timing, Timing> time_interleaved(const Ctx& ctx, const std::function<void()>& a,
+                                           const std::function<void()>& b, int reps = 0);
 // Host-overhead workloads: loops of many calls then one synchronize, time per call.
 Timing time_loop(const Ctx& ctx, const std::function<void()>& call);
 void apply_timing(Record& r, const Timing& t);

@@ -104,12 +104,22 @@ class Row:
                 best = (peer, t)
         return best
 
+    def part_floors(self):
+        """(time, floor) of each part, where every part has a floor of its own (W8)."""
+        parts = (self.b or {}).get("parts") or []
+        if parts and all(p.get("floor_ms") is not None for p in parts):
+            return [(p.get("time_ms"), p["floor_ms"]) for p in parts]
+        return None
+
     def floor_text(self):
         b = self.b or {}
         if b.get("floor_ms") is not None:
             kind = b.get("floor_kind", "")
             how = {"bandwidth": "copy %.0f GB/s" % b["bandwidth_gbs"] if b.get("bandwidth_gbs") else "copy",
                    "launch": "launch", "compile": "NVRTC", "gemm": "cuBLAS"}.get(kind, kind)
+            pf = self.part_floors()
+            if pf:
+                return "%s (%s)" % (" / ".join(fmt_ms(f, self.unit) for _, f in pf), how)
             return "%s (%s)" % (fmt_ms(b["floor_ms"], self.unit), how)
         if self.p.get("floor_ms") is not None:
             kind = self.p.get("floor_kind")
@@ -142,6 +152,9 @@ class Row:
         b = self.b or {}
         if b.get("status") not in OK or b.get("pct_of_floor") is None:
             return "-"
+        pf = self.part_floors()
+        if pf and all(t for t, _ in pf):
+            return " / ".join("%.1f%%" % (f / t * 100.0) for t, f in pf)
         return "%.1f%%" % b["pct_of_floor"]
 
     def peer_cell(self, peer):
