@@ -17,11 +17,19 @@
 //                     16-byte aligned and the row length a multiple of the vector width.
 //                     Outer products and row/column broadcasts (W6's epilogue) run at the
 //                     copy bandwidth this way.
+//   tiled mode      — rank >= 2, outputs at stride 1 along the last dimension C and some
+//                     memory read at stride 1 along another dimension R instead (a
+//                     transpose: x.T + y, a permuted copy): 32 x 32 tiles of (R, C) per
+//                     block, each such read loaded along R into shared memory and read back
+//                     along C, so that loads and stores are both coalesced (3x the naive
+//                     form's speed for an 8192^2 f32 transpose on the H100); the other
+//                     dimensions are a batch walked by blockIdx.z.
 //   strided mode    — a grid-stride loop over elements, unravelling each index.
 // Index arithmetic is 32-bit when every offset fits, else 64-bit. Shapes, strides, scalar
 // values and generator parameters are kernel parameters, so one kernel serves all sizes.
 #include "codegen/elementwise_kernel.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -50,6 +58,9 @@ constexpr int kBlock = 256;
 constexpr int64_t kMinRow = 32;  // rows mode: shortest innermost extent (else most threads idle)
 constexpr int64_t kSmallPlain = int64_t(1) << 22;  // contiguous mode: below this, plain loads (see analyse)
 constexpr int64_t kOnePerThread = int64_t(1) << 19;  // plain form: up to this, one element per thread
+constexpr int kTile = 32, kTileRows = kBlock / kTile;  // tiled mode: tile edge; rows of threads per block
+constexpr int64_t kMinTiled = 16;                     // tiled mode: shortest R and C extents
+constexpr size_t kTileSmem = 40 * 1024;               // tiled mode: shared memory for the tiles
 
 struct Acc {
   enum Kind { Mem, Gen, View, Out } kind;
@@ -73,6 +84,10 @@ struct EwEmitter {
 
   Shape cs;
   bool contiguous = false, rows = false, vectorize = false, plain = false, i64 = false;
+  bool tiled = false;
+  int tR = -1;                     // tiled mode: the dimension some reads run along at stride 1
+  std::vector<bool> through_tile;  // tiled mode: per accessor, read through shared memory
+  int64_t nbatch = 1;              // tiled mode: elements of the dimensions other than R and C
   int V = 1, U = 1;
   int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
@@ -169,6 +184,7 @@ struct EwEmitter {
     // (1M: 4.45 vs 3.34 us, 2M: 7.04 vs 4.62) and two per thread, loads first, as fast as the
     // unrolled loop (3.34, 4.62).
     if (contiguous && nd == 1 && minsz >= 4 && numel(S) < kSmallPlain) vectorize = false;
+    if (!contiguous && !rows) choose_tiles();
     plain = contiguous && !vectorize && numel(S) < kSmallPlain;
     if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
       const int64_t v = 16 / maxsz;
@@ -212,6 +228,33 @@ struct EwEmitter {
     i64 = max_span + int64_t(kBlock) * U * V * 2 >= (int64_t(1) << 31);
   }
 
+  // Tiled mode: outputs along C = the last dimension at stride 1, and memory reads at
+  // stride 1 along one other dimension R (and not along C) to stage through shared memory.
+  void choose_tiles() {
+    const int nd = cs.ndim(), C = nd - 1;
+    if (nd < 2 || cs[C] < kMinTiled) return;
+    for (const auto& a : accs)
+      if (a.kind == Acc::Out && a.st[C] != 1) return;
+    auto transposed = [&](const Acc& a, int d) {
+      return a.kind == Acc::Mem && a.st[d] == 1 && a.st[C] != 0 && a.st[C] != 1;
+    };
+    for (const auto& a : accs)
+      for (int d = 0; d < C && tR < 0; ++d)
+        if (transposed(a, d) && cs[d] >= kMinTiled && (cs[d] + kTile - 1) / kTile <= 65535) tR = d;
+    if (tR < 0) return;
+    through_tile.assign(accs.size(), false);
+    size_t smem = 0;
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const size_t bytes = size_t(kTile) * (kTile + 1) * compute_size(accs[j].node->dtype);
+      if (transposed(accs[j], tR) && smem + bytes <= kTileSmem) {
+        through_tile[j] = true;
+        smem += bytes;
+      }
+    }
+    tiled = true;
+    nbatch = numel(cs) / (cs[tR] * cs[C]);
+  }
+
   void build_params(ExprEmitter& e) {
     e.pl.add("long long", 8, "n");
     e.pl.set<long long>(0, numel(S));
@@ -219,6 +262,10 @@ struct EwEmitter {
     if (rows) {
       const size_t off = e.pl.add("long long", 8, "nrows");
       e.pl.set<long long>(off, numel(S) / cs[cs.ndim() - 1]);
+    }
+    if (tiled) {
+      const size_t off = e.pl.add("long long", 8, "nbatch");
+      e.pl.set<long long>(off, nbatch);
     }
     for (size_t j = 0; j < accs.size(); ++j) {
       const Acc& a = accs[j];
@@ -284,7 +331,9 @@ struct EwEmitter {
       if (in_vector_body && (rows || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
       else src = fmt::format("p.a{}[{}]", J, direct_offset(j));
       const std::string R = reg_type(n->dtype);
-      if (guard.empty()) e.line(fmt::format("const {} {} = {};", R, v, load_expr(n->dtype, src)));
+      if (tiled && through_tile[j])  // staged, already in the register type
+        e.line(fmt::format("const {} {} = t{}[threadIdx.x][threadIdx.y + k];", R, v, J));
+      else if (guard.empty()) e.line(fmt::format("const {} {} = {};", R, v, load_expr(n->dtype, src)));
       else e.line(fmt::format("const {} {} = {} ? {} : static_cast<{}>(0);", R, v, guard, load_expr(n->dtype, src), R));
     } else if (n->k() == NodeKind::Scalar) {
       v = "p.s" + std::to_string(scalar_of.at(n));
@@ -390,6 +439,8 @@ struct EwEmitter {
       }
     } else if (rows) {
       b += rows_body(e);
+    } else if (tiled) {
+      b += tiled_body(e);
     } else {
       e.code.clear();
       emit_element(e, false);
@@ -442,6 +493,49 @@ struct EwEmitter {
     return b;
   }
 
+  // Tiled mode: per (R, C) tile, the staged reads are loaded with threadIdx.x along R into
+  // t<j>[c][r] (a row of 33: no bank conflicts either way), then each element (r, c) is
+  // computed with threadIdx.x along C; blockIdx.z walks the other dimensions.
+  std::string tiled_body(ExprEmitter& e) {
+    const int nd = cs.ndim(), C = nd - 1;
+    std::string b;
+    for (size_t j = 0; j < accs.size(); ++j)
+      if (through_tile[j])
+        b += fmt::format("  __shared__ {} t{}[{}][{}];\n", reg_type(accs[j].node->dtype), j, kTile, kTile + 1);
+    b += fmt::format("  const I nR = (I)p.shape[{}], nC = (I)p.shape[{}];\n", tR, C);
+    b += fmt::format("  const I tr = (I)blockIdx.y * {0}, tc = (I)blockIdx.x * {0};\n", kTile);
+    b += "  for (I bz = (I)blockIdx.z; bz < (I)p.nbatch; bz += (I)gridDim.z) {\n    I q = bz;\n";
+    std::vector<int> batch;
+    for (int d = 0; d < nd; ++d)
+      if (d != tR && d != C) batch.push_back(d);
+    for (size_t k = batch.size(); k-- > 0;) {
+      const int d = batch[k];
+      if (k == 0) b += fmt::format("    const I c{} = q;\n", d);
+      else b += fmt::format("    const I c{0} = q % p.shape[{0}]; q /= p.shape[{0}];\n", d);
+    }
+    if (batch.empty()) b += "    (void)q;\n";
+    std::string loads;
+    for (size_t j = 0; j < accs.size(); ++j) {
+      if (!through_tile[j]) continue;
+      const std::string J = std::to_string(j);
+      std::string off = fmt::format("lr * p.a{0}s[{1}] + lc * p.a{0}s[{2}]", J, tR, C);
+      for (int d : batch) off += fmt::format(" + c{} * p.a{}s[{}]", d, J, d);
+      loads += fmt::format("        t{}[threadIdx.y + k][threadIdx.x] = {};\n", J,
+                           load_expr(accs[j].node->dtype, fmt::format("p.a{}[{}]", J, off)));
+    }
+    b += fmt::format("#pragma unroll\n    for (int k = 0; k < {0}; k += {1}) {{\n"
+                     "      const I lr = tr + (I)threadIdx.x, lc = tc + (I)threadIdx.y + k;\n"
+                     "      if (lr < nR && lc < nC) {{\n{2}      }}\n    }}\n    __syncthreads();\n",
+                     kTile, kTileRows, loads);
+    e.code.clear();
+    emit_element(e, false);
+    b += fmt::format("#pragma unroll\n    for (int k = 0; k < {0}; k += {1}) {{\n"
+                     "      const I c{2} = tr + (I)threadIdx.y + k, c{3} = tc + (I)threadIdx.x;\n"
+                     "      if (c{2} < nR && c{3} < nC) {{\n{4}      }}\n    }}\n    __syncthreads();\n  }}\n",
+                     kTile, kTileRows, tR, C, e.code);
+    return b;
+  }
+
   KernelSpec emit() {
     analyse();
     ExprEmitter e(bind, i64);
@@ -464,14 +558,18 @@ struct EwEmitter {
       const int64_t nvec = cs[cs.ndim() - 1] / V, nrows = k.numel / cs[cs.ndim() - 1], by = kBlock / BX;
       blocks = (nvec + int64_t(BX) * U - 1) / (int64_t(BX) * U);
       k.dims.grid[1] = static_cast<unsigned>(std::min<int64_t>((nrows + by - 1) / by, 65535));
+    } else if (tiled) {
+      blocks = (cs[cs.ndim() - 1] + kTile - 1) / kTile;
+      k.dims.grid[1] = static_cast<unsigned>((cs[tR] + kTile - 1) / kTile);
+      k.dims.grid[2] = static_cast<unsigned>(std::min<int64_t>(nbatch, 65535));
     } else {
       blocks = std::min<int64_t>(std::max<int64_t>(1, (k.numel + kBlock - 1) / kBlock), int64_t(1) << 20);
     }
     if (blocks > 0x7fffffffLL)
       throw NotSupportedError(fmt::format("elementwise kernel over {} elements needs too many blocks", k.numel));
     k.dims.grid[0] = static_cast<unsigned>(blocks);
-    k.dims.block[0] = rows ? BX : kBlock;
-    k.dims.block[1] = rows ? kBlock / BX : 1;
+    k.dims.block[0] = rows ? BX : tiled ? kTile : kBlock;
+    k.dims.block[1] = rows ? kBlock / BX : tiled ? kTileRows : 1;
     if (plain)
       k.summary = fmt::format("contiguous, {} per thread, straight-line, {}-bit index", U == 1 ? "1 element" : "2 elements",
                               i64 ? 64 : 32);
@@ -482,6 +580,10 @@ struct EwEmitter {
       k.summary = fmt::format("rows rank {}: {} thread(s) along a row, {} row(s) per block, {} x {} elements per thread{}, "
                               "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V, vectorize ? " (16-byte vectors)" : "",
                               i64 ? 64 : 32);
+    else if (tiled)
+      k.summary = fmt::format("tiled rank {}: {}x{} tiles of dims {} and {}, {} read(s) through shared memory, {}-bit index",
+                              cs.ndim(), kTile, kTile, tR, cs.ndim() - 1,
+                              std::count(through_tile.begin(), through_tile.end(), true), i64 ? 64 : 32);
     else
       k.summary = fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
     return k;

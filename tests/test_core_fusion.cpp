@@ -66,7 +66,25 @@ TEST_CASE("kernel shape follows the layout") {
         std::string::npos);
   CHECK(plan_of({m[{cf::_, cf::slice(0, 256)}] + 1})->steps[0].spec.summary.find("contiguous") != std::string::npos);
   CHECK(plan_of({m[{cf::slice(cf::none, cf::none, 2)}] * 2})->steps[0].spec.summary.find("rows rank 2") != std::string::npos);
-  CHECK(plan_of({m.T() * 2})->steps[0].spec.summary.find("strided rank 2") != std::string::npos);
+  // a transposed read: 32x32 tiles through shared memory (loads and stores both coalesced)
+  auto tr = plan_of({m.T() * 2})->steps[0].spec;
+  CHECK(tr.summary.find("tiled rank 2") != std::string::npos);
+  CHECK(tr.source.find("__shared__ float t0[32][33]") != std::string::npos);
+  CHECK(tr.dims.block[0] == 32);
+  CHECK(tr.dims.block[1] == 8);
+  CHECK(tr.dims.grid[0] == 4);  // C = 128 / 32
+  CHECK(tr.dims.grid[1] == 8);  // R = 256 / 32
+  // a batched permute (0, 2, 1), two transposed reads and a direct one, a half-precision read
+  auto b3 = cf::placeholder(cf::f32, {5, 64, 96});
+  auto c3 = cf::placeholder(cf::f16, {5, 64, 96});
+  auto perm = plan_of({b3.transpose({0, 2, 1}) * c3.transpose({0, 2, 1}) + cf::placeholder(cf::f32, {5, 96, 64})})->steps[0].spec;
+  CHECK(perm.summary.find("tiled rank 3") != std::string::npos);
+  CHECK(perm.summary.find("2 read(s) through shared memory") != std::string::npos);
+  CHECK(perm.dims.grid[2] == 5);
+  CHECK(perm.source.find("__shared__ float t1[32][33]") != std::string::npos);  // f16 staged as float
+  // too short along R for a tile: the strided form
+  CHECK(plan_of({cf::placeholder(cf::f32, {8, 1000}).T() * 2})->steps[0].spec.summary.find("strided rank 2") !=
+        std::string::npos);
   // a reshape strides cannot express reads through an index remap, still one kernel
   auto r = m.T().reshape({-1}) + 1;
   auto ex = plan_of({r});

@@ -94,6 +94,45 @@ TEST_CASE("layouts: strided, reversed, broadcast, remapped, unaligned, 0-d") {
   CHECK(check_against_reference(big * 0.5f + cf::sqrt(cf::abs(big)), 0, "4M contiguous") == 0);
 }
 
+TEST_CASE("tiled mode: transposed reads through shared memory, any size, dtype and batch") {
+  // Edges that are and are not multiples of the 32-wide tile, both orders of R and C sizes.
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{16, 16}, {33, 47}, {64, 1000}, {1000, 17}, {257, 511}, {2048, 96}}) {
+    INFO("shape " << r << " x " << c);
+    auto x = random_array(cf::f32, {c, r});
+    auto y = random_array(cf::f32, {r, c});
+    CHECK(check_against_reference(x.T() * 2 + 1, 0, "x.T * 2 + 1") == 0);
+    CHECK(check_against_reference(x.T() + y, 0, "x.T + y") == 0);
+    CHECK(check_against_reference(cf::sin(x.T()) * y.T().T(), 8, "sin(x.T) * y") == 0);
+  }
+  for (cf::DType t : {cf::f16, cf::bf16, cf::f64, cf::i8, cf::u16, cf::i64, cf::bool_}) {
+    INFO(cf::name(t));
+    auto x = random_array(t, {70, 90});
+    auto y = random_array(t, {90, 70});
+    CHECK(check_against_reference(x.T().astype(t), 0, "transposed copy") == 0);
+    CHECK(check_against_reference(cf::where(y > x.T(), y, x.T()), 0, "where of two layouts") == 0);
+  }
+  // batched permutes: (0, 2, 1) and (2, 1, 0), a reversed slice, a broadcast and an arange
+  auto b = random_array(cf::f32, {3, 40, 70});
+  auto h = random_array(cf::f16, {3, 40, 70});
+  CHECK(check_against_reference(b.transpose({0, 2, 1}) * h.transpose({0, 2, 1}) + random_array(cf::f32, {3, 70, 40}), 0,
+                                "two staged reads and a direct one") == 0);
+  CHECK(check_against_reference(b.transpose({2, 1, 0}) - random_array(cf::f32, {3}), 0, "permute (2, 1, 0) minus a row") == 0);
+  auto m = random_array(cf::f32, {200, 300});
+  CHECK(check_against_reference(m[{cf::slice(cf::none, cf::none, -1)}].T() * cf::arange(200).astype(cf::f32), 0,
+                                "reversed rows, transposed, times arange") == 0);
+  // several outputs of one tiled kernel, evaluated together
+  auto u = m.T() + 1, v = m.T() * m.T();
+  auto ru = cf::detail::reference_evaluate(u.node()), rv = cf::detail::reference_evaluate(v.node());
+  cf::eval(u, v);
+  CHECK(compare_with(u, ru, 0, "output 1") == 0);
+  CHECK(compare_with(v, rv, 0, "output 2") == 0);
+  // a transposed expression assigned into an existing array (a target output)
+  auto dst = cf::zeros({300, 200}, cf::f32).eval();
+  auto want = cf::detail::reference_evaluate((m.T() * 3).node());
+  dst.assign(m.T() * 3);
+  CHECK(compare_with(dst, want, 0, "assign") == 0);
+}
+
 TEST_CASE("straight-line contiguous kernels: one and two elements per thread, every size boundary") {
   // one per thread up to 2^19, two (i0, i0 + 256, loads predicated) up to 2^22, vectors above;
   // sizes just around each boundary and around a whole number of 512-element blocks
