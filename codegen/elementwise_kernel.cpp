@@ -333,6 +333,8 @@ struct EwEmitter {
       const std::string R = reg_type(n->dtype);
       if (tiled && through_tile[j])  // staged, already in the register type
         e.line(fmt::format("const {} {} = t{}[threadIdx.x][threadIdx.y + k];", R, v, J));
+      else if (tiled)  // loaded before the barrier
+        e.line(fmt::format("const {} {} = d{}[k / {}];", R, v, J, kTileRows));
       else if (guard.empty()) e.line(fmt::format("const {} {} = {};", R, v, load_expr(n->dtype, src)));
       else e.line(fmt::format("const {} {} = {} ? {} : static_cast<{}>(0);", R, v, guard, load_expr(n->dtype, src), R));
     } else if (n->k() == NodeKind::Scalar) {
@@ -514,19 +516,32 @@ struct EwEmitter {
       else b += fmt::format("    const I c{0} = q % p.shape[{0}]; q /= p.shape[{0}];\n", d);
     }
     if (batch.empty()) b += "    (void)q;\n";
-    std::string loads;
+    // Before the barrier: the staged reads into the tiles, and the other memory reads of
+    // this thread's elements into registers (their latency then overlaps the tiles').
+    std::string loads, direct;
     for (size_t j = 0; j < accs.size(); ++j) {
-      if (!through_tile[j]) continue;
+      if (accs[j].kind != Acc::Mem) continue;
       const std::string J = std::to_string(j);
+      const DType t = accs[j].node->dtype;
+      if (!through_tile[j]) {
+        b += fmt::format("    {} d{}[{}];\n", reg_type(t), J, kTile / kTileRows);
+        std::string off = fmt::format("er * p.a{0}s[{1}] + ec * p.a{0}s[{2}]", J, tR, C);
+        for (int d : batch) off += fmt::format(" + c{} * p.a{}s[{}]", d, J, d);
+        direct += fmt::format("      d{}[k / {}] = in ? {} : static_cast<{}>(0);\n", J, kTileRows,
+                              load_expr(t, fmt::format("p.a{}[{}]", J, off)), reg_type(t));
+        continue;
+      }
       std::string off = fmt::format("lr * p.a{0}s[{1}] + lc * p.a{0}s[{2}]", J, tR, C);
       for (int d : batch) off += fmt::format(" + c{} * p.a{}s[{}]", d, J, d);
-      loads += fmt::format("        t{}[threadIdx.y + k][threadIdx.x] = {};\n", J,
-                           load_expr(accs[j].node->dtype, fmt::format("p.a{}[{}]", J, off)));
+      loads += fmt::format("        t{}[threadIdx.y + k][threadIdx.x] = {};\n", J, load_expr(t, fmt::format("p.a{}[{}]", J, off)));
     }
+    if (!direct.empty())
+      direct = "      const I er = tr + (I)threadIdx.y + k, ec = tc + (I)threadIdx.x;\n"
+               "      const bool in = er < nR && ec < nC;\n" + direct;
     b += fmt::format("#pragma unroll\n    for (int k = 0; k < {0}; k += {1}) {{\n"
                      "      const I lr = tr + (I)threadIdx.x, lc = tc + (I)threadIdx.y + k;\n"
-                     "      if (lr < nR && lc < nC) {{\n{2}      }}\n    }}\n    __syncthreads();\n",
-                     kTile, kTileRows, loads);
+                     "      if (lr < nR && lc < nC) {{\n{2}      }}\n{3}    }}\n    __syncthreads();\n",
+                     kTile, kTileRows, loads, direct);
     e.code.clear();
     emit_element(e, false);
     b += fmt::format("#pragma unroll\n    for (int k = 0; k < {0}; k += {1}) {{\n"
