@@ -34,10 +34,16 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   auto mu = cf::mean(a, 1, true);
   auto layernorm = (a - mu) / cf::sqrt(cf::var(a, 1, 0, true) + 1e-5f) * g + b;
   CHECK(kernels({layernorm}) == 1);
-  auto m = cf::mean(a, 0);
-  auto v = cf::var(a, 0);
+  auto m = cf::mean(a, 1);
+  auto v = cf::var(a, 1);
   auto mv = plan_of({m, v});
   CHECK(mv->steps.size() == 1);  // mean and var of one input: one kernel
+  auto a512 = cf::placeholder(cf::f32, {512, 8192});
+  CHECK(kernels({cf::mean(a512, 0), cf::var(a512, 0)}) == 1);  // across threads, short rows: one kernel
+  // Over axis 0 of f32[8192,8192] the row kernel would give each of 8192 rows of 8192
+  // elements to one thread, phases included (1.8 ms for var on the H100): the mean (with its
+  // sibling) and the variance run as two kernels split over blocks instead
+  CHECK(kernels({cf::mean(a, 0), cf::var(a, 0)}) == 2);
   CHECK(kernels({cf::min(a, {0, 1}), cf::max(a)}) == 1);  // siblings
   CHECK(kernels({cf::sum(a * a, 1)}) == 1);               // W5 as sum(a*b, axis=1)
   CHECK(kernels({cf::sqrt(cf::sum(a * a, 1)) + 1}) == 1); // epilogue
@@ -53,6 +59,23 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   auto rms = a / cf::sqrt(cf::mean(a * a, -1, true) + 1e-6f) * g;
   CHECK(kernels({rms}) == 1);
   CHECK(kernels({a - cf::mean(a, 1, true)}) == 1);
+  // softmax of a transpose: the rows are read across threads (a thread per row), so the
+  // row-shaped result is not written by that kernel along its rows but by a tiled one
+  auto t = a.T();
+  auto et = cf::exp(t - cf::max(t, 1, true));
+  auto ext = plan_of({et / cf::sum(et, 1, true)});
+  REQUIRE(ext->steps.size() == 3);  // max, sum(exp(x.T - max)), the result
+  CHECK(ext->steps[0].spec.summary.find("split over") != std::string::npos);
+  CHECK(ext->steps[1].spec.summary.find("split over") != std::string::npos);
+  CHECK(ext->steps[2].spec.summary.find("tiled rank 2") != std::string::npos);
+  // over axis 0 the same: two split reductions, then a rows-mode kernel for the result
+  auto e0 = cf::exp(a - cf::max(a, 0, true));
+  auto ex0 = plan_of({e0 / cf::sum(e0, 0, true)});
+  REQUIRE(ex0->steps.size() == 3);
+  CHECK(ex0->steps[2].spec.summary.find("rows rank 2") != std::string::npos);
+  // short rows (512) keep the one row kernel
+  auto e5 = cf::exp(a512 - cf::max(a512, 0, true));
+  CHECK(kernels({e5 / cf::sum(e5, 0, true)}) == 1);
 }
 
 TEST_CASE("rows too long for one block: a multi-pass plan") {

@@ -53,7 +53,7 @@ const char* rule_doc(Rule r) {
     case Rule::Prologue: return "the elementwise producers of a reduction are computed inside it";
     case Rule::Epilogue: return "elementwise consumers over a reduction's output are computed after it, in its kernel";
     case Rule::Siblings: return "reductions over the same input shape and axes share one kernel";
-    case Rule::Rows: return "a reduction broadcast back over its rows and reduced or mapped again is one row kernel";
+    case Rule::Rows: return "a reduction broadcast back over its rows and reduced or mapped again is one row kernel (a row-shaped result whose rows that kernel would read across threads gets a kernel of its own)";
     case Rule::MultiPass: return "rows too long for one block: each reduction runs as its own kernel";
     case Rule::Materialize: return "a reduction result read other than by broadcast-back or epilogue is written to memory";
     case Rule::Scan: return "a cumulative sum/product is its own kernel with its elementwise producers fused";
@@ -232,6 +232,7 @@ struct Planner {
     const Domain d{n->inputs[0]->shape(), at.axes};
     std::vector<Access> acc;
     boundary(n.get(), acc);
+    const bool across = rows_across_threads(n.get(), d);
     int phase = 0, via_group = -1;
     bool multipass = false;
     std::vector<const Node*> needs;
@@ -239,11 +240,11 @@ struct Planner {
       auto it = group_of.find(a.red);
       const bool same_domain = it != group_of.end() && p.groups[it->second].kind == GroupKind::Reduction &&
                                domain[it->second] == d;
-      if (a.broadcast_back && same_domain && rows_allowed(d) && (via_group < 0 || via_group == it->second)) {
+      if (a.broadcast_back && same_domain && rows_allowed(d) && !across && (via_group < 0 || via_group == it->second)) {
         via_group = it->second;
         phase = std::max(phase, phase_of[a.red] + 1);
       } else {
-        if (a.broadcast_back && same_domain && !rows_allowed(d)) multipass = true;
+        if (a.broadcast_back && same_domain && (!rows_allowed(d) || across)) multipass = true;
         needs.push_back(a.red);
       }
     }
@@ -348,6 +349,49 @@ struct Planner {
     return s;
   }
 
+  // Rule rows, an exception. A row kernel gives each row to one thread when its reads run
+  // along the kept axes rather than along the rows (consecutive threads then read
+  // consecutive addresses). With phases, or a row-shaped result, such a kernel cannot split a
+  // row over blocks, so too few rows leave most of the GPU idle (softmax over axis 0 of
+  // f32[8192,8192]: 8192 threads, 4.5 ms), and a result written along its rows costs 32
+  // lines per warp store (softmax(x.T): 8.3 ms). There, each reduction runs as its own
+  // kernel (split over blocks like sum(x, 0)) and the row-shaped result as an elementwise
+  // kernel reading them (tiled or rows mode): ~0.4 ms. True when fewer than kAcrossRows rows
+  // of at least kAcrossMinRow elements (shorter ones cost little walked by one thread) over
+  // the domain's shape read some memory leaf under x at stride 1 along a kept axis and not
+  // along the innermost reduced one.
+  static constexpr int64_t kAcrossRows = int64_t(1) << 18, kAcrossMinRow = 1024;
+  static bool rows_across_threads(const Node* x, const Domain& d) {
+    const int nd = d.S.ndim();
+    int last = -1;
+    for (int a : d.axes)
+      if (d.S[a] != 1) last = std::max(last, a);
+    const int64_t n = row_length(d.S, d.axes);
+    if (last < 0 || n < kAcrossMinRow || numel(d.S) / n >= kAcrossRows) return false;
+    std::vector<const Node*> stack{x};
+    std::unordered_set<const Node*> seen;
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second) continue;
+      if (n->k() == NodeKind::Elementwise) {
+        for (const auto& in : n->inputs) stack.push_back(in.get());
+        continue;
+      }
+      if (n->k() == NodeKind::Reduce) {
+        stack.push_back(n->inputs[0].get());
+        continue;
+      }
+      if (n->k() != NodeKind::Buffer || !(n->shape() == d.S)) continue;
+      const Strides& st = n->layout.strides;
+      if (st[last] == 1 || st[last] == -1) continue;
+      for (int k = 0; k < nd; ++k)
+        if (d.S[k] != 1 && std::find(d.axes.begin(), d.axes.end(), k) == d.axes.end() && (st[k] == 1 || st[k] == -1))
+          return true;
+    }
+    return false;
+  }
+
   void place_root(int i) {
     const NodePtr& x = roots[i];
     if (x->k() == NodeKind::Reduce) {
@@ -374,7 +418,9 @@ struct Planner {
       if (one_group && g >= 0) {
         const Domain& d = domain[g];
         if (all_bb && x->shape() == d.S && !rows_allowed(d)) p.groups[g].multipass = true;
-        if (all_bb && x->shape() == d.S && rows_allowed(d) && fits(g, x.get(), true)) {
+        const bool targeted = i < static_cast<int>(p.targets.size()) && p.targets[i];
+        if (all_bb && x->shape() == d.S && rows_allowed(d) && fits(g, x.get(), true) &&
+            (targeted || !rows_across_threads(x.get(), d))) {
           add_rule(p.groups[g], Rule::Rows);
           add_output(g, x, OutKind::Row, i);
           return;

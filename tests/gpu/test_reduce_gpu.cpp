@@ -120,6 +120,45 @@ double layernorm_rel(cf::DType t, int64_t n) {
 
 // Values against float64 truths: the reference evaluator's own float32 row sums add 8192 or
 // 2^20 terms one after another, so they are the worse oracle there (see check_against_truth).
+TEST_CASE("row patterns over transposed inputs: reductions by rows, the result by a tiled kernel") {
+  // softmax(x.T): the rows are read across threads (a thread per row). Rows of 1024 or more:
+  // max and sum run as kernels split over blocks and the result as a tiled elementwise
+  // kernel (planner.cpp, rows_across_threads); shorter ones stay one row kernel.
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{300, 500}, {2048, 1500}}) {
+    INFO(r << " x " << c);
+    auto a = random_array(cf::f32, {c, r}, kFinite);
+    auto t = a.T();
+    const double rel = softmax_rel(t, c);  // evaluates on the device: before the count
+    cf::reset_stats();
+    auto e = cf::exp(t - cf::max(t, 1, true));
+    auto sm = e / cf::sum(e, 1, true);
+    const cf::Array truth = softmax64(t);
+    CHECK(check_against_truth(sm, truth, truth, rel, "softmax of a transpose", 2) == 0);
+    CHECK(cf::stats().kernels_launched == (c >= 1024 ? 3u : 1u));
+    auto g = random_array(cf::f32, {c}, kFinite), b = random_array(cf::f32, {c}, kFinite);
+    auto ln = (t - cf::mean(t, 1, true)) / cf::sqrt(cf::var(t, 1, 0, true) + 1e-5f) * g + b;
+    const cf::Array ltruth = layernorm64(t, g, b, 1e-5f);
+    CHECK(check_against_truth(ln, ltruth, layernorm_scale64(t, g, b, 1e-5f, ltruth), layernorm_rel(cf::f32, c),
+                              "layernorm of a transpose") == 0);
+  }
+  // softmax and var over axis 0 of a plain array: one row kernel for rows of 700, three and
+  // two kernels for rows of 1500
+  for (int64_t n : {700, 1500}) {
+    INFO("rows of " << n);
+    auto a = random_array(cf::f32, {n, 300}, kFinite);
+    cf::reset_stats();
+    auto e0 = cf::exp(a - cf::max(a, 0, true));
+    auto sm0 = e0 / cf::sum(e0, 0, true);
+    auto v0 = cf::var(a, 0);
+    auto ref0 = cf::detail::reference_evaluate(sm0.node());
+    auto refv = cf::detail::reference_evaluate(v0.node());
+    sm0.eval();
+    CHECK(cf::stats().kernels_launched == (n >= 1024 ? 3u : 1u));
+    CHECK(compare_with(sm0, ref0, 64, "softmax over axis 0", 1e-7) == 0);
+    CHECK(compare_with(v0, refv, 256, "var over axis 0", 1e-5) == 0);
+  }
+}
+
 TEST_CASE("fused patterns match float64 truths and launch one kernel") {
   auto a = random_array(cf::f32, {512, 8192}, kFinite);
   auto g = random_array(cf::f32, {8192}, kFinite);
