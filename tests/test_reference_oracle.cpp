@@ -446,6 +446,32 @@ int64_t count_differing(const HostArray& got, const double* want, int64_t n, Tol
   return bad;
 }
 
+// What every record checks before its values; each returns true when that decides the case,
+// counting a difference in `bad` (and reporting the first 30 of a test). An error record:
+// NumPy's error class, read from tk, against ours.
+bool error_record(Tok& tk, const std::string& status, const std::string& got, const std::string& what, int& bad) {
+  if (status != "error") return false;
+  const std::string cls = tk.str();
+  if (!same_error(cls, got) && bad++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
+  return true;
+}
+// A value record: cufuse must have returned, with NumPy's dtype and shape where given.
+bool wrong_result(const std::string& got, const HostArray& h, std::optional<DType> rt, const Shape* rshape,
+                  const std::string& what, int& bad) {
+  std::string numpy = rt ? std::string(name(*rt)) : std::string();
+  if (rshape) numpy += (numpy.empty() ? "" : " ") + to_string(*rshape);
+  if (numpy.empty()) numpy = "a result";
+  if (got != "ok") {
+    if (bad++ < 30) FAIL_CHECK(what << ": NumPy gives " << numpy << ", cufuse: " << got);
+    return true;
+  }
+  if ((rt && h.dtype != *rt) || (rshape && !(h.shape == *rshape))) {
+    if (bad++ < 30) FAIL_CHECK(what << ": NumPy gives " << numpy << ", cufuse " << name(h.dtype) << " " << to_string(h.shape));
+    return true;
+  }
+  return false;
+}
+
 // The `contract` and `linalg` records: operands, then NumPy's result (dtype, shape, values as
 // float64) or error class. make(kind, param, operands) builds cufuse's result; a value may
 // be off by tol(result dtype, largest finite expected magnitude). Counts the cases and those
@@ -475,25 +501,12 @@ Tally check_operand_cases(const std::string& record, Make make, Tol tol) {
     ++tally.cases;
     HostArray got;
     const std::string o = outcome([&] { got = reference_evaluate(make(kind, param, in).node()); });
-    if (status == "error") {
-      const std::string cls = tk.str();
-      if (!same_error(cls, o) && tally.bad++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << o);
-      continue;
-    }
+    if (error_record(tk, status, o, what, tally.bad)) continue;
     const DType rt = tk.dt();
     const Shape rshape = tk.shape();
     int64_t rn = 0;
     const auto* want = reinterpret_cast<const double*>(tk.arr(&rn));
-    if (o != "ok") {
-      if (tally.bad++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse: " << o);
-      continue;
-    }
-    if (got.dtype != rt || !(got.shape == rshape)) {
-      if (tally.bad++ < 30)
-        FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse " << name(got.dtype) << " "
-                        << to_string(got.shape));
-      continue;
-    }
+    if (wrong_result(o, got, rt, &rshape, what, tally.bad)) continue;
     double scale = 0;
     for (int64_t i = 0; i < rn; ++i)
       if (std::isfinite(want[i])) scale = std::max(scale, std::fabs(want[i]));
@@ -890,10 +903,8 @@ TEST_CASE("oracle: every reduction and scan, dtype, axis set, keepdims, dtype= a
     };
     HostArray got;
     const std::string o = outcome([&] { got = run(); });
-    if (status == "error") {
+    if (error_record(tk, status, o, what, bad_cases)) {
       ++errors;
-      const std::string cls = tk.str();
-      if (!same_error(cls, o) && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << o);
       continue;
     }
     const DType rt = tk.dt();
@@ -901,16 +912,7 @@ TEST_CASE("oracle: every reduction and scan, dtype, axis set, keepdims, dtype= a
     int64_t rn = 0;
     const unsigned char* want = tk.arr(&rn);
     const auto* mag = reinterpret_cast<const double*>(tk.arr());
-    if (o != "ok") {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse: " << o);
-      continue;
-    }
-    if (got.dtype != rt || !(got.shape == rshape)) {
-      if (bad_cases++ < 30)
-        FAIL_CHECK(what << ": NumPy gives " << name(rt) << " " << to_string(rshape) << ", cufuse " << name(got.dtype) << " "
-                        << to_string(got.shape));
-      continue;
-    }
+    if (wrong_result(o, got, rt, &rshape, what, bad_cases)) continue;
     int64_t bad = 0;
     std::string first;
     if (!is_float(rt)) {
@@ -1067,17 +1069,10 @@ TEST_CASE("oracle: in-place operators a op= b (every dtype pair, Python scalars)
       else throw std::runtime_error("oracle: unknown in-place op " + op);
       h = reference_evaluate(a.node());
     });
-    if (status == "error") {
-      const std::string cls = tk.str();
-      if (!same_error(cls, got) && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
-      continue;
-    }
+    if (error_record(tk, status, got, what, bad_cases)) continue;
     int64_t n = 0;
     const auto* want = reinterpret_cast<const double*>(tk.arr(&n));
-    if (got != "ok") {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy accepts it, cufuse: " << got);
-      continue;
-    }
+    if (wrong_result(got, h, std::nullopt, nullptr, what, bad_cases)) continue;
     std::string first;
     const int64_t bad = count_differing(h, want, n, [&](int64_t i) { return 1e-3 * std::fabs(want[i]); }, first);
     if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << n << " values differ, first " << first);
@@ -1115,22 +1110,11 @@ TEST_CASE("oracle: every binary op with a Python scalar (int, large int, negativ
       std::vector<Operand> args = left ? std::vector<Operand>{s, a} : std::vector<Operand>{a, s};
       h = reference_evaluate(cufuse::apply(op, args).node());
     });
-    if (status == "error") {
-      const std::string cls = tk.str();
-      if (!same_error(cls, got) && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
-      continue;
-    }
+    if (error_record(tk, status, got, what, bad_cases)) continue;
     const DType rt = tk.dt();
     int64_t n = 0;
     const auto* want = reinterpret_cast<const double*>(tk.arr(&n));
-    if (got != "ok") {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << ", cufuse: " << got);
-      continue;
-    }
-    if (h.dtype != rt) {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << name(rt) << ", cufuse " << name(h.dtype));
-      continue;
-    }
+    if (wrong_result(got, h, rt, nullptr, what, bad_cases)) continue;
     const double eps = rt == DType::Float16 ? 0x1p-10 : rt == DType::BFloat16 ? 0x1p-7 : rt == DType::Float32 ? 0x1p-23 : 0x1p-52;
     std::string first;
     const int64_t bad = count_differing(h, want, n, [&](int64_t i) { return 4 * eps * std::fabs(want[i]); }, first);
@@ -1217,22 +1201,11 @@ TEST_CASE("oracle: basic indexing and the view functions (reshape, transpose, sw
       }
       h = reference_evaluate(r.node());
     });
-    if (status == "error") {
-      const std::string cls = tk.str();
-      if (!same_error(cls, got) && bad_cases++ < 30) FAIL_CHECK(what << ": NumPy raises " << cls << ", cufuse: " << got);
-      continue;
-    }
+    if (error_record(tk, status, got, what, bad_cases)) continue;
     const Shape rshape = tk.shape();
     int64_t n = 0;
     const auto* want = reinterpret_cast<const int64_t*>(tk.arr(&n));
-    if (got != "ok") {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << to_string(rshape) << ", cufuse: " << got);
-      continue;
-    }
-    if (!(h.shape == rshape)) {
-      if (bad_cases++ < 30) FAIL_CHECK(what << ": NumPy gives " << to_string(rshape) << ", cufuse " << to_string(h.shape));
-      continue;
-    }
+    if (wrong_result(got, h, std::nullopt, &rshape, what, bad_cases)) continue;
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) bad += static_cast<int64_t>(h.get_double(i)) != want[i];
     if (bad && bad_cases++ < 30) FAIL_CHECK(what << ": " << bad << " of " << n << " values differ");
