@@ -593,9 +593,14 @@ struct Planner {
           over = true;
           continue;
         }
+        if (!boundaries) {  // no cycle possible: nothing to take back
+          add_output(gk, x, OutKind::Plain, i);
+          g = gk;
+          continue;
+        }
         const ParamSet saved_set = gset[gk];
         const int64_t saved_out = gout[gk];
-        if (!add_output(gk, x, OutKind::Plain, i) || !boundaries || run_order(group_deps()).size() == p.groups.size()) {
+        if (!add_output(gk, x, OutKind::Plain, i) || run_order(group_deps()).size() == p.groups.size()) {
           g = gk;
         } else {
           undo_add_output(gk, i);
