@@ -10,6 +10,9 @@
 // the row on chip (K cached loads per thread) nothing is read twice from memory.
 // Few long rows (a full reduction) split each row over gridDim.y blocks: each writes a
 // partial, the last block to finish (an atomic ticket) combines them in order.
+// Rows read across threads with too few rows to fill the GPU (sum(x, axis=0) of a tall
+// x) give each row G lanes strided by the block's RB rows ("strided lanes"): a warp still
+// reads consecutive rows, and the lanes combine through shared memory in a fixed tree.
 #include "codegen/reduction_kernel.hpp"
 
 #include <cstdlib>
@@ -29,13 +32,18 @@ namespace cufuse::detail {
 namespace {
 
 constexpr int kFinishBatch = 8;  // split reductions: partials each lane of the last block loads at once
+constexpr int64_t kLaneThreads = int64_t(1) << 18;  // strided lanes: threads to aim for
 
-// Blocks a split reduction aims for over all its rows: CUFUSE_SPLIT_BLOCKS, else 24 per SM of
-// the current device (2048 with none). 24 is a whole number of waves at 8, 6, 4, 3 or 2
-// resident 256-thread blocks per SM, whatever the kernel's registers allow; a part-filled
-// last wave costs W2 6% on the H100 (whole waves 0.353-0.354 ms at 3168, 6336 and 9504
-// blocks; 0.361-0.375 ms at 2048, 2112, 2640, 3696 and 4224), and the H200 agrees.
-int64_t split_blocks() {
+// Blocks a split reduction aims for over all its rows: CUFUSE_SPLIT_BLOCKS, else `per_sm` per
+// SM of the current device (2048 with none). Rows in a block's lanes (G = 32 or 256): 24 per
+// SM, a whole number of waves at 8, 6, 4, 3 or 2 resident 256-thread blocks per SM, whatever
+// the kernel's registers allow; a part-filled last wave costs W2 6% on the H100 (whole waves
+// 0.353-0.354 ms at 3168, 6336 and 9504 blocks; 0.361-0.375 ms at 2048, 2112, 2640, 3696 and
+// 4224), and the H200 agrees. Strided lanes: 8 per SM, one wave; their last block combines
+// partials from every block of its rows, and fewer, longer blocks pay less for that (H100,
+// f32 sums over axis 0: [8192,8192] 0.0945 ms at 1024 blocks against 0.105 at 3072;
+// [1M,16] 0.032 at 1024 against 0.045 at 3168).
+int64_t split_blocks(int per_sm) {
   static const int64_t env = [] {
     const char* e = std::getenv("CUFUSE_SPLIT_BLOCKS");
     const long long x = e ? std::atoll(e) : 0;
@@ -44,7 +52,7 @@ int64_t split_blocks() {
   if (env > 0) return env;
   if (Device::count() > 0) {
     const int sms = device_props(current_device()).sm_count;
-    if (sms > 0) return int64_t(24) * sms;
+    if (sms > 0) return int64_t(per_sm) * sms;
   }
   return 2048;
 }
@@ -149,6 +157,7 @@ struct RedEmitter {
   int64_t M = 1, N = 1;
   int G = 1, B = 256, V = 1, K = 0, S = 1;
   bool cache = false, rowmode = false, i64 = false, split = false;
+  bool xl = false;  // strided lanes: lane = threadIdx.x / RB, row = threadIdx.x % RB
   int phases = 1;
 
   RedEmitter(const ReductionSpec& s, const LeafBinding& b) : sp(s), bind(b) {}
@@ -314,10 +323,11 @@ struct RedEmitter {
       else G = 1;
     } else if (kept_contig) {
       G = 1;
+      choose_strided_lanes();
     } else {
       G = N >= 32 ? 32 : 1;
     }
-    B = G == 256 ? 256 : 256;
+    if (!xl) B = 256;
     // vector width along the row
     V = 1;
     if (inner && rr == 1 && G > 1) {
@@ -368,12 +378,34 @@ struct RedEmitter {
     const int RB = B / G;
     const int64_t row_blocks = (M + RB - 1) / RB;
     // (No rows at all, a zero-size result, launches nothing: there is nothing to split.)
-    if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= 8192) {
-      int64_t want = (split_blocks() + row_blocks - 1) / row_blocks;
+    // Strided lanes split shorter rows too: few rows of 2048 would otherwise run in a block or two.
+    const int64_t split_from = xl ? int64_t(G) * 64 : 8192;
+    if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= split_from) {
+      int64_t want = (split_blocks(xl ? 8 : 24) + row_blocks - 1) / row_blocks;
       int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
       S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
       split = S > 1;
     }
+  }
+
+  // Rows read across threads: RB rows a block (32, a warp's worth, or all of fewer rows)
+  // and G = B / RB lanes a row, so that about kLaneThreads threads run; a lane gets at least
+  // 16 elements. One lane a row (the plain thread-per-row kernel) from kLaneThreads rows.
+  void choose_strided_lanes() {
+    size_t shared = 0;
+    for (const auto& r : reds) shared += 8 + (is_arg(r.op) ? 8 : 0);
+    if (shared * 256 > 40 * 1024) return;  // the lanes' tree needs B values per reduction
+    int64_t rows = 1;
+    while (rows < M && rows < 32) rows *= 2;
+    int L = static_cast<int>(256 / rows);
+    while (L > 1 && M * L > kLaneThreads) L /= 2;
+    while (L > 1 && N < int64_t(L) * 16) L /= 2;
+    if (L <= 1) return;
+    xl = true;
+    G = L;
+    int64_t rb = 1;
+    while (rb < M && rb < 256 / L) rb *= 2;
+    B = static_cast<int>(rb) * L;
   }
 
   void choose_index() {
@@ -530,6 +562,21 @@ struct RedEmitter {
       return w;
     };
     if (G == 1) return "";
+    if (xl) {
+      // strided lanes: lane l adds lane l + o's value, o = G/2 .. 1, through shared memory;
+      // every lane then takes lane 0's result
+      s += fmt::format("    shx{}[threadIdx.x] = {};{}\n    __syncthreads();\n", k, a,
+                       arg ? fmt::format(" shxi{}[threadIdx.x] = {};", k, ai) : "");
+      s += fmt::format("    for (int o = G / 2; o > 0; o >>= 1) {{\n      if (lane < o) {{\n"
+                       "        const {} ov = shx{}[threadIdx.x + o * RB];\n", r.T, k);
+      s += arg ? fmt::format("        const long long oi = shxi{}[threadIdx.x + o * RB];\n", k) : "";
+      s += "        " + combine(r, a, ai, "ov", "oi") + "\n";
+      s += fmt::format("        shx{}[threadIdx.x] = {};{}\n      }}\n      __syncthreads();\n    }}\n", k, a,
+                       arg ? fmt::format(" shxi{}[threadIdx.x] = {};", k, ai) : "");
+      s += fmt::format("    {} = shx{}[threadIdx.x % RB];{}\n    __syncthreads();\n", a, k,
+                       arg ? fmt::format(" {} = shxi{}[threadIdx.x % RB];", ai, k) : "");
+      return s;
+    }
     s += warp();
     if (G == 32) return s;
     const int nw = B / 32;
@@ -672,15 +719,25 @@ struct RedEmitter {
     std::string b;
     b += fmt::format("  using I = {};\n  constexpr int G = {}, RB = {}, V = {}, K = {};\n", e.idx(), G, RB, V, K > 0 ? K : 1);
     b += "  const I M = p.M, N = p.N;\n  (void)N;\n";
-    b += "  const int lane = (int)(threadIdx.x % G);\n";
-    if (G > 32)
+    b += xl ? "  const int lane = (int)(threadIdx.x / RB);\n" : "  const int lane = (int)(threadIdx.x % G);\n";
+    if (xl)
+      for (size_t k = 0; k < reds.size(); ++k) {
+        b += fmt::format("  __shared__ {} shx{}[{}];\n", reds[k].T, k, B);
+        if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shxi{}[{}];\n", k, B);
+      }
+    if (G > 32 && !xl)
       for (size_t k = 0; k < reds.size(); ++k) {
         b += fmt::format("  __shared__ {} sh{}[{}];\n", reds[k].T == "bool" ? "bool" : reds[k].T, k, B / 32);
         if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shi{}[{}];\n", k, B / 32);
       }
     if (split) b += "  __shared__ bool cf_last;\n";
-    const std::string row_loop = split ? "  {\n    const I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G);\n    const bool active = row < M;\n"
-                                       : "  for (I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G); row < M; row += (I)gridDim.x * RB) {\n    const bool active = true;\n";
+    // Strided lanes meet at barriers: every thread of a block runs the same row iterations.
+    const std::string row_loop =
+        split ? fmt::format("  {{\n    const I row = (I)blockIdx.x * RB + (I)(threadIdx.x {});\n    const bool active = row < M;\n",
+                            xl ? "% RB" : "/ G")
+        : xl  ? "  for (I row0 = (I)blockIdx.x * RB; row0 < M; row0 += (I)gridDim.x * RB) {\n"
+                "    const I row = row0 + (I)(threadIdx.x % RB);\n    const bool active = row < M;\n"
+              : "  for (I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G); row < M; row += (I)gridDim.x * RB) {\n    const bool active = true;\n";
     b += row_loop;
     // kept coordinates and per-accessor bases
     b += "    I kr = active ? row : (I)0;\n";
@@ -842,7 +899,7 @@ struct RedEmitter {
     k.dims.block[0] = static_cast<unsigned>(B);
     k.workspace_bytes = ws_bytes;
     k.workspace_zero_bytes = ws_zero;
-    const char* mode = G == 1 ? "a thread" : (G == 32 ? "a warp" : "a block");
+    const std::string mode = xl ? fmt::format("{} strided lanes", G) : (G == 1 ? "a thread" : (G == 32 ? "a warp" : "a block"));
     k.summary = fmt::format("{} row(s) x {} element(s), {} per row{}{}{}, {} phase(s), {}-bit index", M, N, mode,
                             V > 1 ? fmt::format(", {}-wide loads", V) : "", cache ? fmt::format(", row on chip ({} x {} per thread)", K, V) : "",
                             split ? fmt::format(", split over {} blocks per row", S) : "", phases, i64 ? 64 : 32);

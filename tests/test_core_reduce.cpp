@@ -52,6 +52,12 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   auto ex9 = plan_of({cf::prod(w9, 0)});
   CHECK(ex9->steps.size() == 1);
   CHECK(ex9->steps[0].spec.summary.find("a thread per row") != std::string::npos);
+  // columns of a tall array: fewer rows than fill the GPU, so each row gets strided lanes,
+  // and long rows split over blocks as well
+  auto tall = plan_of({cf::sum(cf::placeholder(cf::f32, {1 << 20, 16}), 0)});
+  CHECK(tall->steps[0].spec.summary.find("16 strided lanes per row, split over") != std::string::npos);
+  auto cols = plan_of({cf::max(cf::placeholder(cf::f32, {600, 256}), 0)});
+  CHECK(cols->steps[0].spec.summary.find("8 strided lanes per row") != std::string::npos);
   // log_softmax and rmsnorm: one kernel each
   auto mx = cf::max(a, -1, true);
   auto lsm = (a - mx) - cf::log(cf::sum(cf::exp(a - mx), -1, true));

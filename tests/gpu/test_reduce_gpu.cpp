@@ -78,6 +78,45 @@ TEST_CASE("layouts: transposed and sliced inputs, all kernel shapes") {
   CHECK(check_against_reference(cf::cumsum(scan, 1), 4096, "long scan", sum_atol(scan, 70000)) == 0);
 }
 
+TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction") {
+  // Rows read across threads (a reduction over axis 0 of a C-order array) with fewer rows
+  // than fill the GPU get several lanes each, strided by the block's rows, combined through
+  // shared memory (reduction_kernel.cpp, choose_strided_lanes); long ones also split over blocks.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::i32, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
+  const std::vector<cf::Shape> shapes = {{20000, 1}, {4000, 3}, {70000, 3}, {3000, 16}, {50000, 33}, {9000, 256}, {600, 40, 7}};
+  for (cf::DType t : types)
+    for (const auto& s : shapes) {
+      auto a = random_array(t, s, cf::is_float(t) ? kFinite : kGeneral);
+      const std::string what = std::string(cf::name(t)) + " " + cf::to_string(s);
+      INFO(what);
+      const double tol = red_tol(cf::sum(a).dtype());
+      const double atol = cf::is_float(t) ? sum_atol(a, s[0]) : 0;
+      CHECK(check_against_reference(cf::sum(a, 0), tol, "sum " + what, atol) == 0);
+      CHECK(check_against_reference(cf::max(a, 0, true), 0, "max " + what) == 0);
+      CHECK(check_against_reference(cf::any(a, 0), 0, "any " + what) == 0);
+      CHECK(check_against_reference(cf::all(a, 0), 0, "all " + what) == 0);
+      CHECK(check_against_reference(cf::argmax(a, 0), 0, "argmax " + what) == 0);
+      CHECK(check_against_reference(cf::argmin(a, 0), 0, "argmin " + what) == 0);
+      if (t == cf::bool_) continue;
+      const double mean_atol = cf::is_float(t) ? atol / double(s[0]) : sum_atol(a.astype(cf::f64), s[0]);
+      CHECK(check_against_reference(cf::mean(a, 0), 64, "mean " + what, mean_atol) == 0);
+      const double var_ulps = std::max(1024.0, 2.0 * static_cast<double>(s[0]));
+      CHECK(check_against_reference(cf::var(a, 0), var_ulps, "var " + what) == 0);
+      CHECK(check_against_reference(cf::nanmin(a, 0), 0, "nanmin " + what) == 0);
+    }
+  // a row pattern over axis 0 with a row-shaped result and phases (rows of 700 stay one kernel)
+  for (int64_t c : {3, 16, 100}) {
+    auto a = random_array(cf::f32, {700, c}, kFinite);
+    auto e = cf::exp(a - cf::max(a, 0, true));
+    CHECK(check_against_reference(e / cf::sum(e, 0, true), 64, "softmax over axis 0", 1e-7) == 0);
+    CHECK(check_against_reference(a - cf::mean(a, 0, true), 64, "centred columns", 1e-5) == 0);
+  }
+  // the same bits on every run
+  auto big = random_array(cf::f32, {300000, 5}, kFinite);
+  auto first = cf::sum(big, 0).to_host<float>();
+  for (int i = 0; i < 3; ++i) CHECK(cf::sum(big, 0).to_host<float>() == first);
+}
+
 namespace {
 
 // Float64 truths of the row patterns, for check_against_truth (gpu_compare.hpp).
