@@ -111,10 +111,51 @@ TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction
     CHECK(check_against_reference(e / cf::sum(e, 0, true), 64, "softmax over axis 0", 1e-7) == 0);
     CHECK(check_against_reference(a - cf::mean(a, 0, true), 64, "centred columns", 1e-5) == 0);
   }
+  // scans along an outer axis over many rows: a thread per row, in order
+  for (cf::DType t : {cf::i8, cf::i64, cf::f16, cf::f32, cf::f64}) {
+    auto a = random_array(t, {40, 3000, 3}, cf::is_float(t) ? kFinite : kSmallInts);
+    const double tol = red_tol(cf::sum(a).dtype());
+    CHECK(check_against_reference(cf::cumsum(a, 0), tol, "cumsum over axis 0", cf::is_float(t) ? sum_atol(a, 40) : 0) == 0);
+    CHECK(check_against_reference(cf::cumsum(a * 2 + 1, 1), tol, "cumsum over axis 1 of an expression",
+                                  cf::is_float(t) ? 3 * sum_atol(a, 3000) : 0) == 0);
+    auto rev = a[{cf::slice(cf::none, cf::none, -1)}];
+    CHECK(check_against_reference(cf::cumprod(rev[{cf::slice(0, 6)}], 0), tol, "cumprod of a reversed view") == 0);
+  }
   // the same bits on every run
   auto big = random_array(cf::f32, {300000, 5}, kFinite);
   auto first = cf::sum(big, 0).to_host<float>();
   for (int i = 0; i < 3; ++i) CHECK(cf::sum(big, 0).to_host<float>() == first);
+}
+
+TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
+  // Rows of 4 to 255 elements along the innermost axis: 2 to 32 adjacent lanes per row
+  // (reduction_kernel.cpp, choose_shape), with 16-byte vectors where rows are aligned.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::i64, cf::f16, cf::f32, cf::f64};
+  for (cf::DType t : types)
+    for (int64_t n : {4, 5, 8, 12, 17, 31, 48, 64, 100, 255}) {
+      auto full = random_array(t, {3001, n + 1}, cf::is_float(t) ? kFinite : kGeneral);
+      for (bool offset : {false, true}) {
+        // the offset view: rows of n starting one element in, so never 16-byte aligned
+        auto a = offset ? full[{cf::slice(cf::none, cf::none), cf::slice(1, cf::none)}]
+                        : full[{cf::slice(cf::none, cf::none), cf::slice(0, n)}].copy();
+        const std::string what = std::string(cf::name(t)) + " rows of " + std::to_string(n) + (offset ? " offset" : "");
+        INFO(what);
+        const double tol = red_tol(cf::sum(a).dtype());
+        const double atol = cf::is_float(t) ? sum_atol(a, n) : 0;
+        CHECK(check_against_reference(cf::sum(a, 1), tol, "sum " + what, atol) == 0);
+        CHECK(check_against_reference(cf::max(a, 1, true), 0, "max " + what) == 0);
+        CHECK(check_against_reference(cf::any(a, 1), 0, "any " + what) == 0);
+        CHECK(check_against_reference(cf::argmin(a, 1), 0, "argmin " + what) == 0);
+        if (t == cf::bool_) continue;
+        CHECK(check_against_reference(cf::var(a, 1), std::max(1024.0, 2.0 * n), "var " + what) == 0);
+        // the mean's order-dependent error (integers: float64 sums of values up to 2^63)
+        CHECK(check_against_reference(a - cf::mean(a, 1, true), 64, "centred rows " + what,
+                                      cf::is_float(t) ? atol / double(n) : sum_atol(a.astype(cf::f64), n)) == 0);
+        if (!cf::is_float(t)) continue;
+        auto e = cf::exp(a - cf::max(a, 1, true));
+        CHECK(check_against_reference(e / cf::sum(e, 1, true), 64, "softmax " + what, 1e-6) == 0);
+      }
+    }
 }
 
 namespace {
