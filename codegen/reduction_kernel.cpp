@@ -658,6 +658,30 @@ struct RedEmitter {
     return s;
   }
 
+  // The top of a row loop: row `kr`'s kept coordinates k0.., each accessor's base b<j> and
+  // the first `outputs` outputs' bases ob<i>.
+  std::string row_bases(const std::string& kr, size_t outputs) const {
+    std::string b = "    I kr = " + kr + ";\n";
+    for (int d = kshape.ndim() - 1; d >= 0; --d) {
+      if (d == 0) b += "    const I k0 = kr;\n";
+      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
+    }
+    auto kdot = [&](const std::string& name, const Strides& ks) {
+      std::string s;
+      for (int d = 0; d < kshape.ndim(); ++d)
+        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
+      return s;
+    };
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
+      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
+    }
+    for (size_t i = 0; i < outputs; ++i)
+      b += fmt::format("    const I ob{} = (I)0{};\n", i, kdot("o" + std::to_string(i) + "k", out_ks[i]));
+    return b;
+  }
+
   // A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
   // the carry of the tiles before it.
   KernelSpec emit_scan() {
@@ -676,23 +700,7 @@ struct RedEmitter {
     b += fmt::format("  __shared__ {} shw[NW];\n", T);
     b += "  const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);\n";
     b += "  for (I row = (I)blockIdx.x; row < M; row += (I)gridDim.x) {\n";
-    b += "    I kr = row;\n";
-    for (int d = kshape.ndim() - 1; d >= 0; --d) {
-      if (d == 0) b += "    const I k0 = kr;\n";
-      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
-    }
-    auto kdot = [&](const std::string& name, const Strides& ks) {
-      std::string s;
-      for (int d = 0; d < kshape.ndim(); ++d)
-        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
-      return s;
-    };
-    for (size_t j = 0; j < accs.size(); ++j) {
-      const Acc& a = accs[j];
-      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
-      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
-    }
-    b += fmt::format("    const I ob0 = (I)0{};\n", kdot("o0k", out_ks[0]));
+    b += row_bases("row", 1);
     b += fmt::format("    {} carry = {};\n", T, identity(r));
     b += fmt::format("    for (I t0 = 0; t0 < N; t0 += {}) {{\n      const I r = t0 + (I)threadIdx.x;\n", B);
     b += fmt::format("      {} red0 = {};\n      if (r < N) {{\n", T, identity(r));
@@ -750,23 +758,7 @@ struct RedEmitter {
     std::string b;
     b += fmt::format("  using I = {};\n  const I M = p.M, N = p.N;\n", e.idx());
     b += fmt::format("  for (I row = (I)blockIdx.x * {} + (I)threadIdx.x; row < M; row += (I)gridDim.x * {}) {{\n", B, B);
-    b += "    I kr = row;\n";
-    for (int d = kshape.ndim() - 1; d >= 0; --d) {
-      if (d == 0) b += "    const I k0 = kr;\n";
-      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
-    }
-    auto kdot = [&](const std::string& name, const Strides& ks) {
-      std::string s;
-      for (int d = 0; d < kshape.ndim(); ++d)
-        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
-      return s;
-    };
-    for (size_t j = 0; j < accs.size(); ++j) {
-      const Acc& a = accs[j];
-      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
-      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
-    }
-    b += fmt::format("    const I ob0 = (I)0{};\n", kdot("o0k", out_ks[0]));
+    b += row_bases("row", 1);
     b += fmt::format("    {} carry = {};\n", T, identity(r));
     b += "#pragma unroll 4\n    for (I r = 0; r < N; ++r) {\n";
     vals.clear();
@@ -822,24 +814,7 @@ struct RedEmitter {
             : "  for (I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G); row < M; row += (I)gridDim.x * RB) {\n    const bool active = true;\n";
     b += row_loop;
     // kept coordinates and per-accessor bases
-    b += "    I kr = active ? row : (I)0;\n";
-    for (int d = kshape.ndim() - 1; d >= 0; --d) {
-      if (d == 0) b += "    const I k0 = kr;\n";
-      else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
-    }
-    auto kdot = [&](const std::string& name, const Strides& ks) {
-      std::string s;
-      for (int d = 0; d < kshape.ndim(); ++d)
-        if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
-      return s;
-    };
-    for (size_t j = 0; j < accs.size(); ++j) {
-      const Acc& a = accs[j];
-      if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
-      else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
-    }
-    for (size_t i = 0; i < sp.outputs.size(); ++i)
-      b += fmt::format("    const I ob{} = (I)0{};\n", i, kdot("o" + std::to_string(i) + "k", out_ks[i]));
+    b += row_bases("active ? row : (I)0", sp.outputs.size());
     if (cache) {
       for (auto& a : accs) {
         bool varies = false;
