@@ -724,16 +724,21 @@ struct RedEmitter {
                      row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "t"));
     b += fmt::format("      {{ {} t = carry; {} carry = t; }}\n", T, comb("t", "shw[NW - 1]"));
     b += "      __syncthreads();\n    }\n  }\n";
+    return scan_spec(e, b, M, fmt::format("a block per row, tiles of {}", B));
+  }
+
+  // A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
+  KernelSpec scan_spec(ExprEmitter& e, const std::string& b, int64_t blocks, const std::string& mode) {
     const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
     KernelSpec k;
-    k.name = fmt::format("cf_scan_{}_{:016x}", info(r.node->dtype).short_name, h);
+    k.name = fmt::format("cf_scan_{}_{:016x}", info(reds[0].node->dtype).short_name, h);
     k.source = kernel_source(k.name, e.pl.decl(), B, b);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = M;
-    k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(M, 1), 1 << 20));
+    k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), 1 << 20));
     k.dims.block[0] = static_cast<unsigned>(B);
-    k.summary = fmt::format("{} row(s) x {} element(s), a block per row, tiles of {}, {}-bit index", M, N, B, i64 ? 64 : 32);
+    k.summary = fmt::format("{} row(s) x {} element(s), {}, {}-bit index", M, N, mode, i64 ? 64 : 32);
     return k;
   }
 
@@ -768,17 +773,7 @@ struct RedEmitter {
     e.code.clear();
     b += fmt::format("      {{ const {} red0 = {}; {} }}\n", T, as_acc(r, v), combine(r, "carry", "", "red0", ""));
     b += fmt::format("      p.o0[ob0 + {}] = {};\n    }}\n  }}\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "carry"));
-    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
-    KernelSpec k;
-    k.name = fmt::format("cf_scan_{}_{:016x}", info(r.node->dtype).short_name, h);
-    k.source = kernel_source(k.name, e.pl.decl(), B, b);
-    k.params = e.pl.bytes();
-    k.patches = std::move(e.patches);
-    k.numel = M;
-    k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((M + B - 1) / B, 1), 1 << 20));
-    k.dims.block[0] = static_cast<unsigned>(B);
-    k.summary = fmt::format("{} row(s) x {} element(s), a thread per row in order, {}-bit index", M, N, i64 ? 64 : 32);
-    return k;
+    return scan_spec(e, b, (M + B - 1) / B, "a thread per row in order");
   }
 
   KernelSpec emit() {
