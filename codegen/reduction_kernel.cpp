@@ -400,7 +400,9 @@ struct RedEmitter {
     // Strided lanes split shorter rows too: few rows of 2048 would otherwise run in a block or two.
     const int64_t split_from = xl ? int64_t(G) * 64 : 8192;
     if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= split_from) {
-      int64_t want = (split_blocks(xl ? 8 : 24) + row_blocks - 1) / row_blocks;
+      // Strided lanes round down, to at most one wave: 1280 blocks of f32[8192,8192]'s column
+      // sums on the H100 (1056 resident) took 0.106 ms, 1024 took 0.094 and 2048 0.096.
+      int64_t want = xl ? split_blocks(8) / row_blocks : (split_blocks(24) + row_blocks - 1) / row_blocks;
       int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
       S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
       split = S > 1;
@@ -441,6 +443,51 @@ struct RedEmitter {
   // ---------------------------------------------------------------- emission
   std::unordered_map<const Node*, std::string> vals;
   std::string cur_kk;  // cached mode: the cache slot index expression; "" when streaming
+  bool prefetch = false;  // emitting element_loop's unrolled turns: row-varying loads were issued ahead
+
+  // Read from memory along the row (not cached, not a broadcast): element_loop's unrolled
+  // turns issue its loads ahead.
+  bool is_prefetched(const Acc& a) const {
+    if (a.kind != Acc::Mem || !a.row_ctx || a.cached || (V > 1 && !a.vec)) return false;
+    bool varies = a.vec;
+    for (auto r : a.rs) varies |= r != 0;
+    return varies;
+  }
+
+  // Turns of a loop over a row unrolled with their loads ahead: 8 for accessors of 1 or 2
+  // bytes, else 4; 1 (a plain loop) with nothing to prefetch.
+  int unroll_turns() const {
+    int sz = 0;
+    for (const auto& a : accs)
+      if (is_prefetched(a)) sz = std::max(sz, a.vec ? 16 : itemsize(a.node->dtype));
+    return sz == 0 ? 1 : (sz <= 2 ? 8 : 4);
+  }
+
+  std::string vector_load(size_t j, const std::string& at) const {
+    const std::string st = storage_type(accs[j].node->dtype);
+    return fmt::format("*reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + {} * V)", st, j, j, at);
+  }
+
+  // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
+  // l<j>u[u]; row_value reads them there while `prefetch` is set.
+  std::string prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel) const {
+    std::string s;
+    for (size_t j = 0; j < accs.size(); ++j)
+      if (is_prefetched(accs[j]))
+        s += fmt::format("      {} l{}u[{}];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
+                                                           : storage_type(accs[j].node->dtype), j, U);
+    s += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
+    for (size_t j = 0; j < accs.size(); ++j) {
+      if (!is_prefetched(accs[j])) continue;
+      if (accs[j].vec) {
+        s += fmt::format("        l{}u[u] = {};\n", j, vector_load(j, "j"));
+      } else {
+        s += "        {\n          const I r = j;\n" + q_unravel;
+        s += fmt::format("          l{}u[u] = p.a{}[b{} + {}];\n        }}\n", j, j, j, row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
+      }
+    }
+    return s + "      }\n";
+  }
 
   std::string row_offset(const Strides& rs, const std::string& name) const {
     if (rshape.ndim() == 0) return "0";
@@ -472,7 +519,9 @@ struct RedEmitter {
       v = e.fresh();
       std::string src;
       if (accs[j].cached) src = fmt::format("c{}[kk].v[t]", J);
+      else if (prefetch && accs[j].vec) src = fmt::format("l{}u[u].v[t]", J);
       else if (accs[j].vec) src = fmt::format("l{}.v[t]", J);
+      else if (prefetch && is_prefetched(accs[j])) src = fmt::format("l{}u[u]", J);
       else src = fmt::format("p.a{}[b{} + {}]", J, J, row_offset(accs[j].rs, "a" + J + "r"));
       e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)), 8);
     } else if (n->k() == NodeKind::Scalar) {
@@ -627,32 +676,52 @@ struct RedEmitter {
       }
       return u;
     }();
-    f();
     if (cache) {
+      f();
       std::string vl;  // data the same for every row (a broadcast vector): read, not cached
       for (size_t j = 0; j < accs.size(); ++j)
         if (accs[j].vec && !accs[j].cached)
-          vl += fmt::format("      const cf_vec<{}, V> l{} = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n",
-                            storage_type(accs[j].node->dtype), j, storage_type(accs[j].node->dtype), j, j);
+          vl += fmt::format("      const cf_vec<{}, V> l{} = {};\n", storage_type(accs[j].node->dtype), j, vector_load(j, "j"));
       s += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n"
            "      if (j * V < N) {\n" + vl + pre + "#pragma unroll\n      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
       s += q_unravel + e.code + "      }\n" + post + "      }\n    }\n";
     } else {
-      std::string vloads;
-      for (size_t j = 0; j < accs.size(); ++j)
-        if (accs[j].vec)
-          vloads += fmt::format("      const cf_vec<{}, V> l{} = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n",
-                                storage_type(accs[j].node->dtype), j, storage_type(accs[j].node->dtype), j, j);
       // A split row is dealt out to its blocks in turns of G vectors, not in one chunk each:
       // the blocks resident at a time then read one window of memory (W2 on the H100: 0.350
       // ms against 0.353-0.355 with a chunk per block). The order is still fixed.
       const bool split_loop = split && first_in_split;
       const std::string range = split_loop ? "(I)blockIdx.y * G" : "(I)0";
-      const std::string step = split_loop ? "(I)gridDim.y * G" : "G";
-      s += fmt::format("#pragma unroll 4\n    for (I j = {} + lane; j < (N / V); j += {}) {{\n{}{}#pragma unroll\n"
-                       "      for (int t = 0; t < V; ++t) {{\n        const I r = j * V + t;\n",
-                       range, step, vloads, pre);
-      s += q_unravel + e.code + "      }\n" + post + "    }\n";
+      const std::string step = split_loop ? "(I)gridDim.y * G" : "(I)G";
+      // U turns at a time, their loads issued before any is used (prefetched accessors read
+      // l<j>u[u]), then the rest one turn at a time. NVVM unrolls a loop of unknown trip count
+      // only when its body has no inline asm (asm is convergent): f16 loads, integer max/min
+      // and fmax/fmin are asm, and a f16 column sum kept one load in flight a thread (H100,
+      // sum(h, 0) of f16[8192,8192]: 0.161 ms, bf16 0.065, torch 0.059). A max's NaN branches
+      // kept ptxas from hoisting the loads of an unrolled loop (f32: 0.184 ms, torch 0.100).
+      const int U = unroll_turns();
+      auto body = [&](bool prefetched) {
+        vals.clear();
+        e.code.clear();
+        prefetch = prefetched;
+        f();
+        prefetch = false;
+        std::string vloads;
+        for (size_t j = 0; j < accs.size(); ++j)
+          if (accs[j].vec && !prefetched)
+            vloads += fmt::format("      const cf_vec<{}, V> l{} = {};\n", storage_type(accs[j].node->dtype), j, vector_load(j, "j"));
+        std::string t = vloads + pre + "#pragma unroll\n      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
+        t += q_unravel + e.code + "      }\n" + post;
+        return t;
+      };
+      s += fmt::format("    I j0 = {} + lane;\n", range);
+      if (U > 1) {
+        s += fmt::format("    for (; j0 + {} * ({} - 1) < (N / V); j0 += {} * {}) {{\n", step, U, step, U);
+        s += prefetch_turns(U, fmt::format("j0 + {} * u", step), q_unravel);
+        s += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = j0 + {} * u;\n", U, step);
+        s += body(true) + "      }\n    }\n";
+      }
+      s += fmt::format("    for (; j0 < (N / V); j0 += {}) {{\n      const I j = j0;\n", step);
+      s += body(false) + "    }\n";
     }
     e.code.clear();
     return s;
@@ -765,14 +834,27 @@ struct RedEmitter {
     b += fmt::format("  for (I row = (I)blockIdx.x * {} + (I)threadIdx.x; row < M; row += (I)gridDim.x * {}) {{\n", B, B);
     b += row_bases("row", 1);
     b += fmt::format("    {} carry = {};\n", T, identity(r));
-    b += "#pragma unroll 4\n    for (I r = 0; r < N; ++r) {\n";
-    vals.clear();
-    e.code.clear();
-    std::string v = row_value(e, r.node->inputs[0].get());
-    b += e.code;
-    e.code.clear();
-    b += fmt::format("      {{ const {} red0 = {}; {} }}\n", T, as_acc(r, v), combine(r, "carry", "", "red0", ""));
-    b += fmt::format("      p.o0[ob0 + {}] = {};\n    }}\n  }}\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "carry"));
+    // U elements at a time, their loads issued first (element_loop says why), then the rest.
+    auto step = [&](bool prefetched) {
+      vals.clear();
+      e.code.clear();
+      prefetch = prefetched;
+      std::string v = row_value(e, r.node->inputs[0].get());
+      prefetch = false;
+      std::string t = e.code;
+      e.code.clear();
+      t += fmt::format("      {{ const {} red0 = {}; {} }}\n", T, as_acc(r, v), combine(r, "carry", "", "red0", ""));
+      return t + fmt::format("      p.o0[ob0 + {}] = {};\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "carry"));
+    };
+    const int U = unroll_turns();
+    b += "    I r0 = 0;\n";
+    if (U > 1) {
+      b += fmt::format("    for (; r0 + {} < N; r0 += {}) {{\n", U - 1, U);
+      b += prefetch_turns(U, "r0 + (I)u", "");
+      b += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I r = r0 + (I)u;\n", U);
+      b += step(true) + "      }\n    }\n";
+    }
+    b += "    for (; r0 < N; ++r0) {\n      const I r = r0;\n" + step(false) + "    }\n  }\n";
     return scan_spec(e, b, (M + B - 1) / B, "a thread per row in order");
   }
 
@@ -822,7 +904,7 @@ struct RedEmitter {
         b += fmt::format("    cf_vec<{}, V> c{}[K];\n", st, j);
         b += "#pragma unroll\n    for (int kk = 0; kk < K; ++kk) {\n      const I j = lane + (I)kk * G;\n";
         if (accs[j].vec) {
-          b += fmt::format("      if (j * V < N) c{}[kk] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + j * V);\n", j, st, j, j);
+          b += fmt::format("      if (j * V < N) c{}[kk] = {};\n", j, vector_load(j, "j"));
         } else {
           b += "      if (j * V < N) {\n#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
           if (rshape.ndim() > 1) {
