@@ -58,6 +58,16 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   CHECK(tall->steps[0].spec.summary.find("16 strided lanes per row, split over") != std::string::npos);
   auto cols = plan_of({cf::max(cf::placeholder(cf::f32, {600, 256}), 0)});
   CHECK(cols->steps[0].spec.summary.find("8 strided lanes per row") != std::string::npos);
+  // scans: a 1-D cumsum and an outer-axis one under 2^18 columns are cut into tiles over many
+  // blocks (look-back); 2^18 columns or more get a thread each, as do many rows of 32 or
+  // fewer; other rows a block each
+  auto scan_mode = [&](const cf::Array& r) { return plan_of({r})->steps[0].spec.summary; };
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 26}))).find("tiles of 4096 elements, 16 a thread, look-back") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {16384, 4096}), 0)).find("tiles of 32 rows x 128 elements") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f16, {1 << 20, 5}), 0)).find("tiles of 8 rows x 512 elements") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {64, 1 << 18}), 0)).find("a thread per row in order") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 1000}), 1)).find("a block per row") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 32}), 1)).find("a thread per row in order") != std::string::npos);
   // log_softmax and rmsnorm: one kernel each
   auto mx = cf::max(a, -1, true);
   auto lsm = (a - mx) - cf::log(cf::sum(cf::exp(a - mx), -1, true));

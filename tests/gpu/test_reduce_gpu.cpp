@@ -127,6 +127,51 @@ TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction
   for (int i = 0; i < 3; ++i) CHECK(cf::sum(big, 0).to_host<float>() == first);
 }
 
+TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, the same bits every run") {
+  // Scans cut into tiles over many blocks with a look-back for each tile's prefix
+  // (reduction_kernel.cpp, emit_scan_tiled): contiguous rows of 4096 or more, vector loads or
+  // not (odd lengths, a view one element in), and outer-axis scans of up to 2^18 columns;
+  // and many short contiguous rows, a thread each.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::u8, cf::i32, cf::i64, cf::f16, cf::bf16, cf::f32, cf::f64};
+  const std::vector<std::pair<cf::Shape, int>> cases = {
+      {{(1 << 20) + 5}, 0}, {{3, 70001}, 1}, {{2, 40000}, 1}, {{5000, 7}, 0}, {{3001, 40}, 0}, {{700, 300}, 0}, {{90, 3, 500}, 0},
+      {{3000, 17}, 1}, {{2100, 32}, 1}, {{2100, 64}, 1}};
+  for (cf::DType t : types)
+    for (const auto& [s, ax] : cases) {
+      auto a = random_array(t, s, cf::is_float(t) ? kFinite : kGeneral);
+      const std::string what = std::string(cf::name(t)) + " " + cf::to_string(s) + " axis " + std::to_string(ax);
+      INFO(what);
+      const double tol = red_tol(cf::sum(a).dtype());
+      const double atol = cf::is_float(t) ? sum_atol(a, s[ax]) : 0;
+      CHECK(check_against_reference(cf::cumsum(a, ax), tol, "cumsum " + what, atol) == 0);
+      if (t == cf::bool_) continue;
+      // an unaligned view of the same data: element loads, not vectors
+      auto off = s.ndim() == 1 ? a[{cf::slice(1, cf::none)}] : a[{cf::slice(cf::none, cf::none), cf::slice(1, cf::none)}];
+      CHECK(check_against_reference(cf::cumsum(off, ax), tol, "cumsum of a view one element in " + what,
+                                    cf::is_float(t) ? sum_atol(off, off.shape(ax)) : 0) == 0);
+      // a fused producer
+      CHECK(check_against_reference(cf::cumsum(a * 2 - 1, ax), tol, "cumsum of an expression " + what,
+                                    cf::is_float(t) ? 3 * atol + 1e-6 : 0) == 0);
+    }
+  // products: factors near 1 over long rows; small integers wrap the same in any order
+  auto near1 = random_normal(cf::f64, {2, 30000}, 1e-3) + 1.0;
+  CHECK(check_against_reference(cf::cumprod(near1, 1), 4096, "cumprod of long rows") == 0);
+  CHECK(check_against_reference(cf::cumprod(near1.T(), 0), 4096, "cumprod over axis 0 of a transposed view") == 0);
+  auto ints = random_array(cf::i64, {40000, 3}, kSmallInts);
+  CHECK(check_against_reference(cf::cumprod(ints, 0), 0, "cumprod of small ints over axis 0") == 0);
+  CHECK(check_against_reference(cf::cumprod(ints.T(), 1), 0, "cumprod of small ints along rows") == 0);
+  // the same bits on every run, whichever predecessor a tile's look-back found ready
+  auto big = random_normal(cf::f32, {1 << 22});
+  auto cols = random_normal(cf::f32, {20000, 33});
+  const auto b0 = cf::cumsum(big).to_host<float>();
+  const auto c0 = cf::cumsum(cols, 0).to_host<float>();
+  for (int i = 0; i < 3; ++i) {
+    CHECK(cf::cumsum(big).to_host<float>() == b0);
+    CHECK(cf::cumsum(cols, 0).to_host<float>() == c0);
+  }
+  CHECK(check_against_reference(cf::cumsum(big), 64, "cumsum of 2^22 normals", sum_atol(big, 1 << 22)) == 0);
+}
+
 TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
   // Rows of 4 to 255 elements along the innermost axis: 2 to 32 adjacent lanes per row
   // (reduction_kernel.cpp, choose_shape), with 16-byte vectors where rows are aligned.
