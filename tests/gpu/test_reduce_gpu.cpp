@@ -81,7 +81,7 @@ TEST_CASE("layouts: transposed and sliced inputs, all kernel shapes") {
 TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction") {
   // Rows read across threads (a reduction over axis 0 of a C-order array) with fewer rows
   // than fill the GPU get several lanes each, strided by the block's rows, combined through
-  // shared memory (reduction_kernel.cpp, choose_strided_lanes); long ones also split over blocks.
+  // shared memory (reduction_emitter.cpp, choose_strided_lanes); long ones also split over blocks.
   const cf::DType types[] = {cf::bool_, cf::i8, cf::i32, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
   const std::vector<cf::Shape> shapes = {{20000, 1}, {4000, 3}, {70000, 3}, {3000, 16}, {50000, 33}, {9000, 256}, {600, 40, 7}};
   for (cf::DType t : types)
@@ -129,7 +129,7 @@ TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction
 
 TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, the same bits every run") {
   // Scans cut into tiles over many blocks with a look-back for each tile's prefix
-  // (reduction_kernel.cpp, emit_scan_tiled): contiguous rows of 4096 or more, vector loads or
+  // (scan_kernel.cpp, emit_scan_tiled): contiguous rows of 4096 or more, vector loads or
   // not (odd lengths, a view one element in), and outer-axis scans of up to 2^18 columns;
   // and many short contiguous rows, a thread each.
   const cf::DType types[] = {cf::bool_, cf::i8, cf::u8, cf::i32, cf::i64, cf::f16, cf::bf16, cf::f32, cf::f64};
@@ -174,7 +174,7 @@ TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, 
 
 TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
   // Rows of 4 to 255 elements along the innermost axis: 2 to 32 adjacent lanes per row
-  // (reduction_kernel.cpp, choose_shape), with 16-byte vectors where rows are aligned.
+  // (reduction_emitter.cpp, choose_shape), with 16-byte vectors where rows are aligned.
   const cf::DType types[] = {cf::bool_, cf::i8, cf::i64, cf::f16, cf::f32, cf::f64};
   for (cf::DType t : types)
     for (int64_t n : {4, 5, 8, 12, 17, 31, 48, 64, 100, 255}) {

@@ -1,0 +1,582 @@
+// codegen/reduction_emitter.cpp: RedEmitter's analysis of a reduction group (its nodes in
+// row and output context, the collapsed kept and reduced dims, the kernel's shape: lanes
+// per row, vector width, rows on chip, splits over blocks), the reduce ops' identities and
+// combines, and the emission the reduction and scan kernels share: kernel parameters, row
+// bases, loads issued ahead, and the values of row- and output-context nodes.
+#include "codegen/reduction_emitter.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "codegen/preamble.hpp"
+#include "codegen/user_kernel.hpp"
+#include "cufuse/error.hpp"
+#include "cufuse/stream.hpp"
+#include "graph/reduce_attrs.hpp"
+#include "runtime/device.hpp"
+
+namespace cufuse::detail::red {
+
+// Blocks a split reduction aims for over all its rows: CUFUSE_SPLIT_BLOCKS, else `per_sm` per
+// SM of the current device (2048 with none). Rows in a block's lanes (G = 32 or 256): 24 per
+// SM, a whole number of waves at 8, 6, 4, 3 or 2 resident 256-thread blocks per SM, whatever
+// the kernel's registers allow; a part-filled last wave costs W2 6% on the H100 (whole waves
+// 0.353-0.354 ms at 3168, 6336 and 9504 blocks; 0.361-0.375 ms at 2048, 2112, 2640, 3696 and
+// 4224), and the H200 agrees. Strided lanes: 8 per SM, one wave; their last block combines
+// partials from every block of its rows, and fewer, longer blocks pay less for that (H100,
+// f32 sums over axis 0: [8192,8192] 0.0945 ms at 1024 blocks against 0.105 at 3072;
+// [1M,16] 0.032 at 1024 against 0.045 at 3168).
+int64_t split_blocks(int per_sm) {
+  static const int64_t env = [] {
+    const char* e = std::getenv("CUFUSE_SPLIT_BLOCKS");
+    const long long x = e ? std::atoll(e) : 0;
+    return static_cast<int64_t>(x < 1 ? 0 : (x > (1 << 20) ? (1 << 20) : x));
+  }();
+  if (env > 0) return env;
+  if (Device::count() > 0) {
+    const int sms = device_props(current_device()).sm_count;
+    if (sms > 0) return int64_t(per_sm) * sms;
+  }
+  return 2048;
+}
+
+bool contains(const Axes& axes, int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); }
+
+// The accumulator's register type: the input's, except that 8- and 16-bit integers reduce in
+// 32 bits. Max, min and their arg forms give the same values, and sums and products the same
+// bits once truncated; the GPU has no narrower integer ALU, and ptxas miscompiled min.s16
+// after a warp shuffle (sm_90: the min of -x over an int16 row came out wrong; found by
+// tests/gpu/test_fuzz_gpu.cpp, seed 656456491429). User reductions keep the declared type.
+std::string acc_type(ReduceOp op, DType in) {
+  if (op != ReduceOp::User && is_integer(in) && itemsize(in) < 4) return is_unsigned_int(in) ? "unsigned int" : "int";
+  return reg_type(in);
+}
+
+// A warp shuffle of a value of register type T (small types travel as int).
+std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by) {
+  if (T == "bool") return fmt::format("({}(0xffffffffu, (int){}, {}) != 0)", fn, v, by);
+  if (T == "signed char" || T == "unsigned char" || T == "short" || T == "unsigned short")
+    return fmt::format("({})({}(0xffffffffu, (int){}, {}))", T, fn, v, by);
+  return fmt::format("{}(0xffffffffu, {}, {})", fn, v, by);
+}
+
+std::string identity(const Red& r) {
+  switch (r.op) {
+    case ReduceOp::CumSum:
+    case ReduceOp::Sum: return fmt::format("({})0", r.T);
+    case ReduceOp::CumProd:
+    case ReduceOp::Prod: return fmt::format("({})1", r.T);
+    case ReduceOp::Max: case ReduceOp::ArgMax: return fmt::format("cf_lowest<{}>()", r.T);
+    case ReduceOp::Min: case ReduceOp::ArgMin: return fmt::format("cf_highest<{}>()", r.T);
+    case ReduceOp::NanMax: return fmt::format("cf_nan_or<{}>(cf_lowest<{}>())", r.T, r.T);
+    case ReduceOp::NanMin: return fmt::format("cf_nan_or<{}>(cf_highest<{}>())", r.T, r.T);
+    case ReduceOp::Any: return "false";
+    case ReduceOp::All: return "true";
+    case ReduceOp::User: return user_reduce_identity(r.node, r.T);  // ReductionKernel (user_kernel.hpp)
+    default: throw InternalError("scan in a reduction kernel");
+  }
+}
+
+// A value of the reduction's input type, as the accumulator's (a cast only where they differ).
+std::string as_acc(const Red& r, const std::string& v) {
+  return r.T == reg_type(r.in) ? v : fmt::format("({})({})", r.T, v);
+}
+
+// acc (and acc index `ai`) combined with value v (at index vi).
+std::string combine(const Red& r, const std::string& acc, const std::string& ai, const std::string& v,
+                    const std::string& vi) {
+  switch (r.op) {
+    case ReduceOp::CumSum:
+    case ReduceOp::Sum: return fmt::format("{} = cf_add({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::CumProd:
+    case ReduceOp::Prod: return fmt::format("{} = cf_mul({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::Max: return fmt::format("{} = cf_red_max({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::Min: return fmt::format("{} = cf_red_min({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::NanMax: return fmt::format("{} = cf_red_nanmax({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::NanMin: return fmt::format("{} = cf_red_nanmin({}, {});", acc, acc, as_acc(r, v));
+    case ReduceOp::Any: return fmt::format("{} = {} || {};", acc, acc, v);
+    case ReduceOp::All: return fmt::format("{} = {} && {};", acc, acc, v);
+    case ReduceOp::User: return user_reduce_combine(r.node, r.T, acc, v);  // ReductionKernel (user_kernel.hpp)
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      return fmt::format("if (cf_arg_better({}, (long long)({}), {}, {}, {})) {{ {} = {}; {} = (long long)({}); }}",
+                         as_acc(r, v), vi, acc, ai, r.op == ReduceOp::ArgMax ? "true" : "false", acc, v, ai, vi);
+    default: throw InternalError("scan in a reduction kernel");
+  }
+}
+
+// Maps strides over a shape whose non-1 dims are the kept dims' non-1 dims onto kept dims.
+Strides RedEmitter::map_to_kept(const Shape& xs, const Strides& xst) const {
+  Strides out(kept_dims.size(), 0);
+  size_t k = 0;
+  for (int d = 0; d < xs.ndim(); ++d) {
+    if (xs[d] == 1) continue;
+    while (k < kept_dims.size() && sp.S[kept_dims[k]] == 1) ++k;
+    if (k >= kept_dims.size() || sp.S[kept_dims[k]] != xs[d])
+      throw InternalError("reduction epilogue shape does not match the kept dims");
+    out[k++] = xst[d];
+  }
+  return out;
+}
+
+void RedEmitter::split_strides(const Strides& st, Strides& ks, Strides& rs) const {
+  for (int d : kept_dims) ks.push_back(st[d]);
+  for (int d : red_dims) rs.push_back(st[d]);
+}
+
+// Row context: nodes over S evaluated at (row, r).
+void RedEmitter::collect_row(const Node* n) {
+  if (row_acc.count(n) || scalar_of.count(n)) return;
+  if (n->k() == NodeKind::View && !n->inputs.empty() && red_of.count(n->inputs[0].get())) {
+    row_acc[n] = -2;  // broadcast-back value of an in-group reduction
+    return;
+  }
+  if (reads_memory(n, bind) || n->k() == NodeKind::Generator || n->k() == NodeKind::View) {
+    Acc a{reads_memory(n, bind) ? Acc::Mem : (n->k() == NodeKind::Generator ? Acc::Gen : Acc::View), n, {}, {}, 0, true};
+    const Layout l = reads_memory(n, bind) ? memory_layout(n, bind) : n->layout;
+    split_strides(l.strides, a.ks, a.rs);
+    a.off = a.kind == Acc::Mem ? 0 : l.offset;
+    row_acc[n] = static_cast<int>(accs.size());
+    accs.push_back(a);
+    return;
+  }
+  if (n->k() == NodeKind::Scalar) {
+    scalar_of[n] = static_cast<int>(scalars.size());
+    scalars.push_back(n);
+    return;
+  }
+  if (n->k() == NodeKind::Elementwise) {
+    row_acc[n] = -1;
+    for (const auto& in : n->inputs) collect_row(in.get());
+    return;
+  }
+  throw InternalError(fmt::format("reduction prologue met an unmaterialized {} node", kind_name(n->k())));
+}
+
+// Output context: nodes over a reduced shape evaluated at a row.
+void RedEmitter::collect_out(const Node* n) {
+  if (out_acc.count(n) || scalar_of.count(n)) return;
+  if (red_of.count(n)) {
+    out_acc[n] = -2;
+    return;
+  }
+  if (reads_memory(n, bind) || n->k() == NodeKind::Generator || n->k() == NodeKind::View) {
+    Acc a{reads_memory(n, bind) ? Acc::Mem : (n->k() == NodeKind::Generator ? Acc::Gen : Acc::View), n, {}, {}, 0, false};
+    const Layout l = reads_memory(n, bind) ? memory_layout(n, bind) : n->layout;
+    a.ks = map_to_kept(n->shape(), l.strides);
+    a.off = a.kind == Acc::Mem ? 0 : l.offset;
+    out_acc[n] = static_cast<int>(accs.size());
+    accs.push_back(a);
+    return;
+  }
+  if (n->k() == NodeKind::Scalar) {
+    scalar_of[n] = static_cast<int>(scalars.size());
+    scalars.push_back(n);
+    return;
+  }
+  if (n->k() == NodeKind::Elementwise) {
+    out_acc[n] = -1;
+    for (const auto& in : n->inputs) collect_out(in.get());
+    return;
+  }
+  throw InternalError(fmt::format("reduction epilogue met an unmaterialized {} node", kind_name(n->k())));
+}
+
+void RedEmitter::analyse() {
+  for (int d = 0; d < sp.S.ndim(); ++d) (contains(sp.axes, d) ? red_dims : kept_dims).push_back(d);
+  for (size_t i = 0; i < sp.reductions.size(); ++i) {
+    const Node* r = sp.reductions[i];
+    const DType in = r->inputs[0]->dtype;
+    const ReduceOp op = reduce_attrs(*r).op;
+    reds.push_back(Red{r, op, in, acc_type(op, in), sp.phase[i]});
+    red_of[r] = static_cast<int>(i);
+    phases = std::max(phases, sp.phase[i] + 1);
+  }
+  for (const auto& red : reds) collect_row(red.node->inputs[0].get());
+  for (const auto& o : sp.outputs) {
+    if (o.kind == OutKind::Row) {
+      if (!red_of.count(o.node.get())) collect_row(o.node.get());
+      rowmode = true;
+    } else if (o.kind == OutKind::Epilogue) {
+      collect_out(o.node.get());
+    }
+  }
+  rowmode |= phases > 1;
+  // destination strides
+  for (const auto& o : sp.outputs) {
+    Strides ks, rs;
+    if (o.kind == OutKind::Row) split_strides(o.layout.strides, ks, rs);
+    else ks = map_to_kept(o.node->shape(), o.layout.strides);
+    out_ks.push_back(ks);
+    out_rs.push_back(rs);
+  }
+  // collapse kept dims over every accessor and output
+  auto collapse = [&](const std::vector<int>& dims, bool kept) {
+    Shape cs;
+    std::vector<Strides*> all;
+    for (auto& a : accs)
+      if (kept || a.row_ctx) all.push_back(kept ? &a.ks : &a.rs);
+    for (size_t i = 0; i < sp.outputs.size(); ++i)
+      if (kept || sp.outputs[i].kind == OutKind::Row) all.push_back(kept ? &out_ks[i] : &out_rs[i]);
+    std::vector<Strides> cst(all.size());
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const int64_t size = sp.S[dims[k]];
+      if (size == 1) continue;
+      bool merge = !cs.empty();
+      for (size_t a = 0; merge && a < all.size(); ++a) merge = cst[a].back() == (*all[a])[k] * size;
+      if (merge) {
+        cs.back() *= size;
+        for (size_t a = 0; a < all.size(); ++a) cst[a].back() = (*all[a])[k];
+      } else {
+        cs.push_back(size);
+        for (size_t a = 0; a < all.size(); ++a) cst[a].push_back((*all[a])[k]);
+      }
+    }
+    for (size_t a = 0; a < all.size(); ++a) *all[a] = cst[a];
+    return cs;
+  };
+  kshape = collapse(kept_dims, true);
+  rshape = collapse(red_dims, false);
+  M = numel(kshape);
+  N = numel(rshape);
+  if (scan_mode) G = B = 256;
+  else choose_shape();
+  choose_index();
+}
+
+void RedEmitter::choose_shape() {
+  const int rr = rshape.ndim(), rk = kshape.ndim();
+  bool inner = rr <= 1, kept_contig = rk >= 1;
+  int maxsz = 1;
+  for (const auto& a : accs) {
+    if (!a.row_ctx || a.kind != Acc::Mem) continue;
+    if (rr == 1 && a.rs[0] != 0 && a.rs[0] != 1) inner = false;
+    if (rk >= 1 && a.ks[rk - 1] != 0 && a.ks[rk - 1] != 1) kept_contig = false;
+    maxsz = std::max(maxsz, itemsize(a.node->dtype));
+  }
+  for (size_t i = 0; i < sp.outputs.size(); ++i)
+    if (sp.outputs[i].kind == OutKind::Row) {
+      if (rr == 1 && out_rs[i][0] != 1) inner = false;
+      maxsz = std::max(maxsz, itemsize(sp.outputs[i].node->dtype));
+    }
+  if (inner && N > 1) {
+    if (N >= 4096 || (rowmode && N > 1024)) {
+      G = 256;
+    } else {
+      // Shorter rows: G adjacent lanes a row (2 to 32, a warp or part of one), each with up to
+      // 4 of the row's 16-byte vectors or 5 elements, so that a warp reads and writes
+      // consecutive addresses whatever the row's length. A thread per row wrote 32 rows at
+      // once at the row's stride; a warp per short row left lanes idle. H100, f32 softmax over
+      // 64M elements in rows of 8 / 17 / 31 / 64 / 100: 0.69 / 0.89 / 1.55 / 0.47 / 0.31 ms
+      // before, 0.22 / 0.31 / 0.26 / 0.19 / 0.19 now (torch 0.20 / 0.38 / 0.23 / 0.18 / 0.18);
+      // lanes of 2 or 8 vectors ran up to 25% slower.
+      const int v = 16 / maxsz;
+      const int64_t nv = N % v == 0 ? N / v : N;
+      const int per_lane = N % v == 0 ? 4 : 5;
+      G = 2;
+      while (G < 32 && int64_t(G) * per_lane < nv) G *= 2;
+      // Rows shorter than 16 (4 with row-shaped results) stay a thread's: its loads of 32
+      // adjacent short rows share cache lines, and a lane per element adds more work than
+      // it saves (sum / softmax over rows of 2: 0.15 / 0.28 ms against 0.24 / 0.45).
+      if (N < (rowmode ? 4 : 16)) G = 1;
+    }
+  } else if (kept_contig) {
+    G = 1;
+    choose_strided_lanes();
+  } else {
+    G = N >= 32 ? 32 : 1;
+  }
+  if (!xl) B = 256;
+  // vector width along the row
+  V = 1;
+  if (inner && rr == 1 && G > 1) {
+    int v = 16 / maxsz;
+    bool ok = N % v == 0;
+    auto check = [&](const Strides& ks, const Node* n, bool is_out, bool aligned) {
+      if (!aligned) ok = false;
+      for (auto k : ks)
+        if (k % v != 0) ok = false;
+      (void)n;
+      (void)is_out;
+    };
+    for (auto& a : accs)
+      if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1)
+        check(a.ks, a.node, false, a.node->k() == NodeKind::Buffer ? bind.is_aligned16(a.node) : true);
+    for (size_t i = 0; i < sp.outputs.size(); ++i)
+      if (sp.outputs[i].kind == OutKind::Row) check(out_ks[i], sp.outputs[i].node.get(), true, sp.outputs[i].aligned16);
+    if (ok && v > 1) {
+      V = v;
+      for (auto& a : accs) a.vec = a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1;
+    }
+  }
+  // keep rows on chip for phases / row outputs
+  if (rowmode && !sp.multipass) {
+    auto vectors_per_thread = [&](int64_t g) { return (N + g * V - 1) / (g * V); };
+    int64_t k = vectors_per_thread(G);
+    // Block width of a row kept on chip: a row that gives each of 512 threads 4 to 8 full
+    // vectors runs on 512 threads, not 256 with 8 to 16 vectors each. On the H100, f32 rows
+    // of 8192 / 16384: softmax 0.1820 / 0.1866 ms against 0.1831 / 0.1911, layernorm 0.1832 /
+    // 0.1880 against 0.1864 / 0.1995 (64M elements each). Rows of 6144 (3 vectors at 512)
+    // stay at 256: softmax 0.1828 there against 0.1898. Not for 8-byte types: ptxas gives a
+    // 512-thread block 64 registers a thread, and an f64 softmax row of 8 vectors then spills.
+    if (G == 256 && maxsz <= 4 && N >= int64_t(4) * 512 * V && vectors_per_thread(512) <= 8) {
+      G = B = 512;
+      k = vectors_per_thread(G);
+    }
+    // Past 16 vectors a thread (rounded up to K = 32 registers' worth: f32 rows of 20000
+    // took 180 registers and one block an SM, 0.33 ms against torch's 0.25), 1024 threads.
+    if (G == 256 && (k > 32 || (k > 16 && maxsz <= 4))) {
+      G = B = 1024;
+      k = vectors_per_thread(G);
+    }
+    if (k <= 32) {
+      K = 1;
+      while (K < k) K *= 2;
+      cache = true;
+    }
+  }
+  // split long rows over several blocks
+  const int RB = B / G;
+  const int64_t row_blocks = (M + RB - 1) / RB;
+  // (No rows at all, a zero-size result, launches nothing: there is nothing to split.)
+  // Strided lanes split shorter rows too: few rows of 2048 would otherwise run in a block or two.
+  const int64_t split_from = xl ? int64_t(G) * 64 : 8192;
+  if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= split_from) {
+    // Strided lanes round down, to at most one wave: 1280 blocks of f32[8192,8192]'s column
+    // sums on the H100 (1056 resident) took 0.106 ms, 1024 took 0.094 and 2048 0.096.
+    int64_t want = xl ? split_blocks(8) / row_blocks : (split_blocks(24) + row_blocks - 1) / row_blocks;
+    int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
+    S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
+    split = S > 1;
+  }
+}
+
+// Rows read across threads: RB rows a block (32, a warp's worth, or all of fewer rows)
+// and G = B / RB lanes a row, so that about kLaneThreads threads run; a lane gets at least
+// 16 elements. One lane a row (the plain thread-per-row kernel) from kLaneThreads rows.
+void RedEmitter::choose_strided_lanes() {
+  size_t shared = 0;
+  for (const auto& r : reds) shared += 8 + (is_arg(r.op) ? 8 : 0);
+  if (shared * 256 > 40 * 1024) return;  // the lanes' tree needs B values per reduction
+  int64_t rows = 1;
+  while (rows < M && rows < 32) rows *= 2;
+  int L = static_cast<int>(256 / rows);
+  while (L > 1 && M * L > kLaneThreads) L /= 2;
+  while (L > 1 && N < int64_t(L) * 16) L /= 2;
+  if (L <= 1) return;
+  xl = true;
+  G = L;
+  int64_t rb = 1;
+  while (rb < M && rb < 256 / L) rb *= 2;
+  B = static_cast<int>(rb) * L;
+}
+
+void RedEmitter::choose_index() {
+  int64_t span = std::max(M, N) * 2;
+  for (const auto& a : accs) {
+    span = std::max(span, span_of(kshape, a.ks, a.off) + (a.row_ctx ? span_of(rshape, a.rs) : 0));
+    if (a.kind == Acc::View) span = std::max(span, chain_span(a.node));
+  }
+  for (size_t i = 0; i < sp.outputs.size(); ++i)
+    span = std::max(span, span_of(kshape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(rshape, out_rs[i]) : 0));
+  i64 = span + int64_t(B) * 64 >= (int64_t(1) << 31);
+}
+
+// Read from memory along the row (not cached, not a broadcast): element_loop's unrolled
+// turns issue its loads ahead.
+bool RedEmitter::is_prefetched(const Acc& a) const {
+  if (a.kind != Acc::Mem || !a.row_ctx || a.cached || (V > 1 && !a.vec)) return false;
+  bool varies = a.vec;
+  for (auto r : a.rs) varies |= r != 0;
+  return varies;
+}
+
+// Turns of a loop over a row unrolled with their loads ahead: 8 for accessors of 1 or 2
+// bytes, else 4; 1 (a plain loop) with nothing to prefetch.
+int RedEmitter::unroll_turns() const {
+  int sz = 0;
+  for (const auto& a : accs)
+    if (is_prefetched(a)) sz = std::max(sz, a.vec ? 16 : itemsize(a.node->dtype));
+  return sz == 0 ? 1 : (sz <= 2 ? 8 : 4);
+}
+
+std::string RedEmitter::vector_load(size_t j, const std::string& at) const {
+  const std::string st = storage_type(accs[j].node->dtype);
+  return fmt::format("*reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + b{} + {} * V)", st, j, j, at);
+}
+
+// The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
+// l<j>u[u]; row_value reads them there while `prefetch` is set.
+std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel) const {
+  std::string s;
+  for (size_t j = 0; j < accs.size(); ++j)
+    if (is_prefetched(accs[j]))
+      s += fmt::format("      {} l{}u[{}];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
+                                                         : storage_type(accs[j].node->dtype), j, U);
+  s += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
+  for (size_t j = 0; j < accs.size(); ++j) {
+    if (!is_prefetched(accs[j])) continue;
+    if (accs[j].vec) {
+      s += fmt::format("        l{}u[u] = {};\n", j, vector_load(j, "j"));
+    } else {
+      s += "        {\n          const I r = j;\n" + q_unravel;
+      s += fmt::format("          l{}u[u] = p.a{}[b{} + {}];\n        }}\n", j, j, j, row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
+    }
+  }
+  return s + "      }\n";
+}
+
+std::string RedEmitter::row_offset(const Strides& rs, const std::string& name) const {
+  if (rshape.ndim() == 0) return "0";
+  if (rshape.ndim() == 1) return rs[0] == 0 ? "0" : (rs[0] == 1 ? "r" : fmt::format("r * p.{}[0]", name));
+  std::string s;
+  for (int d = 0; d < rshape.ndim(); ++d) s += fmt::format("{}q{} * p.{}[{}]", d ? " + " : "", d, name, d);
+  return s;
+}
+
+// Reduction k's result as a value of its dtype (a narrow integer's 32-bit accumulator is
+// truncated: acc_type), or its index for argmax/argmin.
+std::string RedEmitter::red_ref(int k) const {
+  const Red& r = reds[static_cast<size_t>(k)];
+  if (is_arg(r.op)) return "red" + std::to_string(k) + "_i";
+  const std::string R = reg_type(r.node->dtype);
+  return R == r.T ? "red" + std::to_string(k) : fmt::format("(({})red{})", R, k);
+}
+
+std::string RedEmitter::row_value(ExprEmitter& e, const Node* n) {
+  auto it = vals.find(n);
+  if (it != vals.end()) return it->second;
+  std::string v;
+  auto ai = row_acc.find(n);
+  const int j = ai == row_acc.end() ? -1 : ai->second;
+  if (j == -2) {
+    v = red_ref(red_of.at(n->inputs[0].get()));
+  } else if (j >= 0 && accs[j].kind == Acc::Mem) {
+    const std::string J = std::to_string(j);
+    v = e.fresh();
+    std::string src;
+    if (accs[j].cached) src = fmt::format("c{}[kk].v[t]", J);
+    else if (prefetch && accs[j].vec) src = fmt::format("l{}u[u].v[t]", J);
+    else if (accs[j].vec) src = fmt::format("l{}.v[t]", J);
+    else if (prefetch && is_prefetched(accs[j])) src = fmt::format("l{}u[u]", J);
+    else src = fmt::format("p.a{}[b{} + {}]", J, J, row_offset(accs[j].rs, "a" + J + "r"));
+    e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v, load_expr(n->dtype, src)), 8);
+  } else if (n->k() == NodeKind::Scalar) {
+    v = "p.s" + std::to_string(scalar_of.at(n));
+  } else if (j >= 0 && accs[j].kind == Acc::Gen) {
+    const std::string J = std::to_string(j);
+    v = e.gen_value(n, "g" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
+  } else if (j >= 0 && accs[j].kind == Acc::View) {
+    const std::string J = std::to_string(j);
+    v = e.chain_value(n, "v" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
+  } else {
+    std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
+    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = row_value(e, n->inputs[k].get());
+    v = e.op_value(n, in.data());
+  }
+  vals[n] = v;
+  return v;
+}
+
+std::string RedEmitter::out_value(ExprEmitter& e, const Node* n) {
+  auto it = vals.find(n);
+  if (it != vals.end()) return it->second;
+  std::string v;
+  auto ai = out_acc.find(n);
+  const int j = ai == out_acc.end() ? -1 : ai->second;
+  if (j == -2) {
+    v = red_ref(red_of.at(n));
+  } else if (j >= 0 && accs[j].kind == Acc::Mem) {
+    v = e.fresh();
+    e.line(fmt::format("const {} {} = {};", reg_type(n->dtype), v,
+                       load_expr(n->dtype, fmt::format("p.a{}[b{}]", j, j))), 8);
+  } else if (n->k() == NodeKind::Scalar) {
+    v = "p.s" + std::to_string(scalar_of.at(n));
+  } else if (j >= 0 && accs[j].kind == Acc::Gen) {
+    v = e.gen_value(n, "g" + std::to_string(j), fmt::format("b{}", j));
+  } else if (j >= 0 && accs[j].kind == Acc::View) {
+    v = e.chain_value(n, "v" + std::to_string(j), fmt::format("b{}", j));
+  } else {
+    std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
+    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = out_value(e, n->inputs[k].get());
+    v = e.op_value(n, in.data());
+  }
+  vals[n] = v;
+  return v;
+}
+
+void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero, std::vector<size_t>& ws_part,
+                   std::vector<size_t>& ws_idx) {
+  e.add_idx("M", M);
+  e.add_idx("N", N);
+  e.add_idx_array("kshape", kshape);
+  e.add_idx_array("rshape", rshape);
+  for (size_t j = 0; j < accs.size(); ++j) {
+    const Acc& a = accs[j];
+    const std::string J = std::to_string(j);
+    if (a.kind == Acc::Mem) e.add_memory_ptr("a" + J, a.node, true);
+    else e.add_idx("a" + J + "off", a.off);
+    e.add_idx_array("a" + J + "k", a.ks);
+    if (a.row_ctx) e.add_idx_array("a" + J + "r", a.rs);
+  }
+  for (size_t i = 0; i < sp.outputs.size(); ++i) {
+    const auto& o = sp.outputs[i];
+    const std::string J = std::to_string(i);
+    size_t off = e.pl.add(fmt::format("{}*", storage_type(o.node->dtype)), 8, "o" + J);
+    e.add_patch(off, PatchSrc::BufferPtr, o.node->dtype, o.buffer);
+    e.add_idx_array("o" + J + "k", out_ks[i]);
+    if (o.kind == OutKind::Row) e.add_idx_array("o" + J + "r", out_rs[i]);
+  }
+  for (size_t k = 0; k < scalars.size(); ++k) e.add_scalar("s" + std::to_string(k), scalars[k]);
+  if (split) {
+    const int RB = B / G;
+    const int64_t gx = (M + RB - 1) / RB;
+    ws_zero = static_cast<size_t>(gx) * 4;
+    ws_bytes = (ws_zero + 15) / 16 * 16;
+    size_t off = e.pl.add("unsigned int*", 8, "ctr");
+    e.add_patch(off, PatchSrc::Workspace, DType::UInt32, 0);
+    for (size_t k = 0; k < reds.size(); ++k) {
+      ws_part.push_back(ws_bytes);
+      size_t o2 = e.pl.add(reds[k].T + "*", 8, "w" + std::to_string(k));
+      e.add_patch(o2, PatchSrc::Workspace, reds[k].in, static_cast<int>(ws_bytes));
+      ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+      if (is_arg(reds[k].op)) {
+        ws_idx.push_back(ws_bytes);
+        size_t o3 = e.pl.add("long long*", 8, "wi" + std::to_string(k));
+        e.add_patch(o3, PatchSrc::Workspace, DType::Int64, static_cast<int>(ws_bytes));
+        ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+      } else {
+        ws_idx.push_back(0);
+      }
+    }
+  }
+}
+
+// The top of a row loop: row `kr`'s kept coordinates k0.., each accessor's base b<j> and
+// the first `outputs` outputs' bases ob<i>.
+std::string RedEmitter::row_bases(const std::string& kr, size_t outputs) const {
+  std::string b = "    I kr = " + kr + ";\n";
+  for (int d = kshape.ndim() - 1; d >= 0; --d) {
+    if (d == 0) b += "    const I k0 = kr;\n";
+    else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
+  }
+  auto kdot = [&](const std::string& name, const Strides& ks) {
+    std::string s;
+    for (int d = 0; d < kshape.ndim(); ++d)
+      if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
+    return s;
+  };
+  for (size_t j = 0; j < accs.size(); ++j) {
+    const Acc& a = accs[j];
+    if (a.kind == Acc::Mem) b += fmt::format("    const I b{} = (I)0{};\n", j, kdot("a" + std::to_string(j) + "k", a.ks));
+    else b += fmt::format("    const long long b{} = (long long)p.a{}off{};\n", j, j, kdot("a" + std::to_string(j) + "k", a.ks));
+  }
+  for (size_t i = 0; i < outputs; ++i)
+    b += fmt::format("    const I ob{} = (I)0{};\n", i, kdot("o" + std::to_string(i) + "k", out_ks[i]));
+  return b;
+}
+
+}  // namespace cufuse::detail::red

@@ -1,0 +1,187 @@
+// codegen/reduction_emitter.hpp: what the reduction and scan emitters share (internal to
+// codegen/): a reduction group's accumulators (Red) and accessors (Acc), the combine and
+// identity forms of each reduce op, and RedEmitter, which collects a group's nodes, collapses
+// its kept and reduced dims, chooses the kernel's shape and emits the row-context values.
+// Its kernels are emitted in reduction_kernel.cpp (reductions) and scan_kernel.cpp (scans);
+// the shared analysis and value emission live in reduction_emitter.cpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/expr_emitter.hpp"
+#include "codegen/kernel.hpp"
+#include "codegen/reduction_kernel.hpp"
+#include "graph/reduce_attrs.hpp"
+
+namespace cufuse::detail::red {
+
+constexpr int kFinishBatch = 8;  // split reductions: partials each lane of the last block loads at once
+constexpr int64_t kLaneThreads = int64_t(1) << 18;  // strided lanes: threads to aim for
+
+// Blocks a split reduction aims for over all its rows (reduction_emitter.cpp says how many).
+int64_t split_blocks(int per_sm);
+
+bool contains(const Axes& axes, int d);
+
+struct Red {
+  const Node* node;
+  ReduceOp op;
+  DType in;        // input dtype (== accumulator dtype)
+  std::string T;   // accumulator register type
+  int phase;
+};
+
+// The accumulator's register type (reduction_emitter.cpp says why narrow integers widen).
+std::string acc_type(ReduceOp op, DType in);
+// A warp shuffle of a value of register type T (small types travel as int).
+std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by);
+// The reduction's identity as a value of its accumulator type.
+std::string identity(const Red& r);
+// A value of the reduction's input type, as the accumulator's (a cast only where they differ).
+std::string as_acc(const Red& r, const std::string& v);
+// acc (and acc index `ai`) combined with value v (at index vi).
+std::string combine(const Red& r, const std::string& acc, const std::string& ai, const std::string& v,
+                    const std::string& vi);
+
+struct Acc {
+  enum Kind { Mem, Gen, View } kind;
+  const Node* node;
+  Strides ks;  // kept strides (over kept dims, then collapsed)
+  Strides rs;  // reduced strides (row context only)
+  int64_t off = 0;
+  bool row_ctx = true;
+  bool vec = false;     // read as V-wide vectors along the row
+  bool cached = false;  // kept in registers across phases (row-varying data only)
+};
+
+struct RedEmitter {
+  const ReductionSpec& sp;
+  const LeafBinding& bind;
+  std::vector<Red> reds;
+  std::unordered_map<const Node*, int> red_of;
+  // accessors: per context
+  std::vector<Acc> accs;
+  std::unordered_map<const Node*, int> row_acc, out_acc;
+  std::vector<const Node*> scalars;
+  std::unordered_map<const Node*, int> scalar_of;
+  std::vector<int> kept_dims, red_dims;
+  Shape kshape, rshape;                 // collapsed
+  std::vector<Strides> out_ks, out_rs;  // per output: destination strides
+  int64_t M = 1, N = 1;
+  int G = 1, B = 256, V = 1, K = 0, S = 1;
+  bool cache = false, rowmode = false, i64 = false, split = false;
+  bool xl = false;  // strided lanes: lane = threadIdx.x / RB, row = threadIdx.x % RB
+  int phases = 1;
+
+  RedEmitter(const ReductionSpec& s, const LeafBinding& b) : sp(s), bind(b) {}
+
+  // Maps strides over a shape whose non-1 dims are the kept dims' non-1 dims onto kept dims.
+  Strides map_to_kept(const Shape& xs, const Strides& xst) const;
+
+  void split_strides(const Strides& st, Strides& ks, Strides& rs) const;
+
+  // Row context: nodes over S evaluated at (row, r).
+  void collect_row(const Node* n);
+
+  // Output context: nodes over a reduced shape evaluated at a row.
+  void collect_out(const Node* n);
+
+  void analyse();
+  bool scan_mode = false;
+
+  void choose_shape();
+
+  // Rows read across threads: RB rows a block (32, a warp's worth, or all of fewer rows)
+  // and G = B / RB lanes a row, so that about kLaneThreads threads run; a lane gets at least
+  // 16 elements. One lane a row (the plain thread-per-row kernel) from kLaneThreads rows.
+  void choose_strided_lanes();
+
+  void choose_index();
+
+  // ---------------------------------------------------------------- emission
+  std::unordered_map<const Node*, std::string> vals;
+  bool prefetch = false;  // emitting element_loop's unrolled turns: row-varying loads were issued ahead
+
+  // Read from memory along the row (not cached, not a broadcast): element_loop's unrolled
+  // turns issue its loads ahead.
+  bool is_prefetched(const Acc& a) const;
+
+  // Turns of a loop over a row unrolled with their loads ahead: 8 for accessors of 1 or 2
+  // bytes, else 4; 1 (a plain loop) with nothing to prefetch.
+  int unroll_turns() const;
+
+  std::string vector_load(size_t j, const std::string& at) const;
+
+  // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
+  // l<j>u[u]; row_value reads them there while `prefetch` is set.
+  std::string prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel) const;
+
+  std::string row_offset(const Strides& rs, const std::string& name) const;
+
+  // Reduction k's result as a value of its dtype (a narrow integer's 32-bit accumulator is
+  // truncated: acc_type), or its index for argmax/argmin.
+  std::string red_ref(int k) const;
+
+  std::string row_value(ExprEmitter& e, const Node* n);
+
+  std::string out_value(ExprEmitter& e, const Node* n);
+
+  void build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero, std::vector<size_t>& ws_part,
+                     std::vector<size_t>& ws_idx);
+
+  std::string group_reduce(const Red& r, int k);
+
+  // The loop over a row's elements running `body` (emitted by f) per element.
+  std::string element_loop(ExprEmitter& e, const std::function<void()>& f, bool first_in_split,
+                           const std::string& pre = "", const std::string& post = "");
+
+  // The top of a row loop: row `kr`'s kept coordinates k0.., each accessor's base b<j> and
+  // the first `outputs` outputs' bases ob<i>.
+  std::string row_bases(const std::string& kr, size_t outputs) const;
+
+  // A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
+  // the carry of the tiles before it.
+  KernelSpec emit_scan();
+
+  // A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
+  KernelSpec scan_spec(ExprEmitter& e, const std::string& b, int64_t blocks, const std::string& mode);
+
+  // A thread per row, in order: outer-axis rows enough to fill the GPU (a warp reads and
+  // writes 32 adjacent rows at a time; a block per row read its 256-element tiles at the
+  // row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23), or many
+  // short contiguous rows (a block of 256 threads scanned each row of 16: f32[1M,16] 1.06 ms,
+  // a thread 0.22; rows of 64 ran faster by a block, 0.28 ms against 0.52).
+  bool scan_across_threads() const;
+
+  // Rows whose elements are contiguous (or broadcast), read and written.
+  bool scan_layout_inner() const;
+
+  // Rows whose elements are strided and whose consecutive rows are adjacent in memory.
+  bool scan_layout_outer() const;
+
+  // Scans cut into tiles spread over blocks: 1 along contiguous rows of 4096 elements or more,
+  // 2 across outer-axis rows too few for a thread each; 0 for the one-block-per-row scan.
+  // A block per row ran one block for a 1-D cumsum (H100, f32[64M]: 172 ms, torch 0.27), and
+  // a thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
+  // f32[16384,4096]: 3.1 ms, a copy 0.18).
+  int scan_tiles() const;
+
+  // A tiled scan (scan_tiles). Each block takes tiles by ticket, in order: a tile is RB rows
+  // (1 when `outer` is false) by CH elements of each, a thread E consecutive elements of one
+  // row (L = B / RB threads a row). A thread scans its elements in registers; the block scans
+  // the threads' totals in a fixed order; each row's tile then publishes its aggregate and
+  // finds its prefix by looking back over the tiles before it (decoupled look-back). The look-
+  // back folds from the nearest predecessor's inclusive prefix forward through the aggregates
+  // after it; every inclusive prefix is the same left fold of aggregates, so the bits do not
+  // depend on which predecessor was ready: the same results every run.
+  KernelSpec emit_scan_tiled(ExprEmitter& e, bool outer);
+
+  KernelSpec emit_scan_by_thread(ExprEmitter& e);
+
+  KernelSpec emit();
+};
+
+}  // namespace cufuse::detail::red

@@ -1,0 +1,377 @@
+// codegen/scan_kernel.cpp: emits the kernel of a scan (cumsum, cumprod) over one axis, with
+// its elementwise producers fused, in one of four shapes: a block per row (tiles of 256
+// elements and a carry); a thread per row, in order (outer-axis rows enough to fill the
+// GPU, or many short contiguous rows); or tiles over many blocks, taken by ticket, whose
+// prefixes come from a deterministic decoupled look-back (long contiguous rows, 1-D arrays,
+// and outer-axis scans over fewer columns). Analysis and value emission: RedEmitter.
+#include "codegen/reduction_kernel.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "codegen/preamble.hpp"
+#include "codegen/reduction_emitter.hpp"
+#include "graph/reduce_attrs.hpp"
+
+namespace cufuse::detail {
+namespace red {
+
+// A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
+// the carry of the tiles before it.
+KernelSpec RedEmitter::emit_scan() {
+  scan_mode = true;
+  analyse();
+  ExprEmitter e(bind, i64);
+  size_t ws_bytes = 0, ws_zero = 0;
+  std::vector<size_t> ws_part, ws_idx;
+  build_params(e, ws_bytes, ws_zero, ws_part, ws_idx);
+  const Red& r = reds[0];
+  const std::string T = r.T;
+  if (scan_across_threads()) return emit_scan_by_thread(e);
+  if (const int tiled = scan_tiles(); tiled != 0) return emit_scan_tiled(e, tiled == 2);
+  std::string b;
+  b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), B / 32);
+  b += "  const I M = p.M, N = p.N;\n";
+  b += fmt::format("  __shared__ {} shw[NW];\n", T);
+  b += "  const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);\n";
+  b += "  for (I row = (I)blockIdx.x; row < M; row += (I)gridDim.x) {\n";
+  b += row_bases("row", 1);
+  b += fmt::format("    {} carry = {};\n", T, identity(r));
+  b += fmt::format("    for (I t0 = 0; t0 < N; t0 += {}) {{\n      const I r = t0 + (I)threadIdx.x;\n", B);
+  b += fmt::format("      {} red0 = {};\n      if (r < N) {{\n", T, identity(r));
+  vals.clear();
+  e.code.clear();
+  std::string v = row_value(e, r.node->inputs[0].get());
+  b += e.code + fmt::format("        red0 = {};\n      }}\n", v);
+  e.code.clear();
+  auto comb = [&](const std::string& acc, const std::string& x) {
+    return combine(r, acc, "", x, "");
+  };
+  b += fmt::format("      for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (lane >= o) {{ {} t = y; {} red0 = t; }} }}\n",
+                   T, shuffle("__shfl_up_sync", "red0", T, "o"), T, comb("t", "red0"));
+  b += "      if (lane == 31) shw[warp] = red0;\n      __syncthreads();\n";
+  b += fmt::format("      if (warp == 0) {{\n        {} w = lane < NW ? shw[lane] : {};\n", T, identity(r));
+  b += fmt::format("        for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (lane >= o) {{ {} t = y; {} w = t; }} }}\n",
+                   T, shuffle("__shfl_up_sync", "w", T, "o"), T, comb("t", "w"));
+  b += "        if (lane < NW) shw[lane] = w;\n      }\n      __syncthreads();\n";
+  b += fmt::format("      if (warp > 0) {{ {} t = shw[warp - 1]; {} red0 = t; }}\n", T, comb("t", "red0"));
+  b += fmt::format("      {{ {} t = carry; {} if (r < N) p.o0[ob0 + {}] = {}; }}\n", T, comb("t", "red0"),
+                   row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "t"));
+  b += fmt::format("      {{ {} t = carry; {} carry = t; }}\n", T, comb("t", "shw[NW - 1]"));
+  b += "      __syncthreads();\n    }\n  }\n";
+  return scan_spec(e, b, M, fmt::format("a block per row, tiles of {}", B));
+}
+
+// A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
+KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t blocks, const std::string& mode) {
+  const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
+  KernelSpec k;
+  k.name = fmt::format("cf_scan_{}_{:016x}", info(reds[0].node->dtype).short_name, h);
+  k.source = kernel_source(k.name, e.pl.decl(), B, b);
+  k.params = e.pl.bytes();
+  k.patches = std::move(e.patches);
+  k.numel = M;
+  k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), 1 << 20));
+  k.dims.block[0] = static_cast<unsigned>(B);
+  k.summary = fmt::format("{} row(s) x {} element(s), {}, {}-bit index", M, N, mode, i64 ? 64 : 32);
+  return k;
+}
+
+// A thread per row, in order: outer-axis rows enough to fill the GPU (a warp reads and
+// writes 32 adjacent rows at a time; a block per row read its 256-element tiles at the
+// row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23), or many
+// short contiguous rows (a block of 256 threads scanned each row of 16: f32[1M,16] 1.06 ms,
+// a thread 0.22; rows of 64 ran faster by a block, 0.28 ms against 0.52).
+bool RedEmitter::scan_across_threads() const {
+  if (scan_layout_outer()) return M >= kLaneThreads;
+  return scan_layout_inner() && N <= 32 && M >= 2048;
+}
+
+// Rows whose elements are contiguous (or broadcast), read and written.
+bool RedEmitter::scan_layout_inner() const {
+  if (rshape.ndim() != 1 || out_rs[0][0] != 1) return false;
+  for (const auto& a : accs)
+    if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] != 0 && a.rs[0] != 1) return false;
+  return true;
+}
+
+// Rows whose elements are strided and whose consecutive rows are adjacent in memory.
+bool RedEmitter::scan_layout_outer() const {
+  const int rk = kshape.ndim();
+  if (rk < 1 || rshape.ndim() != 1) return false;
+  for (const auto& a : accs)
+    if (a.row_ctx && a.kind == Acc::Mem) {
+      if (a.rs[0] == 1 || a.rs[0] == -1) return false;
+      if (a.ks[rk - 1] != 0 && a.ks[rk - 1] != 1) return false;
+    }
+  return out_ks[0][rk - 1] == 1;
+}
+
+// Scans cut into tiles spread over blocks: 1 along contiguous rows of 4096 elements or more,
+// 2 across outer-axis rows too few for a thread each; 0 for the one-block-per-row scan.
+// A block per row ran one block for a 1-D cumsum (H100, f32[64M]: 172 ms, torch 0.27), and
+// a thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
+// f32[16384,4096]: 3.1 ms, a copy 0.18).
+int RedEmitter::scan_tiles() const {
+  if (scan_layout_outer()) return M >= 2 ? 2 : 0;
+  return scan_layout_inner() && N >= 4096 ? 1 : 0;
+}
+
+// A tiled scan (scan_tiles). Each block takes tiles by ticket, in order: a tile is RB rows
+// (1 when `outer` is false) by CH elements of each, a thread E consecutive elements of one
+// row (L = B / RB threads a row). A thread scans its elements in registers; the block scans
+// the threads' totals in a fixed order; each row's tile then publishes its aggregate and
+// finds its prefix by looking back over the tiles before it (decoupled look-back). The look-
+// back folds from the nearest predecessor's inclusive prefix forward through the aggregates
+// after it; every inclusive prefix is the same left fold of aggregates, so the bits do not
+// depend on which predecessor was ready: the same results every run.
+KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
+  const Red& r = reds[0];
+  const std::string T = r.T;
+  const std::string id = identity(r);
+  int RB = 1, Vw = 1, U = 1;
+  int maxsz = itemsize(sp.outputs[0].node->dtype);
+  for (const auto& a : accs)
+    if (a.row_ctx && a.kind == Acc::Mem) maxsz = std::max(maxsz, itemsize(a.node->dtype));
+  if (outer) {
+    while (RB < M && RB < 32) RB *= 2;
+    U = maxsz >= 8 ? 8 : 16;
+  } else {
+    // 16-byte vectors along the row where every row access and the output allow them
+    const int v = 16 / maxsz;
+    bool ok = v > 1 && N % v == 0 && sp.outputs[0].aligned16;
+    for (auto k : out_ks[0]) ok &= k % v == 0;
+    for (const auto& a : accs)
+      if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1) {
+        ok &= a.node->k() != NodeKind::Buffer || bind.is_aligned16(a.node);
+        for (auto k : a.ks) ok &= k % v == 0;
+      }
+    if (ok) {
+      Vw = v;
+      for (auto& a : accs) a.vec = a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1;
+    }
+    U = Vw > 1 ? 4 : 16;
+  }
+  V = Vw;
+  const int L = B / RB, E = U * V;
+  const int64_t CH = int64_t(L) * E;    // a tile's elements of each row
+  const int64_t C = (N + CH - 1) / CH;  // tiles along a row
+  const int64_t groups = (M + RB - 1) / RB;
+  const int64_t tiles = groups * C;
+  // workspace: the ticket, each (tile, row)'s flag (1: aggregate, 2: inclusive prefix), then
+  // the aggregates and the inclusive prefixes
+  const size_t slots = static_cast<size_t>(tiles) * RB;
+  const size_t flags_end = 16 + (slots * 4 + 15) / 16 * 16;
+  const size_t vals_bytes = (slots * 8 + 15) / 16 * 16;
+  auto ws_ptr = [&](const std::string& type, const std::string& name, DType dt, size_t off) {
+    const size_t o = e.pl.add(type + "*", 8, name);
+    e.add_patch(o, PatchSrc::Workspace, dt, static_cast<int>(off));
+  };
+  ws_ptr("unsigned int", "ctr", DType::UInt32, 0);
+  ws_ptr("unsigned int", "flg", DType::UInt32, 16);
+  ws_ptr(T, "agg", r.in, flags_end);
+  ws_ptr(T, "inc", r.in, flags_end + vals_bytes);
+  auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
+  const std::string vT = "((volatile " + T + "*)";
+  // Outer-axis tiles of 4 or more row groups look back by a thread per row, W tiles at a
+  // time: a tile's predecessor took its ticket `groups` tickets earlier and is mostly done
+  // (f32[65536,256]: 0.17 ms against 0.25 by warps). One long chain (a 1-D scan, or fewer
+  // groups) needs the warps' deeper look-back (f32[1M,16] over axis 0: 0.22 ms against 1.04).
+  const bool warp_lookback = !outer || groups < 4;
+
+  std::string b;
+  b += fmt::format("  using I = {};\n  constexpr int RB = {}, L = {}, U = {}, V = {}, E = U * V, NW = {};\n", e.idx(), RB, L, U,
+                   V, B / 32);
+  b += "  const I M = p.M, N = p.N;\n  (void)M;\n";
+  b += fmt::format("  const I groups = (I){}, tiles = groups * ((N + (I)(L * E) - 1) / (I)(L * E));\n", groups);
+  b += fmt::format("  __shared__ unsigned cf_ticket;\n  __shared__ {} cf_pre[RB], cf_ag[RB], cf_lb[NW][256];\n", T);
+  b += outer ? fmt::format("  __shared__ {} sht[{}];\n", T, B) : fmt::format("  __shared__ {} shw[NW];\n", T);
+  b += outer ? "  const int lane = (int)(threadIdx.x / RB), col = (int)(threadIdx.x % RB);\n"
+             : "  const int lane = (int)threadIdx.x, col = 0;\n";
+  b += "  for (;;) {\n";
+  b += "    if (threadIdx.x == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n    __syncthreads();\n";
+  b += "    const I tile = (I)cf_ticket;\n    __syncthreads();\n    if (tile >= tiles) break;\n";
+  // tiles go out chunk by chunk: a tile's predecessor along its rows took its ticket
+  // `groups` tickets before it
+  b += "    const I c = tile / groups, g = tile % groups;\n";
+  b += "    const I row = g * (I)RB + (I)col;\n    const bool active = row < M;\n";
+  b += row_bases("active ? row : (I)0", 1);
+  b += "    const I e0 = c * (I)(L * E) + (I)lane * E;\n";
+  b += fmt::format("    {} xs[E];\n", T);
+  // loads, U turns of V elements (a vector each where V > 1), guarded, all issued first
+  const std::string guard = "active && j * V < N";
+  for (size_t j = 0; j < accs.size(); ++j)
+    if (is_prefetched(accs[j]))
+      b += fmt::format("    {} l{}u[U];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
+                                                    : storage_type(accs[j].node->dtype), j);
+  b += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      const I j = e0 / V + u;\n      if (" + guard + ") {\n";
+  for (size_t j = 0; j < accs.size(); ++j) {
+    if (!is_prefetched(accs[j])) continue;
+    if (accs[j].vec) b += fmt::format("        l{}u[u] = {};\n", j, vector_load(j, "j"));
+    else b += fmt::format("        {{ const I r = j; l{}u[u] = p.a{}[b{} + {}]; }}\n", j, j, j, row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
+  }
+  b += "      }\n    }\n";
+  // the thread's values, scanned in order
+  vals.clear();
+  e.code.clear();
+  prefetch = true;
+  const std::string v = row_value(e, r.node->inputs[0].get());
+  prefetch = false;
+  b += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      const I j = e0 / V + u;\n#pragma unroll\n"
+       "      for (int t = 0; t < V; ++t) {\n        const I r = j * V + t;\n";
+  b += fmt::format("        {} x = {};\n        if (active && r < N) {{\n", T, id);
+  b += e.code + fmt::format("          x = {};\n        }}\n        xs[u * V + t] = x;\n      }}\n    }}\n", as_acc(r, v));
+  e.code.clear();
+  b += "#pragma unroll\n    for (int i = 1; i < E; ++i) { " + T + " t = xs[i - 1]; " + comb("t", "xs[i]") + " xs[i] = t; }\n";
+  // the block: each thread's exclusive prefix in the tile (ex) and its row's aggregate (ag)
+  if (outer) {
+    b += "    sht[threadIdx.x] = xs[E - 1];\n    __syncthreads();\n";
+    b += fmt::format("    {} ex = {}, ag = {};\n", T, id, id);
+    b += "    for (int l = 0; l < L; ++l) {\n      const " + T + " y = sht[l * RB + col];\n      if (l < lane) { " +
+         comb("ex", "y") + " }\n      " + comb("ag", "y") + "\n    }\n";
+  } else {
+    b += "    const int wl = lane & 31, warp = lane >> 5;\n";
+    b += fmt::format("    {} in = xs[E - 1];\n", T);
+    b += fmt::format("    for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (wl >= o) {{ {} t = y; {} in = t; }} }}\n", T,
+                     shuffle("__shfl_up_sync", "in", T, "o"), T, comb("t", "in"));
+    b += "    if (wl == 31) shw[warp] = in;\n    __syncthreads();\n";
+    b += fmt::format("    if (warp == 0) {{\n      {} w = wl < NW ? shw[wl] : {};\n", T, id);
+    b += fmt::format("      for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (wl >= o) {{ {} t = y; {} w = t; }} }}\n", T,
+                     shuffle("__shfl_up_sync", "w", T, "o"), T, comb("t", "w"));
+    b += "      if (wl < NW) shw[wl] = w;\n    }\n    __syncthreads();\n";
+    b += fmt::format("    const {} up = {};\n    {} ex = {};\n", T, shuffle("__shfl_up_sync", "in", T, "1"), T, id);
+    b += "    if (warp > 0) ex = shw[warp - 1];\n";
+    b += "    if (wl > 0) { " + T + " t = ex; " + comb("t", "up") + " ex = t; }\n";
+    b += fmt::format("    const {} ag = shw[NW - 1];\n", T);
+  }
+  if (warp_lookback) {
+  // look-back, a warp for each of the tile's rows: publish the aggregate, then read the
+  // tiles before it 32 at a time, buffering their aggregates, back to the nearest one with
+  // an inclusive prefix, and fold forward from there. (A thread reading 8 at a time advanced
+  // the chain of inclusive prefixes 8 tiles a round trip: f32[64M] 4.1 ms.)
+  constexpr int LB = 256;  // aggregates a warp buffers; past that it waits for a nearer prefix
+  b += "    if (lane == 0 && active) cf_ag[col] = ag;\n    __syncthreads();\n";
+  b += "    {\n      const int wl = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5);\n";
+  b += "      for (int q = wp; q < RB; q += NW) {\n        if (g * (I)RB + (I)q >= M) break;\n";
+  b += "        const I slot = (c * groups + g) * (I)RB + (I)q, back = groups * (I)RB;\n";
+  b += "        const " + T + " a = cf_ag[q];\n";
+  b += fmt::format("        {} pre = {};\n", T, id);
+  b += "        if (c > 0) {\n";
+  b += "          if (wl == 0) { " + vT + "p.agg)[slot] = a; __threadfence(); ((volatile unsigned*)p.flg)[slot] = 1u; }\n";
+  b += fmt::format("          I k0 = 0;\n          int n = 0;\n          {} found = {};\n          for (;;) {{\n", T, id);
+  b += "            const I kb = k0 + (I)wl + 1;\n            unsigned f = 3u;\n";
+  b += "            if (c - kb >= 0) f = ((volatile unsigned*)p.flg)[slot - kb * back];\n            __threadfence();\n";
+  b += fmt::format("            {} y = {};\n", T, id);
+  b += "            if (f == 2u) y = " + vT + "p.inc)[slot - kb * back];\n";
+  b += "            else if (f == 1u) y = " + vT + "p.agg)[slot - kb * back];\n";
+  b += "            const unsigned pm = __ballot_sync(0xffffffffu, f == 2u), zm = __ballot_sync(0xffffffffu, f == 0u);\n";
+  b += "            const int d = pm ? __ffs(pm) - 1 : 32;\n";
+  b += "            const unsigned nearer = d == 32 ? 0xffffffffu : ((1u << d) - 1u);\n";
+  b += fmt::format("            if ((zm & nearer) == 0u && n + d <= {}) {{\n", LB);
+  b += "              if (wl < d) cf_lb[wp][n + wl] = y;\n";
+  b += fmt::format("              if (d < 32) {{ found = {}; n += d; break; }}\n", shuffle("__shfl_sync", "y", T, "d"));
+  b += "              n += 32;\n              k0 += 32;\n            } else {\n              __nanosleep(64);\n            }\n          }\n";
+  b += "          __syncwarp();\n";
+  b += "          if (wl == 0) {\n            pre = found;\n            for (int i = n - 1; i >= 0; --i) { " + T + " t = pre; " +
+       comb("t", "cf_lb[wp][i]") + " pre = t; }\n          }\n        }\n";
+  b += "        if (wl == 0) {\n          { " + T + " t = pre; " + comb("t", "a") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "          __threadfence();\n          ((volatile unsigned*)p.flg)[slot] = 2u;\n          cf_pre[q] = pre;\n        }\n";
+  b += "        __syncwarp();\n      }\n    }\n";
+  b += "    __syncthreads();\n";
+  } else {
+  // look-back by one thread of each row: publish the aggregate, then fold the prefix from
+  // the nearest predecessor with an inclusive prefix among the W before it
+  constexpr int W = 8;
+  b += "    if (lane == 0 && active) {\n";
+  b += "      const I slot = (c * groups + g) * (I)RB + (I)col, back = groups * (I)RB;\n";
+  b += fmt::format("      {} pre = {};\n", T, id);
+  b += "      if (c > 0) {\n";
+  b += "        " + vT + "p.agg)[slot] = ag;\n        __threadfence();\n        ((volatile unsigned*)p.flg)[slot] = 1u;\n";
+  b += fmt::format("        for (;;) {{\n          unsigned f[{}];\n          {} y[{}];\n", W, T, W);
+  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i)\n", W);
+  b += "            f[i] = c - 1 - i >= 0 ? ((volatile unsigned*)p.flg)[slot - (I)(i + 1) * back] : 3u;\n";
+  b += "          __threadfence();\n";
+  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W);
+  b += "            const I s2 = slot - (I)(i + 1) * back;\n";
+  b += "            y[i] = f[i] == 2u ? " + vT + "p.inc)[s2] : f[i] == 1u ? " + vT + "p.agg)[s2] : " + id + ";\n          }\n";
+  b += fmt::format("          int d = {};\n          bool ok = true;\n#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W, W);
+  b += fmt::format("            if (d == {} && f[i] == 0u) ok = false;\n            if (d == {} && f[i] == 2u) d = i;\n          }}\n", W, W);
+  b += fmt::format("          if (ok && d < {}) {{\n", W);
+  b += fmt::format("#pragma unroll\n            for (int i = {}; i >= 0; --i) {{\n", W - 1);
+  b += "              if (i == d) pre = y[i];\n              if (i < d) { " + T + " t = pre; " + comb("t", "y[i]") + " pre = t; }\n            }\n";
+  b += "            break;\n          }\n          __nanosleep(32);\n        }\n      }\n";
+  b += "      { " + T + " t = pre; " + comb("t", "ag") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "      __threadfence();\n      ((volatile unsigned*)p.flg)[slot] = 2u;\n      cf_pre[col] = pre;\n    }\n";
+  b += "    __syncthreads();\n";
+  }
+  // the elements: the tile's prefix, then the thread's, then its own running value
+  b += "    " + T + " base = cf_pre[col];\n    { " + T + " t = base; " + comb("t", "ex") + " base = t; }\n";
+  const bool vst = !outer && V > 1;
+  b += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      const I j = e0 / V + u;\n";
+  b += "      if (" + guard + ") {\n";
+  if (vst) b += fmt::format("        cf_vec<{}, V> w;\n", storage_type(r.node->dtype));
+  b += "#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
+  b += "          " + T + " y = base; { " + T + " t2 = y; " + comb("t2", "xs[u * V + t]") + " y = t2; }\n";
+  if (vst)
+    b += fmt::format("          w.v[t] = {};\n        }}\n        *reinterpret_cast<cf_vec<{}, V>*>(p.o0 + ob0 + j * V) = w;\n",
+                     store_expr(r.node->dtype, "y"), storage_type(r.node->dtype));
+  else
+    b += fmt::format("          if (r < N) p.o0[ob0 + {}] = {};\n        }}\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "y"));
+  b += "      }\n    }\n";
+  b += "    __syncthreads();\n  }\n";
+  KernelSpec k = scan_spec(e, b, tiles, outer ? fmt::format("tiles of {} rows x {} elements, {} a thread, look-back", RB, CH, E)
+                                               : fmt::format("tiles of {} elements, {} a thread, look-back", CH, E));
+  k.workspace_bytes = flags_end + 2 * vals_bytes;
+  k.workspace_zero_bytes = flags_end;
+  return k;
+}
+
+KernelSpec RedEmitter::emit_scan_by_thread(ExprEmitter& e) {
+  const Red& r = reds[0];
+  const std::string T = r.T;
+  std::string b;
+  b += fmt::format("  using I = {};\n  const I M = p.M, N = p.N;\n", e.idx());
+  b += fmt::format("  for (I row = (I)blockIdx.x * {} + (I)threadIdx.x; row < M; row += (I)gridDim.x * {}) {{\n", B, B);
+  b += row_bases("row", 1);
+  b += fmt::format("    {} carry = {};\n", T, identity(r));
+  // U elements at a time, their loads issued first (element_loop says why), then the rest.
+  auto step = [&](bool prefetched) {
+    vals.clear();
+    e.code.clear();
+    prefetch = prefetched;
+    std::string v = row_value(e, r.node->inputs[0].get());
+    prefetch = false;
+    std::string t = e.code;
+    e.code.clear();
+    t += fmt::format("      {{ const {} red0 = {}; {} }}\n", T, as_acc(r, v), combine(r, "carry", "", "red0", ""));
+    return t + fmt::format("      p.o0[ob0 + {}] = {};\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "carry"));
+  };
+  const int U = unroll_turns();
+  b += "    I r0 = 0;\n";
+  if (U > 1) {
+    b += fmt::format("    for (; r0 + {} < N; r0 += {}) {{\n", U - 1, U);
+    b += prefetch_turns(U, "r0 + (I)u", "");
+    b += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I r = r0 + (I)u;\n", U);
+    b += step(true) + "      }\n    }\n";
+  }
+  b += "    for (; r0 < N; ++r0) {\n      const I r = r0;\n" + step(false) + "    }\n  }\n";
+  return scan_spec(e, b, (M + B - 1) / B, "a thread per row in order");
+}
+
+}  // namespace red
+
+KernelSpec emit_scan_kernel(const NodePtr& scan, const Layout& out_layout, int out_buffer, bool aligned16,
+                            const LeafBinding& bind) {
+  ReductionSpec spec;
+  spec.S = scan->inputs[0]->shape();
+  spec.axes = reduce_attrs(*scan).axes;
+  spec.reductions = {scan.get()};
+  spec.phase = {0};
+  // the scan's result has the row shape: an output of kind Row
+  spec.outputs.push_back(RedOutput{scan, OutKind::Row, out_layout, out_buffer, aligned16});
+  red::RedEmitter e(spec, bind);
+  return e.emit_scan();
+}
+
+}  // namespace cufuse::detail
