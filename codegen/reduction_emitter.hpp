@@ -179,6 +179,12 @@ struct RedEmitter {
   // depend on which predecessor was ready: the same results every run.
   KernelSpec emit_scan_tiled(ExprEmitter& e, bool outer);
 
+  // The tiled scan's look-back for each row of the tile (cf_pre[row] = its prefix): a warp a
+  // row, 32 tiles a read, back to the nearest inclusive prefix; or a thread a row, among the
+  // 8 tiles before it.
+  std::string scan_lookback_warps() const;
+  std::string scan_lookback_thread() const;
+
   KernelSpec emit_scan_by_thread(ExprEmitter& e);
 
   KernelSpec emit();

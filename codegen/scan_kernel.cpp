@@ -118,6 +118,79 @@ int RedEmitter::scan_tiles() const {
   return scan_layout_inner() && N >= 4096 ? 1 : 0;
 }
 
+// look-back, a warp for each of the tile's rows: publish the aggregate, then read the
+// tiles before it 32 at a time, buffering their aggregates, back to the nearest one with
+// an inclusive prefix, and fold forward from there. (A thread reading 8 at a time advanced
+// the chain of inclusive prefixes 8 tiles a round trip: f32[64M] 4.1 ms.)
+std::string RedEmitter::scan_lookback_warps() const {
+  const Red& r = reds[0];
+  const std::string T = r.T, id = identity(r), vT = "((volatile " + T + "*)";
+  auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
+  std::string b;
+  constexpr int LB = 256;  // aggregates a warp buffers; past that it waits for a nearer prefix
+  b += "    if (lane == 0 && active) cf_ag[col] = ag;\n    __syncthreads();\n";
+  b += "    {\n      const int wl = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5);\n";
+  b += "      for (int q = wp; q < RB; q += NW) {\n        if (g * (I)RB + (I)q >= M) break;\n";
+  b += "        const I slot = (c * groups + g) * (I)RB + (I)q, back = groups * (I)RB;\n";
+  b += "        const " + T + " a = cf_ag[q];\n";
+  b += fmt::format("        {} pre = {};\n", T, id);
+  b += "        if (c > 0) {\n";
+  b += "          if (wl == 0) { " + vT + "p.agg)[slot] = a; __threadfence(); ((volatile unsigned*)p.flg)[slot] = 1u; }\n";
+  b += fmt::format("          I k0 = 0;\n          int n = 0;\n          {} found = {};\n          for (;;) {{\n", T, id);
+  b += "            const I kb = k0 + (I)wl + 1;\n            unsigned f = 3u;\n";
+  b += "            if (c - kb >= 0) f = ((volatile unsigned*)p.flg)[slot - kb * back];\n            __threadfence();\n";
+  b += fmt::format("            {} y = {};\n", T, id);
+  b += "            if (f == 2u) y = " + vT + "p.inc)[slot - kb * back];\n";
+  b += "            else if (f == 1u) y = " + vT + "p.agg)[slot - kb * back];\n";
+  b += "            const unsigned pm = __ballot_sync(0xffffffffu, f == 2u), zm = __ballot_sync(0xffffffffu, f == 0u);\n";
+  b += "            const int d = pm ? __ffs(pm) - 1 : 32;\n";
+  b += "            const unsigned nearer = d == 32 ? 0xffffffffu : ((1u << d) - 1u);\n";
+  b += fmt::format("            if ((zm & nearer) == 0u && n + d <= {}) {{\n", LB);
+  b += "              if (wl < d) cf_lb[wp][n + wl] = y;\n";
+  b += fmt::format("              if (d < 32) {{ found = {}; n += d; break; }}\n", shuffle("__shfl_sync", "y", T, "d"));
+  b += "              n += 32;\n              k0 += 32;\n            } else {\n              __nanosleep(64);\n            }\n          }\n";
+  b += "          __syncwarp();\n";
+  b += "          if (wl == 0) {\n            pre = found;\n            for (int i = n - 1; i >= 0; --i) { " + T + " t = pre; " +
+       comb("t", "cf_lb[wp][i]") + " pre = t; }\n          }\n        }\n";
+  b += "        if (wl == 0) {\n          { " + T + " t = pre; " + comb("t", "a") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "          __threadfence();\n          ((volatile unsigned*)p.flg)[slot] = 2u;\n          cf_pre[q] = pre;\n        }\n";
+  b += "        __syncwarp();\n      }\n    }\n";
+  b += "    __syncthreads();\n";
+  return b;
+}
+
+// look-back by one thread of each row: publish the aggregate, then fold the prefix from
+// the nearest predecessor with an inclusive prefix among the W before it
+std::string RedEmitter::scan_lookback_thread() const {
+  const Red& r = reds[0];
+  const std::string T = r.T, id = identity(r), vT = "((volatile " + T + "*)";
+  auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
+  std::string b;
+  constexpr int W = 8;
+  b += "    if (lane == 0 && active) {\n";
+  b += "      const I slot = (c * groups + g) * (I)RB + (I)col, back = groups * (I)RB;\n";
+  b += fmt::format("      {} pre = {};\n", T, id);
+  b += "      if (c > 0) {\n";
+  b += "        " + vT + "p.agg)[slot] = ag;\n        __threadfence();\n        ((volatile unsigned*)p.flg)[slot] = 1u;\n";
+  b += fmt::format("        for (;;) {{\n          unsigned f[{}];\n          {} y[{}];\n", W, T, W);
+  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i)\n", W);
+  b += "            f[i] = c - 1 - i >= 0 ? ((volatile unsigned*)p.flg)[slot - (I)(i + 1) * back] : 3u;\n";
+  b += "          __threadfence();\n";
+  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W);
+  b += "            const I s2 = slot - (I)(i + 1) * back;\n";
+  b += "            y[i] = f[i] == 2u ? " + vT + "p.inc)[s2] : f[i] == 1u ? " + vT + "p.agg)[s2] : " + id + ";\n          }\n";
+  b += fmt::format("          int d = {};\n          bool ok = true;\n#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W, W);
+  b += fmt::format("            if (d == {} && f[i] == 0u) ok = false;\n            if (d == {} && f[i] == 2u) d = i;\n          }}\n", W, W);
+  b += fmt::format("          if (ok && d < {}) {{\n", W);
+  b += fmt::format("#pragma unroll\n            for (int i = {}; i >= 0; --i) {{\n", W - 1);
+  b += "              if (i == d) pre = y[i];\n              if (i < d) { " + T + " t = pre; " + comb("t", "y[i]") + " pre = t; }\n            }\n";
+  b += "            break;\n          }\n          __nanosleep(32);\n        }\n      }\n";
+  b += "      { " + T + " t = pre; " + comb("t", "ag") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "      __threadfence();\n      ((volatile unsigned*)p.flg)[slot] = 2u;\n      cf_pre[col] = pre;\n    }\n";
+  b += "    __syncthreads();\n";
+  return b;
+}
+
 // A tiled scan (scan_tiles). Each block takes tiles by ticket, in order: a tile is RB rows
 // (1 when `outer` is false) by CH elements of each, a thread E consecutive elements of one
 // row (L = B / RB threads a row). A thread scans its elements in registers; the block scans
@@ -173,7 +246,6 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
   ws_ptr(T, "agg", r.in, flags_end);
   ws_ptr(T, "inc", r.in, flags_end + vals_bytes);
   auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
-  const std::string vT = "((volatile " + T + "*)";
   // Outer-axis tiles of 4 or more row groups look back by a thread per row, W tiles at a
   // time: a tile's predecessor took its ticket `groups` tickets earlier and is mostly done
   // (f32[65536,256]: 0.17 ms against 0.25 by warps). One long chain (a 1-D scan, or fewer
@@ -245,66 +317,7 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
     b += "    if (wl > 0) { " + T + " t = ex; " + comb("t", "up") + " ex = t; }\n";
     b += fmt::format("    const {} ag = shw[NW - 1];\n", T);
   }
-  if (warp_lookback) {
-  // look-back, a warp for each of the tile's rows: publish the aggregate, then read the
-  // tiles before it 32 at a time, buffering their aggregates, back to the nearest one with
-  // an inclusive prefix, and fold forward from there. (A thread reading 8 at a time advanced
-  // the chain of inclusive prefixes 8 tiles a round trip: f32[64M] 4.1 ms.)
-  constexpr int LB = 256;  // aggregates a warp buffers; past that it waits for a nearer prefix
-  b += "    if (lane == 0 && active) cf_ag[col] = ag;\n    __syncthreads();\n";
-  b += "    {\n      const int wl = (int)(threadIdx.x & 31), wp = (int)(threadIdx.x >> 5);\n";
-  b += "      for (int q = wp; q < RB; q += NW) {\n        if (g * (I)RB + (I)q >= M) break;\n";
-  b += "        const I slot = (c * groups + g) * (I)RB + (I)q, back = groups * (I)RB;\n";
-  b += "        const " + T + " a = cf_ag[q];\n";
-  b += fmt::format("        {} pre = {};\n", T, id);
-  b += "        if (c > 0) {\n";
-  b += "          if (wl == 0) { " + vT + "p.agg)[slot] = a; __threadfence(); ((volatile unsigned*)p.flg)[slot] = 1u; }\n";
-  b += fmt::format("          I k0 = 0;\n          int n = 0;\n          {} found = {};\n          for (;;) {{\n", T, id);
-  b += "            const I kb = k0 + (I)wl + 1;\n            unsigned f = 3u;\n";
-  b += "            if (c - kb >= 0) f = ((volatile unsigned*)p.flg)[slot - kb * back];\n            __threadfence();\n";
-  b += fmt::format("            {} y = {};\n", T, id);
-  b += "            if (f == 2u) y = " + vT + "p.inc)[slot - kb * back];\n";
-  b += "            else if (f == 1u) y = " + vT + "p.agg)[slot - kb * back];\n";
-  b += "            const unsigned pm = __ballot_sync(0xffffffffu, f == 2u), zm = __ballot_sync(0xffffffffu, f == 0u);\n";
-  b += "            const int d = pm ? __ffs(pm) - 1 : 32;\n";
-  b += "            const unsigned nearer = d == 32 ? 0xffffffffu : ((1u << d) - 1u);\n";
-  b += fmt::format("            if ((zm & nearer) == 0u && n + d <= {}) {{\n", LB);
-  b += "              if (wl < d) cf_lb[wp][n + wl] = y;\n";
-  b += fmt::format("              if (d < 32) {{ found = {}; n += d; break; }}\n", shuffle("__shfl_sync", "y", T, "d"));
-  b += "              n += 32;\n              k0 += 32;\n            } else {\n              __nanosleep(64);\n            }\n          }\n";
-  b += "          __syncwarp();\n";
-  b += "          if (wl == 0) {\n            pre = found;\n            for (int i = n - 1; i >= 0; --i) { " + T + " t = pre; " +
-       comb("t", "cf_lb[wp][i]") + " pre = t; }\n          }\n        }\n";
-  b += "        if (wl == 0) {\n          { " + T + " t = pre; " + comb("t", "a") + " " + vT + "p.inc)[slot] = t; }\n";
-  b += "          __threadfence();\n          ((volatile unsigned*)p.flg)[slot] = 2u;\n          cf_pre[q] = pre;\n        }\n";
-  b += "        __syncwarp();\n      }\n    }\n";
-  b += "    __syncthreads();\n";
-  } else {
-  // look-back by one thread of each row: publish the aggregate, then fold the prefix from
-  // the nearest predecessor with an inclusive prefix among the W before it
-  constexpr int W = 8;
-  b += "    if (lane == 0 && active) {\n";
-  b += "      const I slot = (c * groups + g) * (I)RB + (I)col, back = groups * (I)RB;\n";
-  b += fmt::format("      {} pre = {};\n", T, id);
-  b += "      if (c > 0) {\n";
-  b += "        " + vT + "p.agg)[slot] = ag;\n        __threadfence();\n        ((volatile unsigned*)p.flg)[slot] = 1u;\n";
-  b += fmt::format("        for (;;) {{\n          unsigned f[{}];\n          {} y[{}];\n", W, T, W);
-  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i)\n", W);
-  b += "            f[i] = c - 1 - i >= 0 ? ((volatile unsigned*)p.flg)[slot - (I)(i + 1) * back] : 3u;\n";
-  b += "          __threadfence();\n";
-  b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W);
-  b += "            const I s2 = slot - (I)(i + 1) * back;\n";
-  b += "            y[i] = f[i] == 2u ? " + vT + "p.inc)[s2] : f[i] == 1u ? " + vT + "p.agg)[s2] : " + id + ";\n          }\n";
-  b += fmt::format("          int d = {};\n          bool ok = true;\n#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W, W);
-  b += fmt::format("            if (d == {} && f[i] == 0u) ok = false;\n            if (d == {} && f[i] == 2u) d = i;\n          }}\n", W, W);
-  b += fmt::format("          if (ok && d < {}) {{\n", W);
-  b += fmt::format("#pragma unroll\n            for (int i = {}; i >= 0; --i) {{\n", W - 1);
-  b += "              if (i == d) pre = y[i];\n              if (i < d) { " + T + " t = pre; " + comb("t", "y[i]") + " pre = t; }\n            }\n";
-  b += "            break;\n          }\n          __nanosleep(32);\n        }\n      }\n";
-  b += "      { " + T + " t = pre; " + comb("t", "ag") + " " + vT + "p.inc)[slot] = t; }\n";
-  b += "      __threadfence();\n      ((volatile unsigned*)p.flg)[slot] = 2u;\n      cf_pre[col] = pre;\n    }\n";
-  b += "    __syncthreads();\n";
-  }
+  b += warp_lookback ? scan_lookback_warps() : scan_lookback_thread();
   // the elements: the tile's prefix, then the thread's, then its own running value
   b += "    " + T + " base = cf_pre[col];\n    { " + T + " t = base; " + comb("t", "ex") + " base = t; }\n";
   const bool vst = !outer && V > 1;
