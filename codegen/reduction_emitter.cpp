@@ -410,13 +410,15 @@ std::string RedEmitter::vector_load(size_t j, const std::string& at) const {
 
 // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
 // l<j>u[u]; row_value reads them there while `prefetch` is set.
-std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel) const {
+std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel,
+                                       const std::string& guard) const {
   std::string s;
   for (size_t j = 0; j < accs.size(); ++j)
     if (is_prefetched(accs[j]))
       s += fmt::format("      {} l{}u[{}];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
                                                          : storage_type(accs[j].node->dtype), j, U);
   s += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
+  if (!guard.empty()) s += "        if (" + guard + ") {\n";
   for (size_t j = 0; j < accs.size(); ++j) {
     if (!is_prefetched(accs[j])) continue;
     if (accs[j].vec) {
@@ -426,6 +428,7 @@ std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std
       s += fmt::format("          l{}u[u] = p.a{}[b{} + {}];\n        }}\n", j, j, j, row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
     }
   }
+  if (!guard.empty()) s += "        }\n";
   return s + "      }\n";
 }
 

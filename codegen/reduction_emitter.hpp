@@ -116,8 +116,10 @@ struct RedEmitter {
   std::string vector_load(size_t j, const std::string& at) const;
 
   // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
-  // l<j>u[u]; row_value reads them there while `prefetch` is set.
-  std::string prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel) const;
+  // l<j>u[u], each turn only where `guard` holds (when one is given); row_value reads them
+  // there while `prefetch` is set.
+  std::string prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel,
+                             const std::string& guard = "") const;
 
   std::string row_offset(const Strides& rs, const std::string& name) const;
 

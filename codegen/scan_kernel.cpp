@@ -273,17 +273,7 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
   b += fmt::format("    {} xs[E];\n", T);
   // loads, U turns of V elements (a vector each where V > 1), guarded, all issued first
   const std::string guard = "active && j * V < N";
-  for (size_t j = 0; j < accs.size(); ++j)
-    if (is_prefetched(accs[j]))
-      b += fmt::format("    {} l{}u[U];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
-                                                    : storage_type(accs[j].node->dtype), j);
-  b += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      const I j = e0 / V + u;\n      if (" + guard + ") {\n";
-  for (size_t j = 0; j < accs.size(); ++j) {
-    if (!is_prefetched(accs[j])) continue;
-    if (accs[j].vec) b += fmt::format("        l{}u[u] = {};\n", j, vector_load(j, "j"));
-    else b += fmt::format("        {{ const I r = j; l{}u[u] = p.a{}[b{} + {}]; }}\n", j, j, j, row_offset(accs[j].rs, "a" + std::to_string(j) + "r"));
-  }
-  b += "      }\n    }\n";
+  b += prefetch_turns(U, "e0 / V + u", "", guard);
   // the thread's values, scanned in order
   vals.clear();
   e.code.clear();
