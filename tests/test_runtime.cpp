@@ -1,7 +1,8 @@
 // tests/test_runtime.cpp: the runtime layer where there may be no GPU: device discovery and
 // the "no CUDA device" errors, streams/events/scopes as bookkeeping, host storage, CUDA
-// error mapping and byte formatting. Checks that only hold without a device say so and
-// are skipped (with a message) on a GPU machine; the rest run anywhere.
+// error mapping, byte formatting, and when a plan gets its kernel chain. Checks that only
+// hold without a device say so and are skipped (with a message) on a GPU machine; the rest
+// run anywhere.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -15,6 +16,7 @@
 #include "cufuse/memory.hpp"
 #include "cufuse/stream.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_chain.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/runtime_internal.hpp"
 #include "runtime/storage.hpp"
@@ -267,4 +269,44 @@ TEST_CASE("runtime: byte counts are written for people") {
   CHECK(cd::format_bytes(size_t(512) << 20) == "512 MiB");
   CHECK(cd::format_bytes(size_t(1023) << 20) == "1.00 GiB");  // 3 digits: rounds to the next unit
   CHECK(cd::format_bytes(SIZE_MAX) == "16.0 EiB");
+}
+
+// The chain itself launches graphs (tests/gpu/test_graph_launch_gpu.cpp); what decides
+// when a plan gets one is host bookkeeping: none for its first `after` runs, then one per
+// device, its nodes asked for once, and none for a plan with nothing to chain.
+TEST_CASE("runtime: a plan gets its kernel chain after its first runs, once per device") {
+  using cufuse::detail::ChainNode;
+  using cufuse::detail::ChainSlot;
+  if (!cufuse::detail::chains_enabled() || cufuse::detail::chains_eager()) {
+    MESSAGE("skipped: CUFUSE_GRAPHS is set (0 or all)");
+    return;
+  }
+  int asked = 0;
+  auto nodes = [&] {
+    ++asked;
+    return std::vector<ChainNode>{ChainNode{reinterpret_cast<void*>(0x1234), {}, 64}};
+  };
+  ChainSlot slot;
+  CHECK(slot.get(0, 2, nodes) == nullptr);
+  CHECK(slot.get(0, 2, nodes) == nullptr);
+  CHECK(asked == 0);
+  auto c0 = slot.get(0, 2, nodes);
+  REQUIRE(c0 != nullptr);
+  CHECK(c0->size() == 1);
+  CHECK(c0->device() == 0);
+  CHECK(slot.get(0, 2, nodes) == c0);
+  auto c1 = slot.get(1, 2, nodes);
+  REQUIRE(c1 != nullptr);
+  CHECK(c1 != c0);
+  CHECK(c1->device() == 1);
+  CHECK(slot.get(1, 2, nodes) == c1);
+  CHECK(asked == 2);
+  ChainSlot none;  // a plan with a library call: no chain, and its nodes asked for once
+  int asked_none = 0;
+  auto empty = [&] {
+    ++asked_none;
+    return std::vector<ChainNode>{};
+  };
+  for (int i = 0; i < 5; ++i) CHECK(none.get(0, 0, empty) == nullptr);
+  CHECK(asked_none == 1);
 }

@@ -23,6 +23,7 @@ struct Stats {
   uint64_t plans_built = 0;       // plans made from scratch
   uint64_t plan_cache_hits = 0;   // plans reused for a graph of the same structure
   uint64_t kernels_launched = 0;  // kernels run (or run by the reference backend)
+  uint64_t graph_launches = 0;    // of those, launches of a plan's kernels as one CUDA graph
   uint64_t kernels_compiled = 0;  // NVRTC compilations
   uint64_t memory_cache_hits = 0; // compiled kernels found in memory
   uint64_t disk_cache_hits = 0;   // compiled kernels found on disk

@@ -23,8 +23,11 @@
 // had when written, as lazy arrays do); captured arrays in memory are read at every call.
 // The callable runs twice at a trace when it takes scalars (to tell them apart).
 //
-// Each result is a new array on the current stream of the arguments' device. With
-// FuseOptions::cuda_graph, a plan of several kernels replays as one CUDA graph launch.
+// Each result is a new array on the current stream of the arguments' device. A plan of
+// kernels only (no library call) replays as one CUDA graph launch, its kernels' parameters
+// updated for the call: that costs the host about half of one plain kernel launch, so this
+// is on by default, for one kernel too (FuseOptions::cuda_graph = false, or CUFUSE_GRAPHS=0
+// for the whole process, launches each kernel on its own instead).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -40,7 +43,7 @@
 namespace cufuse {
 
 struct FuseOptions {
-  bool cuda_graph = false;   // replay a plan of several kernels as one CUDA graph launch
+  bool cuda_graph = true;    // replay a plan of kernels as one CUDA graph launch (see above)
   int max_signatures = 64;   // signatures kept per function (least recently used goes first)
   std::string name = "fused function";  // in messages
 };

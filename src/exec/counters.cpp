@@ -18,6 +18,7 @@ Stats stats() {
   s.plans_built = c.plans_built.load();
   s.plan_cache_hits = c.plan_cache_hits.load();
   s.kernels_launched = c.kernels_launched.load();
+  s.graph_launches = c.graph_launches.load();
   s.kernels_compiled = c.kernels_compiled.load();
   s.memory_cache_hits = c.memory_cache_hits.load();
   s.disk_cache_hits = c.disk_cache_hits.load();
@@ -28,8 +29,8 @@ Stats stats() {
 
 void reset_stats() {
   auto& c = detail::counters();
-  for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.kernels_compiled,
-                  &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us})
+  for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.graph_launches,
+                  &c.kernels_compiled, &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us})
     a->store(0);
 }
 

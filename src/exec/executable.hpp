@@ -11,6 +11,7 @@
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
 #include "library/library_call.hpp"
+#include "runtime/kernel_chain.hpp"
 
 namespace cufuse::detail {
 
@@ -43,6 +44,7 @@ struct Executable {
   std::vector<BufferSpec> buffers;
   std::vector<Step> steps;
   std::string text;  // filled when logging or dumping
+  ChainSlot chains;  // the kernels as one graph launch, once the plan is run repeatedly
 };
 
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,

@@ -318,15 +318,40 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   thread_local std::vector<unsigned char> bytes;
   const ScanSource source(scan);
   std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
-  for (const auto& st : ex->steps) {
-    if (st.call) {
-      run_library_step(st, source, ptrs, stream);
-      continue;
+  // From its third run on, a plan of kernels only goes out as one graph launch (cheaper on
+  // the host than one launch per kernel: runtime/kernel_chain.hpp).
+  const std::shared_ptr<KernelChain> chain = ex->chains.get(dev, 2, [&] {
+    std::vector<ChainNode> nodes;
+    for (const auto& st : ex->steps) {
+      if (st.call) return std::vector<ChainNode>{};
+      if (st.spec.numel > 0) nodes.push_back({st.kernel->kernel_for(dev), st.spec.dims, st.spec.params.size()});
     }
-    if (st.spec.numel == 0) continue;
-    apply_patches(bytes, st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
-    launch_kernel(st.kernel->kernel_for(dev), st.spec.dims, bytes.data(), stream);  // logs the launch
-    counters().kernels_launched++;
+    return nodes;
+  });
+  if (chain) {
+    thread_local std::vector<std::vector<unsigned char>> params;
+    thread_local std::vector<const void*> pp;
+    params.resize(ex->steps.size());
+    pp.clear();
+    for (size_t s = 0; s < ex->steps.size(); ++s) {
+      const Step& st = ex->steps[s];
+      if (st.spec.numel == 0) continue;
+      apply_patches(params[s], st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
+      pp.push_back(params[s].data());
+    }
+    if (chain->launch(pp.data(), stream)) counters().graph_launches++;
+    counters().kernels_launched += pp.size();
+  } else {
+    for (const auto& st : ex->steps) {
+      if (st.call) {
+        run_library_step(st, source, ptrs, stream);
+        continue;
+      }
+      if (st.spec.numel == 0) continue;
+      apply_patches(bytes, st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
+      launch_kernel(st.kernel->kernel_for(dev), st.spec.dims, bytes.data(), stream);  // logs the launch
+      counters().kernels_launched++;
+    }
   }
   // Memory ordered on another stream that this work read or wrote is not reused by the
   // pool before this stream is done with it.

@@ -47,7 +47,7 @@ struct StepBind {
   void* kernel = nullptr;             // the loaded kernel on the entry's device
 };
 
-struct GraphState;  // replay.cpp: the CUDA graph of an entry (FuseOptions::cuda_graph)
+class KernelChain;  // runtime/kernel_chain.hpp: an entry's kernels as one graph launch
 
 struct Entry {
   std::vector<ArgSig> sig;
@@ -65,9 +65,7 @@ struct Entry {
   std::vector<std::shared_ptr<Storage>> captured;  // memory read at fixed addresses
   std::vector<std::pair<const Node*, int>> arg_scalar_nodes;  // Scalar leaves bound to arguments
   int kernel_steps = 0;
-  bool graph_ok = false;              // cuda_graph requested and the plan is kernels only
-  std::shared_ptr<GraphState> graph;
-  std::mutex graph_mu;
+  std::shared_ptr<KernelChain> chain;  // cuda_graph on and the plan is kernels only
   uint64_t last_use = 0;
   ~Entry();
 };

@@ -2,9 +2,10 @@
 // arguments against the most recently used entries (dtype, shape, strides, alignment,
 // device; scalar kinds), allocate one block per buffer from the stream-ordered pool, copy
 // each kernel's parameter template and apply the patches that depend on the call (argument
-// addresses and scalars, buffers, workspace), one cudaLaunchKernel per kernel (or one CUDA
-// graph launch), record cross-stream use, and wrap each result in a Buffer node built
-// directly (its hash precomputed at trace time). No graph building, no planning.
+// addresses and scalars, buffers, workspace), one CUDA graph launch for a plan of kernels
+// only (runtime/kernel_chain.hpp; FuseOptions::cuda_graph) or one launch per kernel, record
+// cross-stream use, and wrap each result in a Buffer node built
+// directly (its hash precomputed at trace time). No expression graph, no planning.
 // Entries for the host reference run the traced graph, arguments substituted, on the host.
 #include <cuda_runtime_api.h>
 
@@ -19,23 +20,12 @@
 #include "fuse/engine.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_chain.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
-
-// The CUDA graph of an entry: one kernel node per launched step, in a chain.
-struct GraphState {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  std::vector<cudaGraphNode_t> nodes;
-  std::vector<int> step;  // the executable step of each node
-  ~GraphState() {
-    if (exec && cudaGraphExecDestroy(exec) != cudaSuccess) cudaGetLastError();
-    if (graph && cudaGraphDestroy(graph) != cudaSuccess) cudaGetLastError();
-  }
-};
 
 Entry::~Entry() = default;
 
@@ -153,53 +143,6 @@ void replay_on_host(const Entry& en, const FuseArg* args, Array* out) {
   deliver(en, stor.data(), out);
 }
 
-// ---- CUDA graph: built at the first graph replay, parameters set per call
-void build_graph(Entry& en, const std::vector<std::vector<unsigned char>>& params) {
-  auto g = std::make_shared<GraphState>();
-  CUFUSE_CUDA_CHECK(cudaGraphCreate(&g->graph, 0));
-  cudaGraphNode_t prev = nullptr;
-  for (size_t s = 0; s < en.steps.size(); ++s) {
-    const Step& st = en.ex->steps[s];
-    if (st.call || st.spec.numel == 0) continue;
-    const LaunchDims& d = st.spec.dims;
-    cudaKernelNodeParams p{};
-    p.func = en.steps[s].kernel;  // a cudaKernel_t: accepted by graph kernel nodes
-    p.gridDim = dim3(d.grid[0], d.grid[1], d.grid[2]);
-    p.blockDim = dim3(d.block[0], d.block[1], d.block[2]);
-    p.sharedMemBytes = d.shared_bytes;
-    void* kp[1] = {const_cast<unsigned char*>(params[s].data())};
-    p.kernelParams = kp;
-    cudaGraphNode_t node = nullptr;
-    CUFUSE_CUDA_CHECK(cudaGraphAddKernelNode(&node, g->graph, prev ? &prev : nullptr, prev ? 1 : 0, &p));
-    g->nodes.push_back(node);
-    g->step.push_back(static_cast<int>(s));
-    prev = node;
-  }
-  CUFUSE_CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0));
-  en.graph = std::move(g);
-  log(LogChannel::Launch, "fuse: CUDA graph of {} kernels built", en.graph->nodes.size());
-}
-
-void launch_as_graph(FuseEngine& e, Entry& en, const std::vector<std::vector<unsigned char>>& params, void* stream) {
-  std::lock_guard<std::mutex> lk(en.graph_mu);
-  if (!en.graph) build_graph(en, params);
-  GraphState& g = *en.graph;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const int s = g.step[i];
-    const LaunchDims& d = en.ex->steps[s].spec.dims;
-    cudaKernelNodeParams p{};
-    p.func = en.steps[s].kernel;
-    p.gridDim = dim3(d.grid[0], d.grid[1], d.grid[2]);
-    p.blockDim = dim3(d.block[0], d.block[1], d.block[2]);
-    p.sharedMemBytes = d.shared_bytes;
-    void* kp[1] = {const_cast<unsigned char*>(params[s].data())};
-    p.kernelParams = kp;  // copied by the call: later launches are not affected
-    CUFUSE_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(g.exec, g.nodes[i], &p));
-  }
-  CUFUSE_CUDA_CHECK(cudaGraphLaunch(g.exec, static_cast<cudaStream_t>(stream)));
-  e.graph_launches++;
-}
-
 }  // namespace
 
 void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* const* data, void* const* buffers,
@@ -264,16 +207,22 @@ void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* con
   }
   const ReplaySource src(en, args, data);
   std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
-  if (en.graph_ok) {
+  if (en.chain) {  // a graph launch: the kernels' parameters, then one call
     thread_local std::vector<std::vector<unsigned char>> params;
+    thread_local std::vector<const void*> pp;
     params.resize(en.steps.size());
+    pp.clear();
     for (size_t s = 0; s < en.steps.size(); ++s) {
       const Step& st = ex.steps[s];
       if (st.spec.numel == 0) continue;
       void* w = step_workspace(st.spec, ws, stream);
       bind_step(en, s, args, data, ptrs.data(), w, params[s]);
+      pp.push_back(params[s].data());
     }
-    launch_as_graph(e, en, params, stream);
+    if (en.chain->launch(pp.data(), stream)) {
+      e.graph_launches++;
+      counters().graph_launches++;
+    }
     counters().kernels_launched += static_cast<uint64_t>(en.kernel_steps);
   } else {
     thread_local std::vector<unsigned char> bytes;

@@ -27,6 +27,7 @@
 #include "fuse/engine.hpp"
 #include "plan/signature.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_chain.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
@@ -399,7 +400,14 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   }
   bool kernels_only = true;
   for (const auto& st : en->ex->steps) kernels_only &= !st.call;
-  en->graph_ok = e.opt.cuda_graph && !en->host && kernels_only && en->kernel_steps >= 2;
+  if (e.opt.cuda_graph && !en->host && kernels_only && chains_enabled()) {
+    std::vector<ChainNode> nodes;
+    for (size_t s = 0; s < en->steps.size(); ++s) {
+      const Step& st = en->ex->steps[s];
+      if (st.spec.numel > 0) nodes.push_back({en->steps[s].kernel, st.spec.dims, st.spec.params.size()});
+    }
+    if (!nodes.empty()) en->chain = std::make_shared<KernelChain>(std::move(nodes), en->device);
+  }
   for (const auto& r : en->roots) {
     en->root_layout.push_back(contiguous_layout(r->shape()));
     en->root_hash.push_back(make_buffer(r->dtype, en->root_layout.back(), nullptr)->hash);
