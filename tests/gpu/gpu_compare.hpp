@@ -116,6 +116,9 @@ inline double ulp_of(cf::DType t, double v) {
 
 // The same bits (NaN == NaN): for results that must be identical, e.g. a fused function
 // against the same expression unfused.
+// Ulps allowed between a reduction's result (of the result dtype t) and the reference's.
+inline double red_tol(cf::DType t) { return t == cf::f32 ? 64 : (t == cf::f64 ? 64 : (cf::is_half(t) ? 2 : 0)); }
+
 inline bool same_bits(const cf::Array& a, const cf::Array& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   std::vector<unsigned char> x(static_cast<size_t>(a.nbytes())), y(static_cast<size_t>(b.nbytes()));

@@ -1,0 +1,136 @@
+// tests/gpu/test_reduce_layouts_gpu.cpp: the reduction and scan kernels' layouts one by one,
+// on the device against the reference evaluator: strided lanes (columns of tall arrays, split
+// and not), tiled scans (long rows and outer axes over many blocks, a look-back per tile) and
+// part-warp lanes (short rows). A file of its own so that ctest runs it beside
+// test_reduce_gpu.cpp (each compiles a few hundred kernels).
+#include <algorithm>
+#include <cmath>
+
+#include "gpu_compare.hpp"
+
+TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction") {
+  // Rows read across threads (a reduction over axis 0 of a C-order array) with fewer rows
+  // than fill the GPU get several lanes each, strided by the block's rows, combined through
+  // shared memory (reduction_emitter.cpp, choose_strided_lanes); long ones also split over blocks.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::i32, cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
+  const std::vector<cf::Shape> shapes = {{20000, 1}, {4000, 3}, {70000, 3}, {3000, 16}, {50000, 33}, {9000, 256}, {600, 40, 7}};
+  for (cf::DType t : types)
+    for (const auto& s : shapes) {
+      auto a = random_array(t, s, cf::is_float(t) ? kFinite : kGeneral);
+      const std::string what = std::string(cf::name(t)) + " " + cf::to_string(s);
+      INFO(what);
+      const double tol = red_tol(cf::sum(a).dtype());
+      const double atol = cf::is_float(t) ? sum_atol(a, s[0]) : 0;
+      CHECK(check_against_reference(cf::sum(a, 0), tol, "sum " + what, atol) == 0);
+      CHECK(check_against_reference(cf::max(a, 0, true), 0, "max " + what) == 0);
+      CHECK(check_against_reference(cf::any(a, 0), 0, "any " + what) == 0);
+      CHECK(check_against_reference(cf::all(a, 0), 0, "all " + what) == 0);
+      CHECK(check_against_reference(cf::argmax(a, 0), 0, "argmax " + what) == 0);
+      CHECK(check_against_reference(cf::argmin(a, 0), 0, "argmin " + what) == 0);
+      if (t == cf::bool_) continue;
+      const double mean_atol = cf::is_float(t) ? atol / double(s[0]) : sum_atol(a.astype(cf::f64), s[0]);
+      CHECK(check_against_reference(cf::mean(a, 0), 64, "mean " + what, mean_atol) == 0);
+      const double var_ulps = std::max(1024.0, 2.0 * static_cast<double>(s[0]));
+      CHECK(check_against_reference(cf::var(a, 0), var_ulps, "var " + what) == 0);
+      CHECK(check_against_reference(cf::nanmin(a, 0), 0, "nanmin " + what) == 0);
+    }
+  // a row pattern over axis 0 with a row-shaped result and phases (rows of 700 stay one kernel)
+  for (int64_t c : {3, 16, 100}) {
+    auto a = random_array(cf::f32, {700, c}, kFinite);
+    auto e = cf::exp(a - cf::max(a, 0, true));
+    CHECK(check_against_reference(e / cf::sum(e, 0, true), 64, "softmax over axis 0", 1e-7) == 0);
+    CHECK(check_against_reference(a - cf::mean(a, 0, true), 64, "centred columns", 1e-5) == 0);
+  }
+  // scans along an outer axis over many rows: a thread per row, in order
+  for (cf::DType t : {cf::i8, cf::i64, cf::f16, cf::f32, cf::f64}) {
+    auto a = random_array(t, {40, 3000, 3}, cf::is_float(t) ? kFinite : kSmallInts);
+    const double tol = red_tol(cf::sum(a).dtype());
+    CHECK(check_against_reference(cf::cumsum(a, 0), tol, "cumsum over axis 0", cf::is_float(t) ? sum_atol(a, 40) : 0) == 0);
+    CHECK(check_against_reference(cf::cumsum(a * 2 + 1, 1), tol, "cumsum over axis 1 of an expression",
+                                  cf::is_float(t) ? 3 * sum_atol(a, 3000) : 0) == 0);
+    auto rev = a[{cf::slice(cf::none, cf::none, -1)}];
+    CHECK(check_against_reference(cf::cumprod(rev[{cf::slice(0, 6)}], 0), tol, "cumprod of a reversed view") == 0);
+  }
+  // the same bits on every run
+  auto big = random_array(cf::f32, {300000, 5}, kFinite);
+  auto first = cf::sum(big, 0).to_host<float>();
+  for (int i = 0; i < 3; ++i) CHECK(cf::sum(big, 0).to_host<float>() == first);
+}
+
+TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, the same bits every run") {
+  // Scans cut into tiles over many blocks with a look-back for each tile's prefix
+  // (scan_kernel.cpp, emit_scan_tiled): contiguous rows of 4096 or more, vector loads or
+  // not (odd lengths, a view one element in), and outer-axis scans of up to 2^18 columns;
+  // and many short contiguous rows, a thread each.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::u8, cf::i32, cf::i64, cf::f16, cf::bf16, cf::f32, cf::f64};
+  const std::vector<std::pair<cf::Shape, int>> cases = {
+      {{(1 << 20) + 5}, 0}, {{3, 70001}, 1}, {{2, 40000}, 1}, {{5000, 7}, 0}, {{3001, 40}, 0}, {{700, 300}, 0}, {{90, 3, 500}, 0},
+      {{3000, 17}, 1}, {{2100, 32}, 1}, {{2100, 64}, 1}};
+  for (cf::DType t : types)
+    for (const auto& [s, ax] : cases) {
+      auto a = random_array(t, s, cf::is_float(t) ? kFinite : kGeneral);
+      const std::string what = std::string(cf::name(t)) + " " + cf::to_string(s) + " axis " + std::to_string(ax);
+      INFO(what);
+      const double tol = red_tol(cf::sum(a).dtype());
+      const double atol = cf::is_float(t) ? sum_atol(a, s[ax]) : 0;
+      CHECK(check_against_reference(cf::cumsum(a, ax), tol, "cumsum " + what, atol) == 0);
+      if (t == cf::bool_) continue;
+      // an unaligned view of the same data: element loads, not vectors
+      auto off = s.ndim() == 1 ? a[{cf::slice(1, cf::none)}] : a[{cf::slice(cf::none, cf::none), cf::slice(1, cf::none)}];
+      CHECK(check_against_reference(cf::cumsum(off, ax), tol, "cumsum of a view one element in " + what,
+                                    cf::is_float(t) ? sum_atol(off, off.shape(ax)) : 0) == 0);
+      // a fused producer. It keeps the mean of `a` (0): one that drifts (a * 2 - 1) takes a
+      // float16 sum of 70001 terms past 65504, where NumPy's one-by-one rounding sticks at
+      // -65504 for a while and a sum reassociated into tiles reaches -inf sooner.
+      CHECK(check_against_reference(cf::cumsum(a * 2 + a, ax), tol, "cumsum of an expression " + what,
+                                    cf::is_float(t) ? 3 * atol + 1e-6 : 0) == 0);
+    }
+  // products: factors near 1 over long rows; small integers wrap the same in any order
+  auto near1 = random_normal(cf::f64, {2, 30000}, 1e-3) + 1.0;
+  CHECK(check_against_reference(cf::cumprod(near1, 1), 4096, "cumprod of long rows") == 0);
+  CHECK(check_against_reference(cf::cumprod(near1.T(), 0), 4096, "cumprod over axis 0 of a transposed view") == 0);
+  auto ints = random_array(cf::i64, {40000, 3}, kSmallInts);
+  CHECK(check_against_reference(cf::cumprod(ints, 0), 0, "cumprod of small ints over axis 0") == 0);
+  CHECK(check_against_reference(cf::cumprod(ints.T(), 1), 0, "cumprod of small ints along rows") == 0);
+  // the same bits on every run, whichever predecessor a tile's look-back found ready
+  auto big = random_normal(cf::f32, {1 << 22});
+  auto cols = random_normal(cf::f32, {20000, 33});
+  const auto b0 = cf::cumsum(big).to_host<float>();
+  const auto c0 = cf::cumsum(cols, 0).to_host<float>();
+  for (int i = 0; i < 3; ++i) {
+    CHECK(cf::cumsum(big).to_host<float>() == b0);
+    CHECK(cf::cumsum(cols, 0).to_host<float>() == c0);
+  }
+  CHECK(check_against_reference(cf::cumsum(big), 64, "cumsum of 2^22 normals", sum_atol(big, 1 << 22)) == 0);
+}
+
+TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
+  // Rows of 4 to 255 elements along the innermost axis: 2 to 32 adjacent lanes per row
+  // (reduction_emitter.cpp, choose_shape), with 16-byte vectors where rows are aligned.
+  const cf::DType types[] = {cf::bool_, cf::i8, cf::i64, cf::f16, cf::f32, cf::f64};
+  for (cf::DType t : types)
+    for (int64_t n : {4, 5, 8, 12, 17, 31, 48, 64, 100, 255}) {
+      auto full = random_array(t, {3001, n + 1}, cf::is_float(t) ? kFinite : kGeneral);
+      for (bool offset : {false, true}) {
+        // the offset view: rows of n starting one element in, so never 16-byte aligned
+        auto a = offset ? full[{cf::slice(cf::none, cf::none), cf::slice(1, cf::none)}]
+                        : full[{cf::slice(cf::none, cf::none), cf::slice(0, n)}].copy();
+        const std::string what = std::string(cf::name(t)) + " rows of " + std::to_string(n) + (offset ? " offset" : "");
+        INFO(what);
+        const double tol = red_tol(cf::sum(a).dtype());
+        const double atol = cf::is_float(t) ? sum_atol(a, n) : 0;
+        CHECK(check_against_reference(cf::sum(a, 1), tol, "sum " + what, atol) == 0);
+        CHECK(check_against_reference(cf::max(a, 1, true), 0, "max " + what) == 0);
+        CHECK(check_against_reference(cf::any(a, 1), 0, "any " + what) == 0);
+        CHECK(check_against_reference(cf::argmin(a, 1), 0, "argmin " + what) == 0);
+        if (t == cf::bool_) continue;
+        CHECK(check_against_reference(cf::var(a, 1), std::max(1024.0, 2.0 * n), "var " + what) == 0);
+        // the mean's order-dependent error (integers: float64 sums of values up to 2^63)
+        CHECK(check_against_reference(a - cf::mean(a, 1, true), 64, "centred rows " + what,
+                                      cf::is_float(t) ? atol / double(n) : sum_atol(a.astype(cf::f64), n)) == 0);
+        if (!cf::is_float(t)) continue;
+        auto e = cf::exp(a - cf::max(a, 1, true));
+        CHECK(check_against_reference(e / cf::sum(e, 1, true), 64, "softmax " + what, 1e-6) == 0);
+      }
+    }
+}
