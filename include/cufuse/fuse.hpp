@@ -2,7 +2,7 @@
 //
 //   auto sqdiff = cufuse::fuse([](auto x, auto y) { return (x - y) * (x - y); });
 //   cufuse::Array d = sqdiff(x, y);   // first call of this signature: trace, plan, compile
-//   d = sqdiff(x, y);                 // later calls: bind the inputs and launch; no graph, no plan
+//   d = sqdiff(x, y);                 // later calls: bind the inputs, one CUDA graph launch; no plan
 //
 // Arguments are Arrays and scalars (C++ arithmetic values, cufuse::Scalar, half, bfloat16_t);
 // the callable returns one Array, or a std::tuple / std::pair / std::array / std::vector of
