@@ -184,9 +184,12 @@ TEST_CASE("devices gpu: two devices: errors name both, to_device copies, work ru
   lazy.eval();
   CHECK(lazy.device() == 1);
   auto f = cf::fuse([](auto x) { return x * 3; });
-  auto r1 = f(b);
-  CHECK(r1.device() == 1);
-  CHECK(host<float>(r1) == host<float>(b * 3));
+  for (int i = 0; i < 3; ++i) {  // replays on device 1 (a CUDA graph of that device's), then device 0
+    auto r1 = f(b);
+    CHECK(r1.device() == 1);
+    CHECK(host<float>(r1) == host<float>(b * 3));
+    CHECK(host<float>(f(a)) == host<float>(a * 3));
+  }
   auto a1 = a.to_device(1);
   CHECK(host<float>(a1) == host<float>(a));
   // the source may go away at once: the copy was ordered before its block is reused
@@ -234,6 +237,8 @@ TEST_CASE("devices gpu: two devices: errors name both, to_device copies, work ru
     x1.eval();
     CHECK(x0.device() == 0);
     CHECK(x1.device() == 1);
+    // one plan on two devices: from its third run a CUDA graph on each
+    if (i % 25 == 3) CHECK(host<float>(x1) == host<float>(b0 * float(i)));
   }
 }
 
