@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -196,9 +197,20 @@ bool KernelChain::launch(const void* const* params, void* stream) {
     const auto call = fmt::format("cuGraphLaunch (kernel chain of {} kernels, stream {})", nodes_.size(), stream);
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
-  if (log_enabled(LogChannel::Launch)) [[unlikely]]
-    log_write(LogChannel::Launch, fmt::format("kernel chain of {} kernels launched as a graph on stream {}",
-                                              nodes_.size(), stream));
+  if (log_enabled(LogChannel::Launch)) [[unlikely]] {
+    std::string names;
+    for (const ChainNode& n : nodes_) {
+      const char* name = nullptr;
+      if (cudaFuncGetName(&name, n.kernel) != cudaSuccess || name == nullptr) {
+        cudaGetLastError();
+        name = "<unknown kernel>";
+      }
+      names += fmt::format("{}{} grid ({},{},{}) block ({},{},{}) shared {} B", names.empty() ? "" : "; ", name,
+                           n.dims.grid[0], n.dims.grid[1], n.dims.grid[2], n.dims.block[0], n.dims.block[1],
+                           n.dims.block[2], n.dims.shared_bytes);
+    }
+    log_write(LogChannel::Launch, fmt::format("graph of {} kernel(s) on stream {}: {}", nodes_.size(), stream, names));
+  }
   return true;
 }
 
