@@ -26,14 +26,7 @@ using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
 
 template <class Fn>
 Fn driver_entry(const char* name) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(p);
+  return reinterpret_cast<Fn>(driver_entry_point(name));
 }
 
 SetParamsFn driver_set_params() {

@@ -41,20 +41,22 @@ using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned
 
 // cuLaunchKernel from the driver, or null (then cudaLaunchKernel serves).
 LaunchFn driver_launch() {
-  static const LaunchFn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return LaunchFn{nullptr};
-    }
-    return reinterpret_cast<LaunchFn>(p);
-  }();
+  static const auto fn = reinterpret_cast<LaunchFn>(driver_entry_point("cuLaunchKernel"));
   return fn;
 }
 
 }  // namespace
+
+void* driver_entry_point(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
 
 void* load_kernel(const std::vector<char>& cubin, const std::string& name, int device) {
   check_device_id(device);  // throws NoDeviceError without a device

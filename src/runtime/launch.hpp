@@ -13,6 +13,9 @@ struct LaunchDims {
   unsigned shared_bytes = 0;
 };
 
+// A driver function (its CUDA 12.0 signature) taken through the runtime, so that nothing links
+// libcuda; null where the driver lacks it. Callers look it up once and keep it.
+void* driver_entry_point(const char* name);
 // cudaLibraryLoadData + cudaLibraryGetKernel on `device`; returns the cudaKernel_t. The
 // library stays loaded for the life of the process (callers cache the handle).
 void* load_kernel(const std::vector<char>& cubin, const std::string& name, int device);
