@@ -356,9 +356,13 @@ struct EwEmitter {
 
   // The element code of every output. Stores go to the lanes of the output vectors, or to
   // memory; with `deferred`, they are appended there instead (plain pairs store last).
+  // Every output's value is computed before the first store to memory: an output may be
+  // written into an array that another output of the same kernel reads at the same element
+  // (lazy in-place writes: `m *= b1; w -= lr * m` is one kernel writing m and w in place).
   void emit_element(ExprEmitter& e, bool vector_body, std::string* deferred = nullptr) {
     in_vector_body = vector_body;
     vals.clear();
+    std::vector<std::string> stores;
     for (size_t j = 0; j < accs.size(); ++j) {
       const Acc& a = accs[j];
       if (a.kind != Acc::Out) continue;
@@ -367,8 +371,9 @@ struct EwEmitter {
       const std::string store = fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v));
       if (vector_body) e.line(fmt::format("o{}.v[k] = {};", J, store_expr(a.node->dtype, v)));
       else if (deferred) *deferred += fmt::format("  if ({}) {}\n", guard, store);
-      else e.line(store);
+      else stores.push_back(store);
     }
+    for (const auto& s : stores) e.line(s);
   }
 
   // The plain form: straight-line code for element i (U == 1), or for i0 and i1 = i0 + kBlock

@@ -74,6 +74,7 @@ class Array {
   Array& operator=(Array&& o) & noexcept;
   // On a temporary (x[...] = y, x(1, _) = 0): writes into the memory the temporary views.
   Array& operator=(const Array& o) &&;
+  Array& operator=(Array&& o) &&;  // the value's node becomes the write itself where it can
   Array& operator=(const Scalar& v) &&;
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Array& operator=(T v) && { return std::move(*this) = Scalar(v); }
@@ -148,8 +149,12 @@ class Array {
   }
   Scalar item_scalar() const;  // a one-element array's value, as a strong scalar of its dtype
 
-  // ---- writes (settle pending work that reads this memory first)
-  Array& assign(const Array& value);  // broadcasting; NumPy's same-kind casting
+  // ---- writes: lazy, like everything else. The handle moves to the new value, which the next
+  // materialization point writes into this array's memory (fused with the work around it);
+  // expressions made before the write keep the values they were made from, and any other
+  // handle on the memory (an alias, a view, the base of a view) sees the write.
+  Array& assign(const Array& value);  // broadcasting; NumPy's unsafe casting
+  Array& assign(Array&& value);
   Array& assign(const Scalar& value);
   Array& fill(const Scalar& value) { return assign(value); }
   Array& operator+=(const Operand& o);
@@ -177,6 +182,8 @@ class Array {
   void check_host_type(DType t) const;
   void require_defined(const char* what) const;
   Array& inplace(uint16_t op, const Operand& o);
+  // Records `value` as this array's new version (a lazy write: src/graph/array.cpp).
+  Array& write(detail::NodePtr value);
   void set_node(detail::NodePtr n);
 
   mutable detail::NodePtr node_;

@@ -8,6 +8,7 @@
 
 #include "codegen/compiler.hpp"
 #include "codegen/kernel.hpp"
+#include "plan/hazards.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
 #include "library/library_call.hpp"
@@ -45,11 +46,20 @@ struct Executable {
   std::vector<Step> steps;
   std::string text;  // filled when logging or dumping
   ChainSlot chains;  // the kernels as one graph launch, once the plan is run repeatedly
+  // Writes into existing memory that this plan cannot make in place (plan/hazards.hpp): the
+  // executor then runs it into new memory and copies the written results in.
+  WriteHazard hazard;
+  // Per step, its group's outputs as node ids of the graph scan (GraphScan::nodes): a cached
+  // plan run by the host reference evaluator finds the nodes of the graph in hand by them.
+  std::vector<std::vector<int>> output_ids;
 };
 
+// `notes`: per root, why the evaluation computes it (empty: asked for), for dumps and logs.
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
-                                             bool compile, int arch);
-std::string describe_executable(const Executable& ex, bool with_source);
+                                             bool compile, int arch,
+                                             const std::vector<std::string>* notes = nullptr);
+std::string describe_executable(const Executable& ex, bool with_source,
+                                const std::vector<std::string>* notes = nullptr);
 
 }  // namespace cufuse::detail

@@ -1,7 +1,9 @@
 // src/exec/executor.cpp: one evaluation, start to end: scan the pending graph, find or
 // build its executable (plan -> codegen -> compile), bind the leaves, launch (or run the
 // reference evaluator on the reference backend), and realize the results.
+#include <algorithm>
 #include <atomic>
+#include <unordered_set>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -50,9 +52,10 @@ namespace detail {
 // ------------------------------------------------------------------ building
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
-                                             bool compile, int arch) {
+                                             bool compile, int arch, const std::vector<std::string>* notes) {
   auto ex = std::make_shared<Executable>();
   ex->plan = make_plan(roots, targets);
+  ex->hazard = find_write_hazard(ex->plan);
   const Plan& plan = ex->plan;
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const bool is_root = b < roots.size();
@@ -142,15 +145,27 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
   }
   counters().plans_built++;
   if (log_enabled(LogChannel::Plan) || dump_dir()) {
-    ex->text = describe_executable(*ex, false);
+    ex->text = describe_executable(*ex, false, notes);
     log(LogChannel::Plan, "{}", ex->text);
-    if (dump_dir()) dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true));
+    if (dump_dir()) dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true, notes));
   }
   return ex;
 }
 
-std::string describe_executable(const Executable& ex, bool with_source) {
+std::string describe_executable(const Executable& ex, bool with_source, const std::vector<std::string>* notes) {
   std::string s = fmt::format("plan: {} root(s), {} kernel(s)\n", ex.plan.roots.size(), ex.steps.size());
+  for (size_t r = 0; r < ex.plan.roots.size(); ++r) {
+    const bool target = r < ex.plan.targets.size() && ex.plan.targets[r];
+    const std::string note = notes && r < notes->size() ? (*notes)[r] : std::string();
+    if (!target && note.empty()) continue;
+    const Node& n = *ex.plan.roots[r];
+    s += fmt::format("  root {} {} {}: {}{}\n", r, name(n.dtype), to_string(n.shape()),
+                     target ? "written in place into an existing array" : "", 
+                     note.empty() ? "" : (target ? "; " : "") + note);
+  }
+  if (ex.hazard.unsafe)
+    s += fmt::format("  write-hazard: {}; the results go to new memory first, then one copy kernel per shape "
+                     "writes them in place\n", ex.hazard.why);
   for (const auto& st : ex.steps) {
     const Group& g = ex.plan.groups[st.group];
     std::string outs;
@@ -184,6 +199,42 @@ static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
   unregister_root(&n);  // a leaf from now on, never pending again
   // pending/pins keep their values: builders account a realized input as a leaf.
+  // A pending write keeps its WriteDest: the executor moves it there (realize_at_dest).
+}
+
+// A pending write, now written: a leaf on the memory of the array it wrote.
+static void realize_at_dest(Node& n) {
+  std::shared_ptr<WriteDest> d = std::move(n.dest);
+  void* self = &n;
+  d->storage->pending_write.compare_exchange_strong(self, nullptr);
+  n.storage = d->storage;
+  n.layout = d->layout;
+  n.inputs.clear();
+  n.attrs.reset();
+  n.kind.store(NodeKind::Buffer, std::memory_order_release);
+  unregister_root(&n);
+}
+
+static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
+                const std::vector<std::string>* notes = nullptr);
+
+// A plan that cannot write its targets in place (plan/hazards.hpp): every result goes to new
+// memory, then the written ones are copied into their arrays (one kernel per shape).
+static void run_through_temporaries(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
+                                    const std::vector<std::string>* notes) {
+  run(roots, std::vector<const Target*>(roots.size(), nullptr), notes);
+  std::vector<NodePtr> copies;
+  std::vector<const Target*> into;
+  for (size_t i = 0; i < roots.size() && i < targets.size(); ++i) {
+    if (!targets[i]) continue;
+    InputVec ins;
+    ins.push_back(roots[i]);
+    copies.push_back(make_elementwise(static_cast<uint16_t>(Op::Cast), roots[i]->dtype, roots[i]->shape(), std::move(ins)));
+    into.push_back(targets[i]);
+  }
+  run(copies, into);
+  for (size_t i = 0; i < roots.size() && i < targets.size(); ++i)
+    if (targets[i] && roots[i]->dest) realize_at_dest(*roots[i]);
 }
 
 enum class Where { Device, Host };
@@ -206,6 +257,11 @@ static std::mutex& plan_cache_mutex() {
   return m;
 }
 static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>& plan_cache() {
+  static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash> c;
+  return c;
+}
+// Plans run by the host reference evaluator (built with or without kernels: kept apart).
+static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>& host_plan_cache() {
   static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash> c;
   return c;
 }
@@ -236,7 +292,8 @@ static void scatter_host(const HostArray& v, const Target& t) {
   }
 }
 
-static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets) {
+static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
+                const std::vector<std::string>* notes) {
   counters().evaluations++;
   thread_local GraphScan scan;
   scan_graph(roots, targets, scan);
@@ -248,26 +305,58 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
                                    name(r->dtype), to_string(r->shape())));
 
   if (where == Where::Host) {
-    auto ex = build_executable(roots, targets, scan, reference_compiles(), default_arch());
-    // Results of earlier groups that later groups read: realized on the host as we go
-    // (they are intermediate nodes of this graph; realizing them is value-preserving).
+    std::shared_ptr<Executable> ex;
+    {
+      std::lock_guard<std::mutex> lk(plan_cache_mutex());
+      auto it = host_plan_cache().find(scan.key);
+      if (it != host_plan_cache().end()) ex = it->second;
+    }
+    if (ex) {
+      counters().plan_cache_hits++;
+    } else {
+      ex = build_executable(roots, targets, scan, reference_compiles(), default_arch(), notes);
+      std::unordered_map<const Node*, int> id;
+      for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
+      for (const auto& st : ex->steps) {
+        std::vector<int> ids;
+        for (const auto& o : ex->plan.groups[st.group].outputs) ids.push_back(id.at(o.get()));
+        ex->output_ids.push_back(std::move(ids));
+      }
+      ex->plan.forget_graph();
+      std::lock_guard<std::mutex> lk(plan_cache_mutex());
+      if (host_plan_cache().size() > 4096) host_plan_cache().clear();
+      host_plan_cache().emplace(scan.key, ex);
+    }
+    if (ex->hazard.unsafe) {
+      counters().evaluations--;  // counted by the runs it makes
+      return run_through_temporaries(roots, targets, notes);
+    }
+    // The reference evaluates each group's outputs from the graph's leaves, so writes into
+    // existing memory are made after every group has read it.
     std::vector<std::shared_ptr<Storage>> stor(ex->buffers.size());
-    for (const auto& st : ex->steps) {
-      const Group& g = ex->plan.groups[st.group];
-      std::vector<HostArray> vals = reference_evaluate(g.outputs);
+    std::vector<std::pair<HostArray, int>> deferred;
+    std::vector<NodePtr> outs;
+    for (size_t si = 0; si < ex->steps.size(); ++si) {
+      const Group& g = ex->plan.groups[ex->steps[si].group];
+      outs.clear();
+      for (int id : ex->output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
+      std::vector<HostArray> vals = reference_evaluate(outs);
       counters().kernels_launched++;
-      for (size_t k = 0; k < g.outputs.size(); ++k) {
+      for (size_t k = 0; k < g.output_buffer.size(); ++k) {
         const int b = g.output_buffer[k];
         if (ex->buffers[b].is_target) {
-          scatter_host(vals[k], *targets[b]);
+          deferred.emplace_back(std::move(vals[k]), b);
         } else {
           stor[b] = allocate_host(vals[k].bytes.size());
           if (!vals[k].bytes.empty()) std::memcpy(stor[b]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
         }
       }
     }
+    for (const auto& [v, b] : deferred) scatter_host(v, *targets[b]);
     for (size_t b = 0; b < ex->buffers.size(); ++b)
       if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
+    for (size_t r = 0; r < roots.size() && r < targets.size(); ++r)
+      if (targets[r] && roots[r]->dest) realize_at_dest(*roots[r]);
     return;
   }
 
@@ -289,7 +378,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   if (ex) {
     counters().plan_cache_hits++;
   } else {
-    ex = build_executable(roots, targets, scan, true, default_arch());
+    ex = build_executable(roots, targets, scan, true, default_arch(), notes);
     ex->plan.forget_graph();  // the cache serves later graphs: it must not hold this one's memory
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
@@ -298,6 +387,10 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   if (ex != last_ex) {
     last_key = scan.key;
     last_ex = ex;
+  }
+  if (ex->hazard.unsafe) {
+    counters().evaluations--;  // counted by the runs it makes
+    return run_through_temporaries(roots, targets, notes);
   }
 
   void* stream = current_stream();
@@ -360,15 +453,128 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     if (t) note_stream_use(*t->storage, stream, dev);
   for (size_t b = 0; b < ex->buffers.size(); ++b)
     if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
+  for (size_t r = 0; r < roots.size() && r < targets.size(); ++r)
+    if (targets[r] && roots[r]->dest) realize_at_dest(*roots[r]);
 }
 
 // ------------------------------------------------------------------ entry points
+namespace {
+// A set of nodes: a scan of a small vector, a hash set once it grows (most evaluations see
+// a handful of nodes, and this runs on every one).
+class NodeSet {
+ public:
+  bool insert(const Node* n) {
+    if (big_.empty()) {
+      for (const Node* x : small_)
+        if (x == n) return false;
+      small_.push_back(n);
+      if (small_.size() > 32) big_.insert(small_.begin(), small_.end());
+      return true;
+    }
+    return big_.insert(n).second;
+  }
+  bool contains(const Node* n) const {
+    if (big_.empty()) {
+      for (const Node* x : small_)
+        if (x == n) return true;
+      return false;
+    }
+    return big_.count(n) > 0;
+  }
+  void clear() {
+    small_.clear();
+    big_.clear();
+  }
+
+ private:
+  std::vector<const Node*> small_;
+  std::unordered_set<const Node*> big_;
+};
+}  // namespace
+
+// What one materialization point evaluates besides what it was asked for (rule by rule, each
+// with the note the plan dump prints):
+//   - this thread's pending in-place writes (a write made through a handle that is gone is
+//     not lost, and writes fuse with the work that reads them);
+//   - every node it computes that an Array handle names, or that is a pending write: written
+//     to memory, so later statements start from buffers, not from the history;
+//   - live pending roots that read a node it computes ("shares its inputs": `x += a * p`
+//     beside the `norm(r) < tol` check that computes `a` and reads `p`), so loops do not
+//     grow graphs across iterations and each iteration's plan is the last one's;
+//   - live pending roots that read memory it writes in place, which must see the old values.
+static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& notes) {
+  thread_local NodeSet in_roots, seen;
+  in_roots.clear();
+  for (const auto& r : roots) in_roots.insert(r.get());
+  // Only work on the memory of the evaluation's device (or host) comes along, and nothing
+  // that reads a placeholder (it cannot be evaluated).
+  int16_t device = -2;
+  for (const auto& r : roots)
+    if (r->device != -2) device = r->device;
+  auto add = [&](const NodePtr& n, const char* why) {
+    if (n->is_materialized() || n->reads_placeholder) return false;
+    if (device != -2 && n->device != -2 && n->device != device) return false;
+    if (!in_roots.insert(n.get())) return false;
+    roots.push_back(n);
+    notes.emplace_back(why);
+    return true;
+  };
+  if (pending_write_count() > 0)
+    for (const auto& w : pending_writes()) add(w, "a pending in-place write of this thread");
+  std::vector<const Node*> stack;
+  for (int round = 0; round < 64; ++round) {
+    const size_t before = roots.size();
+    // Nodes the plan computes; handles and writes among them become roots.
+    seen.clear();
+    std::vector<const Storage*> written;
+    for (size_t i = 0; i < roots.size(); ++i) stack.push_back(roots[i].get());
+    while (!stack.empty()) {
+      const Node* x = stack.back();
+      stack.pop_back();
+      if (x->is_leaf() || !seen.insert(x)) continue;
+      if (x->dest) written.push_back(x->dest->storage.get());
+      if (!in_roots.contains(x) && (x->array_refs.load(std::memory_order_relaxed) > 0 || x->dest))
+        add(NodePtr(const_cast<Node*>(x)), x->dest ? "a pending in-place write read by this evaluation"
+                                                     : "named by a live Array handle: kept in memory");
+      for (const auto& in : x->inputs) stack.push_back(in.get());
+    }
+    size_t registered = 0;
+    for (const auto& r : roots) registered += r->registered.load(std::memory_order_relaxed) ? 1 : 0;
+    if (registered_roots() > registered) {
+      std::vector<NodePtr> live = live_pending_roots();
+      std::sort(live.begin(), live.end(), [](const NodePtr& a, const NodePtr& b) { return a->hash < b->hash; });
+      NodeSet walked;
+      for (const auto& r : live) {
+        if (r->is_materialized() || in_roots.contains(r.get())) continue;
+        const char* why = nullptr;
+        walked.clear();
+        stack.assign(1, r.get());
+        while (!stack.empty() && !why) {
+          const Node* x = stack.back();
+          stack.pop_back();
+          if (!walked.insert(x)) continue;
+          if (x->k() == NodeKind::Buffer) {
+            for (const Storage* w : written)
+              if (x->storage.get() == w) why = "reads memory this evaluation writes: evaluated before the write";
+            continue;
+          }
+          if (x->is_leaf()) continue;
+          if (x != r.get() && seen.contains(x)) {
+            why = "a pending result that reads what this evaluation computes";
+            break;
+          }
+          for (const auto& in : x->inputs) stack.push_back(in.get());
+        }
+        stack.clear();
+        if (why) add(r, why);
+      }
+    }
+    if (roots.size() == before) break;
+  }
+}
+
 void realize(const std::vector<NodePtr>& in) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
-  if (in.size() == 1) {  // Array::eval: no copy of the list
-    if (!in[0]->is_materialized()) run(in, {});
-    return;
-  }
   std::vector<NodePtr> roots;
   for (const auto& r : in) {
     if (r->is_materialized()) continue;
@@ -377,7 +583,36 @@ void realize(const std::vector<NodePtr>& in) {
     if (!dup) roots.push_back(r);
   }
   if (roots.empty()) return;
-  run(roots, {});
+  std::vector<std::string> notes(roots.size());
+  gather_roots(roots, notes);
+  std::vector<Target> ts(roots.size());
+  std::vector<const Target*> tp;
+  bool noted = false;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    noted = noted || !notes[i].empty();
+    if (!roots[i]->dest) continue;
+    if (tp.empty()) tp.assign(roots.size(), nullptr);
+    ts[i] = Target{roots[i]->dest->storage, roots[i]->dest->layout};
+    tp[i] = &ts[i];
+  }
+  run(roots, tp, noted ? &notes : nullptr);
+}
+
+void settle_pending_writes() {
+  if (pending_write_count() == 0) return;
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  std::vector<NodePtr> w = pending_writes();
+  if (!w.empty()) realize(w);
+}
+
+void settle_pending_write(const NodePtr& leaf) {
+  if (!leaf || !leaf->storage) return;
+  std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+  void* w = leaf->storage->pending_write.load(std::memory_order_acquire);
+  if (!w || w == leaf.get()) return;
+  // Under graph_mutex() the pending write is held (by its thread's list or a handle).
+  NodePtr writer(static_cast<Node*>(w));
+  realize({writer});
 }
 
 // Does `value` read the target's memory anywhere but element-for-element?
@@ -455,6 +690,8 @@ void maybe_auto_eval(const NodePtr& node) {
   }
   if (go) {
     counters().auto_evaluations++;
+    log(LogChannel::Plan, "auto-evaluation: a pending graph of {} nodes (budget {}) keeping {} bytes of memory alive "
+        "(budget {})", node->pending, max_nodes, node->pins.total(), max_bytes);
     realize({node});
   }
 }
@@ -472,10 +709,19 @@ std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {
     if (!a.node()->is_materialized() && !dup) roots.push_back(a.node());
   }
   if (roots.empty()) return "plan: nothing to compute (all results are in memory)\n";
+  std::vector<std::string> notes(roots.size());
+  detail::gather_roots(roots, notes);
+  std::vector<detail::Target> ts(roots.size());
+  std::vector<const detail::Target*> tp(roots.size(), nullptr);
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i]->dest) {
+      ts[i] = detail::Target{roots[i]->dest->storage, roots[i]->dest->layout};
+      tp[i] = &ts[i];
+    }
   detail::GraphScan scan;
-  scan_graph(roots, {}, scan);
-  auto ex = detail::build_executable(roots, {}, scan, false, detail::default_arch());
-  return detail::describe_executable(*ex, with_source);
+  scan_graph(roots, tp, scan);
+  auto ex = detail::build_executable(roots, tp, scan, false, detail::default_arch(), &notes);
+  return detail::describe_executable(*ex, with_source, &notes);
 }
 
 }  // namespace cufuse

@@ -17,6 +17,7 @@
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
 #include "exec/counters.hpp"
+#include "exec/realize.hpp"
 #include "fuse/engine.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/device.hpp"
@@ -295,6 +296,8 @@ void fuse_call(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* a
       for (int k = 0; k < nout; ++k) out[k] = std::move(r[static_cast<size_t>(k)]);
     return;
   }
+  // Captured arrays are read from their memory: pending writes into them go first.
+  settle_pending_writes();
   const char* small[16];
   std::vector<const char*> big(nargs > 16 ? static_cast<size_t>(nargs) : 0);
   const char** data = nargs > 16 ? big.data() : small;

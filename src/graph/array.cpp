@@ -67,6 +67,7 @@ Array& Array::operator=(Array&& o) & noexcept {
   return *this;
 }
 Array& Array::operator=(const Array& o) && { return assign(o); }
+Array& Array::operator=(Array&& o) && { return assign(std::move(o)); }
 Array& Array::operator=(const Scalar& v) && { return assign(v); }
 
 void Array::set_node(NodePtr n) {
@@ -85,7 +86,11 @@ static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase
   if (!base || !base->node->is_materialized()) return;
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   if (!base->node->is_materialized()) return;
-  auto leaf = detail::make_buffer(base->node->dtype, base->view, base->node->storage);
+  // The base is dense in memory (a new array, or a pending write into a dense array: views
+  // of one into a strided view settle it first, see CUFUSE_VIEW_PRELUDE), from its offset.
+  detail::Layout l = base->view;
+  l.offset += base->node->layout.offset;
+  auto leaf = detail::make_buffer(base->node->dtype, std::move(l), base->node->storage);
   leaf->read_only = base->read_only;
   acquire(leaf);
   release(node);
@@ -95,6 +100,8 @@ static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase
 
 NodePtr Array::take_node() && {
   if (base_ || !node_) return {};
+  if (node_->storage && node_->storage->pending_write.load(std::memory_order_acquire))
+    detail::settle_pending_write(node_);
   Node* n = node_.get();
   // The only handle and the only reference: a temporary, which no other thread can copy.
   if (n->refs.load(std::memory_order_acquire) == 1 && n->array_refs.load(std::memory_order_relaxed) == 1)
@@ -106,6 +113,8 @@ NodePtr Array::take_node() && {
 
 const NodePtr& Array::node() const {
   if (base_) rebind_if_base_ready(node_, base_);
+  if (node_ && node_->storage && node_->storage->pending_write.load(std::memory_order_acquire))
+    detail::settle_pending_write(node_);
   return node_;
 }
 
@@ -173,18 +182,21 @@ Array apply_view(const Array& a, NodePtr node, std::shared_ptr<detail::LazyBase>
   if (!node->is_materialized() && !node->is_placeholder()) {
     detail::Layout l = base ? base->view : detail::contiguous_layout(node->shape());
     if (detail::apply_to_layout(l, m))
-      nb = std::make_shared<detail::LazyBase>(detail::LazyBase{
-          base ? base->node : node, std::move(l), (base && base->read_only) || m.kind == Movement::Broadcast});
+      nb = std::make_shared<detail::LazyBase>(base ? base->node : node, std::move(l),
+                                              (base && base->read_only) || m.kind == Movement::Broadcast);
   }
   return Array(std::move(out), std::move(nb));
 }
 }  // namespace
 
+// A view of a pending write into a strided view of an array is made after that write (a
+// lazy view's positions are those of a dense base).
 #define CUFUSE_VIEW_PRELUDE(what)                                  \
   require_defined(what);                                           \
   auto node = node_;                                               \
   auto base = base_;                                               \
-  rebind_if_base_ready(node, base);
+  rebind_if_base_ready(node, base);                                \
+  if (node->dest && !node->dest->layout.is_contiguous()) detail::realize({node});
 
 Array Array::reshape(const Shape& newshape) const {
   CUFUSE_VIEW_PRELUDE("reshape");
@@ -387,7 +399,7 @@ Array Array::copy() const { return astype(dtype()); }
 // ------------------------------------------------------------------ materialization
 Array& Array::eval() {
   require_defined("eval");
-  rebind_if_base_ready(node_, base_);
+  (void)node();  // rebinds a view of a lazy array; settles a write into its memory by another handle
   if (!node_->is_materialized()) detail::realize({node_});
   rebind_if_base_ready(node_, base_);
   return *this;
@@ -462,8 +474,16 @@ Scalar Array::item_scalar() const {
 }
 
 // ------------------------------------------------------------------ writes
-// Makes this array's node a Buffer leaf on memory the write can land in: a lazy array is
-// materialized first, and a view of a lazy array materializes the array it views.
+// A write is lazy: the array's handle moves to a new version, a node whose value is the
+// expression and whose WriteDest is the array's memory (node.hpp). The next materialization
+// point writes it there, fused with the rest of its work (exec/executor.cpp); the planner
+// keeps reads of the old values right (plan/hazards.hpp). Storage::pending_write names the
+// one pending write into a block of memory: a read of that memory through any other handle,
+// or a second write into it, carries the first one out before (settle_pending_write).
+
+// The memory a write into this array lands in, as a Buffer leaf (under graph_mutex()): a
+// view of a lazy array materializes the array it views; a lazy array is materialized; a
+// pending write into the memory made through another handle is carried out first.
 static NodePtr writable_leaf(NodePtr& node, std::shared_ptr<detail::LazyBase>& base) {
   if (node->is_placeholder()) throw ValueError("cannot write into a placeholder array");
   if (base && !base->node->is_materialized()) {
@@ -472,6 +492,7 @@ static NodePtr writable_leaf(NodePtr& node, std::shared_ptr<detail::LazyBase>& b
   }
   rebind_if_base_ready(node, base);
   if (!node->is_materialized()) detail::realize({node});
+  detail::settle_pending_write(node);
   if (node->read_only)
     throw ValueError(fmt::format("assignment destination is read-only: a broadcast view of shape {}",
                                  to_string(node->shape())));
@@ -483,33 +504,96 @@ static NodePtr writable_leaf(NodePtr& node, std::shared_ptr<detail::LazyBase>& b
   return node;
 }
 
-static Array& assign_node(Array& self, NodePtr& node, std::shared_ptr<detail::LazyBase>& base,
-                          NodePtr value) {
+// A node only the caller references (made for this write): it may become the new version
+// itself. Anything else (another array's node, a leaf) is copied by an elementwise node.
+static NodePtr own_node(NodePtr value) {
+  if (!value->is_leaf() && value->refs.load(std::memory_order_acquire) == 1 &&
+      value->array_refs.load(std::memory_order_relaxed) == 0 && value->lazy_views.load() == 0 && !value->dest)
+    return value;
+  detail::InputVec ins;
+  ins.push_back(value);
+  return detail::make_elementwise(static_cast<uint16_t>(detail::Op::Cast), value->dtype, value->shape(), std::move(ins));
+}
+
+// The new version's node: `value` as the array's shape and dtype, made for this write into
+// memory laid out as `dest`.
+static NodePtr version_of(NodePtr value, const Node& target, const detail::Layout& dest) {
+  NodePtr v = detail::cast_node(detail::broadcast_node(value, target.shape()), target.dtype);
+  value.reset();  // v may be the same node: one reference, so it may become the write itself
+  value = own_node(std::move(v));
+  if (value->k() == NodeKind::Library && !dest.is_contiguous()) {
+    // A library call writes its result densely from the pointer it gets: the version is an
+    // elementwise copy of it, which the plan scatters into any view.
+    detail::InputVec ins;
+    ins.push_back(value);
+    value = detail::make_elementwise(static_cast<uint16_t>(detail::Op::Cast), value->dtype, value->shape(), std::move(ins));
+  }
+  return value;
+}
+
+Array& Array::write(NodePtr value) {
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
-  NodePtr target = writable_leaf(node, base);
-  value = detail::broadcast_node(value, target->shape());
-  value = detail::cast_node(value, target->dtype);
-  if (numel(target->shape()) == 0) return self;
-  detail::write_into(target, value);
-  return self;
+  rebind_if_base_ready(node_, base_);
+  Node* cur = node_.get();
+  // No other handle names this array's value, and no view of it is lazy.
+  const bool sole = !base_ && cur->array_refs.load() == 1 && cur->lazy_views.load() == 0;
+  // The handle's own pending write, named by no other handle: the new version replaces it
+  // (`m *= b1; m += g`: one write of m, of the second value).
+  if (sole && cur->dest && !cur->is_materialized()) {
+    value = version_of(std::move(value), *cur, cur->dest->layout);
+    value->dest = std::move(cur->dest);
+    value->dest->storage->pending_write.store(value.get(), std::memory_order_release);
+    detail::add_pending_write(value);
+    set_node(value);
+    detail::maybe_auto_eval(value);
+    return *this;
+  }
+  // A lazy array that no other handle names and no view needs in memory: its new value is
+  // just a new lazy node.
+  if (sole && !cur->is_leaf() && !cur->dest) {
+    set_node(detail::cast_node(detail::broadcast_node(value, cur->shape()), cur->dtype));
+    return *this;
+  }
+  NodePtr target = writable_leaf(node_, base_);
+  if (numel(target->shape()) == 0) return *this;
+  value = version_of(std::move(value), *target, target->layout);
+  value->dest = std::make_shared<detail::WriteDest>(detail::WriteDest{target->storage, target->layout});
+  target->storage->pending_write.store(value.get(), std::memory_order_release);
+  detail::add_pending_write(value);
+  set_node(value);
+  detail::maybe_auto_eval(value);
+  return *this;
 }
 
 Array& Array::assign(const Array& value) {
   require_defined("assign");
   if (!value.defined()) throw ValueError("assign: the value is an empty Array handle");
-  return assign_node(*this, node_, base_, value.node());
+  // value's shape must broadcast to ours (NumPy's message from broadcast_node)
+  (void)detail::broadcast_node(value.node(), shape());
+  return write(value.node());
+}
+
+Array& Array::assign(Array&& value) {
+  require_defined("assign");
+  if (!value.defined()) throw ValueError("assign: the value is an empty Array handle");
+  (void)detail::broadcast_node(value.node(), shape());
+  // A temporary's node (`out[...] = cf::matmul(a, b)`) may become the write itself: a library
+  // call then writes straight into a dense target.
+  if (NodePtr n = std::move(value).take_node()) return write(std::move(n));
+  return write(value.node());
 }
 
 Array& Array::assign(const Scalar& value) {
   require_defined("assign");
   Scalar v = value;
   if (!v.weak() && v.dtype() != dtype()) v = Scalar::typed(v, dtype());
-  return assign_node(*this, node_, base_, detail::make_scalar(v, dtype(), shape()));
+  return write(detail::make_scalar(v, dtype(), shape()));
 }
 
 Array& Array::inplace(uint16_t op, const Operand& o) {
   require_defined("in-place operator");
   rebind_if_base_ready(node_, base_);
+  if (node_->is_placeholder()) throw ValueError("cannot write into a placeholder array");
   const Operand self(*this);
   const Operand* args[2] = {&self, &o};
   NodePtr value = detail::elementwise_node(static_cast<detail::Op>(op), args, 2);
@@ -519,7 +603,7 @@ Array& Array::inplace(uint16_t op, const Operand& o) {
   if (!detail::can_cast_same_kind(value->dtype, dtype()))
     throw TypeError(fmt::format("Cannot cast ufunc '{}' output from {} to {} with casting rule 'same_kind'",
                                 detail::op_row(op).name, name(value->dtype), name(dtype())));
-  return assign_node(*this, node_, base_, value);
+  return write(std::move(value));
 }
 
 Array& Array::operator+=(const Operand& o) { return inplace(uint16_t(detail::Op::Add), o); }

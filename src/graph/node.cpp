@@ -11,6 +11,10 @@
 namespace cufuse::detail {
 
 Node::~Node() {
+  if (dest && dest->storage) {  // a pending write that will never run no longer blocks its memory
+    void* self = this;
+    dest->storage->pending_write.compare_exchange_strong(self, nullptr);
+  }
   // A chain of nodes each holding the next is released recursively, one stack frame per
   // node; past a depth, unwind it here instead: take over every input this node is the last
   // owner of.

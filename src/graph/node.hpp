@@ -49,6 +49,14 @@ struct Layout {
 };
 Layout contiguous_layout(const Shape& s);
 
+// Where a pending in-place write lands: the memory of the array written (a whole array or a
+// view of it). A node with a WriteDest is that array's new version: evaluating it writes its
+// value there (the plan's target for it), and it becomes a Buffer leaf on that memory.
+struct WriteDest {
+  std::shared_ptr<Storage> storage;
+  Layout layout;
+};
+
 enum class GenKind : uint8_t { Arange, Linspace, RandomUniform, RandomNormal };
 const char* gen_name(GenKind g);
 
@@ -100,11 +108,13 @@ struct Node {
   Scalar scalar;                     // Scalar leaf; also the weak-ness of a C++ scalar operand
   GenParams gen;
   std::shared_ptr<const void> attrs; // Reduce / Library attributes, typed by kind
+  std::shared_ptr<WriteDest> dest;   // a pending in-place write (see WriteDest); null otherwise
   uint64_t hash = 0;                 // structural: kind, op, dtype, shape, layout class, inputs
   int32_t pending = 0;               // unrealized nodes below and including this one (saturating)
   PinSet pins;                       // leaf memory the unrealized subgraph keeps alive
   bool reads_placeholder = false;    // some leaf below is a placeholder (cannot be evaluated)
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
+  std::atomic<int32_t> lazy_views{0};// views of this lazy node that Array handles hold (LazyBase)
   int32_t placeholder_slot = -1;     // for fuse() tracing: which argument this placeholder is
   bool read_only = false;            // a Buffer leaf seen through broadcast_to (NumPy: read-only)
   bool varies = false;               // a Scalar leaf bound to a fuse() argument: no value-dependent

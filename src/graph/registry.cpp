@@ -5,6 +5,8 @@
 // count is above zero, under the lock that its destruction also takes.
 #include "graph/registry.hpp"
 
+#include "runtime/storage.hpp"
+
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -99,23 +101,23 @@ size_t registered_roots() {
 }
 
 
-static bool reads(const Node* n, const Storage* s, std::unordered_set<const Node*>& seen) {
-  if (!seen.insert(n).second) return false;
-  if (n->k() == NodeKind::Buffer) return n->storage.get() == s;
-  for (const auto& in : n->inputs)
-    if (reads(in.get(), s, seen)) return true;
+static bool reads(const Node* root, const Storage* s, std::unordered_set<const Node*>& seen) {
+  std::vector<const Node*> stack{root};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->k() == NodeKind::Buffer) {
+      if (n->storage.get() == s) return true;
+      continue;
+    }
+    for (const auto& in : n->inputs) stack.push_back(in.get());
+  }
   return false;
 }
 
 std::vector<NodePtr> pending_roots_reading(const Storage* storage) {
-  std::vector<NodePtr> live;
-  {
-    auto& r = registry();
-    std::lock_guard<SpinLock> lk(r.mu);
-    for (Node* n : r.roots)
-      if (!n->is_leaf() && n->array_refs.load() > 0)
-        if (NodePtr p = try_take(n)) live.push_back(std::move(p));
-  }
+  std::vector<NodePtr> live = live_pending_roots();
   // Released outside the lock (a last reference dropped here unregisters its node).
   std::vector<NodePtr> out;
   std::unordered_set<const Node*> seen;
@@ -124,6 +126,105 @@ std::vector<NodePtr> pending_roots_reading(const Storage* storage) {
     if (p->array_refs.load() > 0 && reads(p.get(), storage, seen)) out.push_back(p);
   }
   return out;
+}
+
+std::vector<NodePtr> live_pending_roots() {
+  std::vector<NodePtr> live;
+  auto& r = registry();
+  std::lock_guard<SpinLock> lk(r.mu);
+  for (Node* n : r.roots)
+    if (!n->is_leaf() && n->array_refs.load() > 0)
+      if (NodePtr p = try_take(n)) live.push_back(std::move(p));
+  return live;
+}
+
+namespace {
+// Pending writes live in their thread's list; a thread that ends hands what is still pending
+// to the orphans, which the next materialization point of any thread carries out (running
+// an evaluation while the thread's other thread_local state is being destroyed is not safe).
+struct Orphans {
+  std::mutex mu;
+  std::vector<NodePtr> list;
+  std::atomic<size_t> count{0};
+};
+Orphans& orphans() {
+  static Orphans* o = new Orphans;  // never destroyed: threads may end during exit
+  return *o;
+}
+// A pending write that nothing could ever read: no handle names it, and every reference to
+// its memory is its own (its WriteDest and leaves of its own graph). Writing it would only
+// cost time (a temporary view written into and dropped with its array).
+bool unobservable(const Node& w) {
+  if (w.array_refs.load(std::memory_order_relaxed) > 0) return false;
+  const Storage* s = w.dest->storage.get();
+  long own = 1;
+  std::vector<const Node*> stack{&w};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->k() == NodeKind::Buffer) {
+      own += n->storage.get() == s ? 1 : 0;
+      continue;
+    }
+    for (const auto& in : n->inputs) stack.push_back(in.get());
+  }
+  return w.dest->storage.use_count() <= own;
+}
+void prune(std::vector<NodePtr>& list) {
+  size_t k = 0;
+  for (auto& w : list) {
+    if (!w->dest || w->is_materialized()) continue;
+    if (unobservable(*w)) {
+      void* self = w.get();
+      w->dest->storage->pending_write.compare_exchange_strong(self, nullptr);
+      w->dest.reset();
+      continue;
+    }
+    list[k++] = std::move(w);
+  }
+  list.resize(k);
+}
+struct PendingWrites {
+  std::vector<NodePtr> list;
+  ~PendingWrites() {
+    prune(list);
+    if (list.empty()) return;
+    auto& o = orphans();
+    std::lock_guard<std::mutex> lk(o.mu);
+    for (auto& w : list) o.list.push_back(std::move(w));
+    o.count.store(o.list.size());
+  }
+};
+PendingWrites& thread_writes() {
+  thread_local PendingWrites w;
+  return w;
+}
+}  // namespace
+
+void add_pending_write(const NodePtr& w) {
+  auto& pw = thread_writes();
+  if (pw.list.size() >= 16) prune(pw.list);
+  pw.list.push_back(w);
+}
+
+std::vector<NodePtr> pending_writes() {
+  auto& pw = thread_writes();
+  prune(pw.list);
+  std::vector<NodePtr> out = pw.list;
+  auto& o = orphans();
+  if (o.count.load() > 0) {
+    std::lock_guard<std::mutex> lk(o.mu);
+    prune(o.list);
+    o.count.store(o.list.size());
+    out.insert(out.end(), o.list.begin(), o.list.end());
+  }
+  return out;
+}
+
+size_t pending_write_count() {  // an upper bound (no pruning: callers need not hold graph_mutex())
+  return thread_writes().list.size() + orphans().count.load();
 }
 
 }  // namespace cufuse::detail

@@ -31,5 +31,17 @@ class RegistryLock {
 size_t registered_roots();  // entries now (for tests)
 // Live, unrealized roots held by an Array whose graph reads `storage`.
 std::vector<NodePtr> pending_roots_reading(const Storage* storage);
+// Live, unrealized roots held by an Array (references taken), for the executor's choice of
+// what else to evaluate with a materialization point.
+std::vector<NodePtr> live_pending_roots();
+
+// This thread's pending in-place writes (nodes with a WriteDest), held here so that a write
+// made through a handle that is gone (`x[{slice(0, 5)}] += 1`) is not lost: every
+// materialization point of the thread evaluates them with its own work. Those of threads
+// that ended come along with any thread's.
+void add_pending_write(const NodePtr& w);
+// Those still pending, in program order (realized and superseded ones are dropped).
+std::vector<NodePtr> pending_writes();
+size_t pending_write_count();
 
 }  // namespace cufuse::detail

@@ -96,6 +96,8 @@ void RawKernel::launch(Dim3 grid, Dim3 block, const std::vector<KernelArg>& args
   // Arrays: in memory, on this device, with no pending lazy work still to read them.
   std::vector<Array> held;  // keeps evaluated arrays (and their memory) alive over the launch
   held.reserve(args.size());
+  // Pending in-place writes go first: the kernel may read or write their memory.
+  detail::settle_pending_writes();
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].is_array()) continue;
     const Array& a = args[i].array();

@@ -5,6 +5,7 @@
 
 #include "codegen/op_table.hpp"
 #include "codegen/scalar_forms.hpp"
+#include "graph/reduce_attrs.hpp"
 #include "library/library_call.hpp"
 #include "runtime/storage.hpp"
 
@@ -25,7 +26,7 @@ int GraphScan::leaf_index(const Node* n) const {
 }
 
 namespace {
-enum : int64_t { kBuf = 1, kScal, kGen, kEw, kView, kRed, kLib, kRoots, kTarget };
+enum : int64_t { kBuf = 1, kScal, kGen, kEw, kView, kRed, kLib, kRoots, kTarget, kAlias };
 
 struct Walker {
   GraphScan& s;
@@ -112,8 +113,16 @@ struct Walker {
           s.key.push_back(static_cast<int64_t>(at.call->attributes_hash()));
           s.key.push_back(call_ordinal(at.call.get()));
           s.key.push_back(at.output);
+        } else if (k == NodeKind::Reduce) {
+          // Reduce attributes (op, axes, keepdims): not the node's structural hash, which
+          // covers the history of its inputs (a realized input keeps the hash of the graph it
+          // was computed from), so a loop's plans would never repeat.
+          const ReduceAttrs& ra = reduce_attrs(*n);
+          uint64_t h = hash_mix(static_cast<uint64_t>(ra.op) + 1, ra.keepdims ? 7 : 3);
+          for (int a : ra.axes) h = hash_mix(h, static_cast<uint64_t>(a) + 1000);
+          s.key.push_back(static_cast<int64_t>(h));
         } else if (n->attrs) {
-          s.key.push_back(static_cast<int64_t>(n->hash));  // Reduce attributes (op, axes, keepdims)
+          s.key.push_back(static_cast<int64_t>(n->hash));
         }
         if (value_forms && k == NodeKind::Elementwise && n->op == static_cast<uint16_t>(Op::TrueDivide))
           s.key.push_back(divides_by_exact_reciprocal(n) ? 1 : 0);
@@ -122,6 +131,7 @@ struct Walker {
     }
     id = next_id++;
     remember(n, id);
+    s.nodes.push_back(n);
     if (n->is_leaf()) {
       s.ids.emplace_back(n, static_cast<int>(s.leaves.size()));
       s.leaves.push_back(n);
@@ -147,6 +157,20 @@ void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Targe
       auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) +
                static_cast<uintptr_t>(t->layout.offset * itemsize(roots[i]->dtype));
       out.key.push_back(p % 16 == 0 ? 1 : 0);
+    }
+  }
+  // Leaves on memory the plan writes, and whether each reads it at the written elements:
+  // whether the writes can be made in place depends on it (plan/hazards.hpp).
+  for (size_t i = 0; i < roots.size() && i < targets.size(); ++i) {
+    const Target* t = targets[i];
+    if (!t) continue;
+    for (size_t l = 0; l < out.leaves.size(); ++l) {
+      const Node* n = out.leaves[l];
+      if (n->k() != NodeKind::Buffer || n->storage != t->storage) continue;
+      const bool same = n->layout.shape == t->layout.shape && n->layout.strides == t->layout.strides &&
+                        n->layout.offset == t->layout.offset;
+      out.key.push_back(kAlias);
+      out.key.push_back(static_cast<int64_t>(l) * 4096 + static_cast<int64_t>(i) * 2 + (same ? 1 : 0));
     }
   }
 }

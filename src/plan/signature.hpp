@@ -19,6 +19,7 @@ struct GraphScan {
   // roots' ids; kept here so that a scan reused per thread allocates nothing.
   std::vector<std::pair<const Node*, int>> node_ids;
   std::vector<int> root_ids;
+  std::vector<Node*> nodes;  // every node of the walk, by id (the host run maps a cached plan's groups onto them)
 
   void clear() {
     key.clear();
@@ -26,6 +27,7 @@ struct GraphScan {
     ids.clear();
     node_ids.clear();
     root_ids.clear();
+    nodes.clear();
   }
   int leaf_index(const Node* n) const;  // -1 if not a leaf of this scan
 };

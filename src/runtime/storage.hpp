@@ -2,6 +2,7 @@
 // pool) or on the host (the reference backend). Freed back to the pool on the stream it
 // was last ordered on when the last node holding it goes away.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -28,6 +29,11 @@ struct Storage {
     std::shared_ptr<void> owner;  // keeps that Stream alive until the wait is enqueued
   };
   std::vector<StreamUse> other_streams;
+  // The pending in-place write into this memory (a graph Node with a WriteDest here), or
+  // null. There is at most one: a second write, or a read of this memory through any other
+  // handle, settles it first (src/graph/array.cpp, src/exec/executor.cpp). Changed under
+  // graph_mutex(); read without it.
+  std::atomic<void*> pending_write{nullptr};
 
   Storage() = default;
   Storage(const Storage&) = delete;
