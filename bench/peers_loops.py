@@ -207,7 +207,7 @@ class GradientDescent:
 class LoopPeer:
     """An iterative program as a peers.py callable: each call is one iteration (a converged
     solve starts again); check_run() runs the checked iterations from the start; solve_note()
-    solves to convergence once when that fits the time allowed (quick: 6 s, else 60 s)."""
+    solves to convergence once when that fits the time allowed (quick: 15 s, else 60 s)."""
 
     def __init__(self, wid, program, sync):
         self.wid, self.program, self.sync = wid, program, sync
@@ -229,7 +229,7 @@ class LoopPeer:
         return self.program.result()[0]
 
     def solve_note(self, per_iter_ms, quick):
-        allowed_ms = 6000 if quick else 60000
+        allowed_ms = 15000 if quick else 60000
         max_iter = MAX_ITER[self.wid]
         if per_iter_ms * max_iter > allowed_ms:
             return "solve to convergence skipped (up to %d iterations at %.0f us would pass %.0f s)" % (
