@@ -3,7 +3,7 @@ classes of peers_frameworks.py: each framework's inputs and peer callables. CuPy
 NumPy-style programs of peers_loops.py as they are; PyTorch and JAX get their own spellings
 of the same statements."""
 from peers_common import ADAM_N, BS_N, CG_N, EM_N, GD_SHAPE, KM_K, KM_N, shared_inputs
-from peers_loops import (B1, B2, C1, C2, CG_TOL, EM_MU0, EM_TOL, EPS, GD_LR, GD_TOL, LR, RISK_FREE,
+from peers_loops import (ADAM_STEP, B1, B2, C1, C2, CG_TOL, EM_MU0, EM_TOL, EPS, GD_LR, GD_TOL, LR, RISK_FREE,
                          VOLATILITY, CG, GaussianMixtureEM, GradientDescent, KMeans, LoopPeer, black_scholes,
                          int_stream)
 
@@ -264,7 +264,7 @@ def torch_fns(fw, wid, inp):
     t = fw.torch
     if wid == "W13":
         w, g, m, v = inp["w"], inp["g"], inp["m"], inp["v"]
-        step = t.tensor(float(10), device="cuda")  # the bias corrections' step (peers_loops.ADAM_STEP)
+        step = t.tensor(float(ADAM_STEP), device="cuda")  # the bias corrections' step, float32 as Adam keeps it
 
         def reset():
             w.copy_(inp["w0"])
