@@ -290,8 +290,10 @@ double kernels_per_call(const std::function<void()>& call) {
 }
 
 // ------------------------------------------------------------------ checks
-Check check_sample(const std::vector<float>& got, const std::function<double(size_t)>& want, double rtol,
-                   double atol, size_t max_samples) {
+namespace {
+template <class T>
+Check check_sample_of(const std::vector<T>& got, const std::function<double(size_t)>& want, double rtol,
+                      double atol, size_t max_samples) {
   Check c;
   c.done = true;
   const size_t n = got.size();
@@ -329,6 +331,24 @@ Check check_sample(const std::vector<float>& got, const std::function<double(siz
     c.detail = strf("%zu of %zu sampled elements differ; first at [%zu]: got %.9g, want %.9g", bad, checked,
                     first_bad, worst_got, worst_want);
   return c;
+}
+}  // namespace
+
+Check check_sample(const std::vector<float>& got, const std::function<double(size_t)>& want, double rtol,
+                   double atol, size_t max_samples) {
+  return check_sample_of(got, want, rtol, atol, max_samples);
+}
+
+Check check_sample(const std::vector<double>& got, const std::function<double(size_t)>& want, double rtol,
+                   double atol, size_t max_samples) {
+  return check_sample_of(got, want, rtol, atol, max_samples);
+}
+
+void add_check(Record& r, const Check& c, const std::string& label) {
+  r.check.done = true;
+  const bool first = r.check.detail.empty();
+  r.check.ok = (first || r.check.ok) && c.ok;
+  r.check.detail += (first ? "" : "; ") + label + ": " + c.detail;
 }
 
 std::vector<float> host_normal(size_t n, uint64_t seed) {

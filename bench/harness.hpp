@@ -159,6 +159,10 @@ double kernels_per_call(const std::function<void()>& call);
 // (first and last always included): |got - want| <= atol + rtol * |want|, NaN never passes.
 Check check_sample(const std::vector<float>& got, const std::function<double(size_t)>& want,
                    double rtol, double atol, size_t max_samples = size_t(1) << 20);
+Check check_sample(const std::vector<double>& got, const std::function<double(size_t)>& want,
+                   double rtol, double atol, size_t max_samples = size_t(1) << 20);
+// Merges a sub-check into a record's check (all must pass; details joined, each labelled).
+void add_check(Record& r, const Check& c, const std::string& label);
 // Host random normals (for inputs that must be on the host first).
 std::vector<float> host_normal(size_t n, uint64_t seed);
 // f32 arrays to and from the host through the untyped calls (no dtype_of<T> needed).

@@ -33,14 +33,6 @@ std::vector<float> rows_to_host(const cf::Array& a, int64_t first, int64_t count
   return to_host_f32(a[{cf::slice(first, first + count), cf::_}]);
 }
 
-// Merges a sub-check into a record's check (all must pass).
-void add_check(Record& r, const Check& c, const std::string& label) {
-  r.check.done = true;
-  const bool first = r.check.detail.empty();
-  r.check.ok = (first || r.check.ok) && c.ok;
-  r.check.detail += (first ? "" : "; ") + label + ": " + c.detail;
-}
-
 // ------------------------------------------------------------------ W5
 void run_w5(Ctx& ctx, Record& r) {
   const int64_t n = 65536, d = 1024;

@@ -20,10 +20,12 @@ namespace bench {
 void add_library_workloads(Registry& r);  // library_workloads.cpp: W5, W6, W8, W11
 void add_stream_workloads(Registry& r);   // streams_workloads.cpp: S004
 void add_signal_workloads(Registry& r);   // signal_workloads.cpp: W10
+void add_loop_workloads(Registry& r);     // loop_workloads.cpp: W13-W16, L1-L3
 
 const std::vector<std::string>& all_workload_ids() {
-  static const std::vector<std::string> ids{"W1", "W2", "W3", "W4", "W5", "W6", "W7a",
-                                            "W7b", "W8", "W9", "W10", "W11", "W12", "R10k"};
+  static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
+                                            "W8",  "W9",  "W10", "W11", "W12", "W13", "W14", "W15",
+                                            "W16", "L1",  "L2",  "L3",  "R10k"};
   return ids;
 }
 
@@ -166,6 +168,7 @@ int run(int argc, char** argv) {
   add_library_workloads(reg);
   add_signal_workloads(reg);
   add_stream_workloads(reg);
+  add_loop_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

@@ -93,19 +93,28 @@ def run_peer(fw, wid, peer, fn, inp, quick):
         return rec
     try:
         parts = fn if isinstance(fn, dict) else {None: fn}
-        checks, results = [], []
+        checks, results, notes = [], [], []
         for label, f in parts.items():
             if hasattr(f, "before"):
-                f.before()
-            first = f()  # compiles (torch.compile, jit, fuse) outside the clock
+                f.before()  # a stateful peer (W13, the loops) back to its initial state
+            # compiles (torch.compile, jit, fuse) outside the clock; an iterative program
+            # (peers_loops.LoopPeer) runs the iterations its check compares
+            first = f.check_run() if hasattr(f, "check_run") else f()
             fw.sync(first)
             ok, detail = check(wid, fw.get, inp, first, label)
             del first
             checks.append((ok, (label + ": " if label else "") + detail))
+            if hasattr(f, "check_run"):
+                f.before()
             timer = time_loop if wid in ("W7a", "W7b") else time_batches
             r = timer(f, fw.sync, quick)
             r["label"] = label
             results.append(r)
+            if hasattr(f, "solve_note"):  # one solve to convergence, where it fits the time
+                try:
+                    notes.append(f.solve_note(r["time_ms"], quick))
+                except Exception as e:  # noqa: BLE001 - the timing stands without it
+                    notes.append("solve failed: %s: %s" % (type(e).__name__, str(e)[:200]))
         rec["check"] = dict(done=True, ok=all(c[0] for c in checks), detail="; ".join(c[1] for c in checks))
         rec["time_ms"] = results[0]["time_ms"]
         rec["batch_ms"] = results[0]["batch_ms"]
@@ -113,6 +122,8 @@ def run_peer(fw, wid, peer, fn, inp, quick):
         if len(results) > 1 or results[0]["label"]:
             rec["parts"] = [dict(label=r["label"], time_ms=r["time_ms"], batch_ms=r["batch_ms"]) for r in results]
         rec["status"] = "ok" if rec["check"]["ok"] else "check-failed"
+        if notes:
+            rec["notes"] = "; ".join(notes)
     except Exception as e:  # noqa: BLE001
         rec.update(status="error", notes="%s: %s" % (type(e).__name__, str(e)[:300]))
         traceback.print_exc()
@@ -273,6 +284,14 @@ def run_w12(only_peers, quick, deadline, log):
     return results
 
 
+def problem_of(rec):
+    """Why a peer's cell has no good figure: a failed check's detail, else the record's notes."""
+    detail = (rec.get("check") or {}).get("detail", "")
+    if rec.get("status") == "check-failed" and detail:
+        return detail
+    return rec.get("notes") or detail
+
+
 def fmt_time(rec, unit):
     if not rec or rec.get("time_ms") is None:
         return "-"
@@ -424,7 +443,7 @@ def main():
         for p, r in rec["results"].items():
             if r.get("status") in ("ok", "n/a"):
                 continue
-            why = r.get("notes") or (r.get("check") or {}).get("detail", "")
+            why = problem_of(r)
             groups.setdefault((r.get("status"), why), []).append("%s %s" % (rec["id"], PEER_TITLES[p]))
     for (status, why), cells in groups.items():
         print("  %s: %s%s" % (", ".join(cells), status, (" - " + why) if why else ""))

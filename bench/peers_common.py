@@ -4,10 +4,11 @@ import math
 import statistics
 import time
 
-PEERS = ["cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit"]
-PEER_TITLES = {"cupy": "CuPy", "cupy.fuse": "cupy.fuse", "torch": "torch",
+# cupy.kernel: a hand-written CuPy kernel (W15: the example's cupy.ElementwiseKernel).
+PEERS = ["cupy", "cupy.fuse", "cupy.kernel", "torch", "torch.compile", "jax.jit"]
+PEER_TITLES = {"cupy": "CuPy", "cupy.fuse": "cupy.fuse", "cupy.kernel": "CuPy kernel", "torch": "torch",
                "torch.compile": "torch.compile", "jax.jit": "JAX jit"}
-FRAMEWORK_OF = {"cupy": "cupy", "cupy.fuse": "cupy", "torch": "torch",
+FRAMEWORK_OF = {"cupy": "cupy", "cupy.fuse": "cupy", "cupy.kernel": "cupy", "torch": "torch",
                 "torch.compile": "torch", "jax.jit": "jax"}
 
 N1 = 1 << 27            # W1, W2
@@ -20,6 +21,14 @@ PROD = (4096, 512, 512)  # W9
 CONV = 2048             # W10
 KSIZE = 15
 FIRST_N = 1 << 20       # W12
+ADAM_N = 1 << 26        # W13
+SCAN_N = 1 << 26        # W14: 1-D, and rows of SCAN_ROWS
+SCAN_ROWS = (16384, 4096)
+BS_N = 10000000         # W15
+CG_N = 2000             # W16
+KM_N, KM_K = 1 << 20, 16  # L1
+EM_N = 1 << 22          # L2
+GD_SHAPE = (8192, 1024)  # L3
 
 # id -> description, bytes that must move (None: not memory-bound), flops, unit,
 #       the peers WORKLOADS.md's table has a column for, and the reason for the others.
@@ -44,12 +53,28 @@ WORKLOADS = {
     "W11": dict(desc="linalg: qr f32[512,512] / det f32[512,512] / inv f32[6000,6000]", peers=["cupy"]),
     "W12": dict(desc="first call of a new fused elementwise function (context up): empty / warm disk cache, new process",
                 peers=["cupy.fuse", "torch.compile"]),
+    # issue 37: lazy across statements and loops (bench/loop_workloads.cpp)
+    "W13": dict(desc="Adam step in place (torch: torch._fused_adam_; JAX: the functional step, buffers donated), "
+                     "f32[2^26] each", bytes=7 * 4 * ADAM_N, peers=["torch", "torch.compile", "jax.jit"]),
+    "W14": dict(desc="cumsum of f32[2^26] / cumsum(x, axis=1) of f32[16384,4096]", bytes=2 * 4 * SCAN_N,
+                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "W15": dict(desc="CuPy's black_scholes.py: 10M float64 options, call and put", bytes=5 * 8 * BS_N,
+                peers=["cupy", "cupy.kernel", "torch", "torch.compile", "jax.jit"]),
+    "W16": dict(desc="CuPy's cg.py: N = 2000 float64, A = R R^T, tol 0.1, time per iteration", unit="us",
+                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "L1": dict(desc="k-means, 2^20 points in 2-D, 16 centers, all(new == old) read back, per iteration", unit="us",
+               peers=["cupy", "torch"]),
+    "L2": dict(desc="EM, 1-D mixture of 4 Gaussians, 2^22 points, log-likelihood read back, per iteration",
+               unit="us", peers=["cupy", "torch"]),
+    "L3": dict(desc="gradient descent, least squares, A f32[8192,1024], |g| read back, per iteration", unit="us",
+               peers=["cupy", "torch"]),
 }
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
 SHARED_INPUTS = {
     "W1": dict(x=N1), "W2": dict(x=N1, y=N1), "W3": dict(a=(ROWS, ROWS)),
     "W4": dict(a=(ROWS, ROWS), g=ROWS, b=ROWS), "W5": dict(a=EIN, b=EIN), "W6": dict(q=DIST, p=DIST),
     "W7a": dict(x=SMALL, y=SMALL), "W7b": dict(x=SMALL, y=SMALL), "W8": dict(a=(MM, MM), b=(MM, MM)),
+    "W14": dict(x=SCAN_N, x2=SCAN_ROWS),
 }
 
 
@@ -60,7 +85,9 @@ def shared_inputs(randn, wid, f32):
     return {name: randn(shape, f32) for name, shape in SHARED_INPUTS[wid].items()}
 
 
-ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12"]
+ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3"]
+LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
 
@@ -262,6 +289,9 @@ def check(wid, get, inp, out, part=None):
             # rand(6000, 6000) has condition ~1e4-1e5: in float32 |A inv(A) - I| reaches ~1e-3;
             # the same bound as cufuse-bench's check (bench/library_workloads.cpp)
             return max(errs) <= 0.1, "max |A inv(A) - I| over %d columns: %.2g" % (len(cols), max(errs))
+    if wid in ("W13", "W14", "W15", "W16", "L1", "L2", "L3"):
+        import peers_loops
+        return peers_loops.check(wid, get, inp, out, part)
     return False, "no check for " + wid
 
 

@@ -1,6 +1,7 @@
 """bench/peers_frameworks.py: one class per framework (CuPy, PyTorch, JAX) that makes each
 workload's random inputs and the callables of its peers (eager, fused, compiled, jitted)."""
 
+import peers_loop_frameworks as loops
 from peers_common import (CONV, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -49,6 +50,8 @@ class CupyFW:
         return 2.0 * nbytes / (t["time_ms"] * 1e-3) / 1e9  # a and b go back to the pool on return
 
     def inputs(self, wid):
+        if wid in loops.IDS:
+            return loops.cupy_inputs(self, wid)
         cp, f32, f64 = self.cp, self.cp.float32, self.cp.float64
         shared = shared_inputs(self.randn, wid, f32)
         if shared is not None:
@@ -80,6 +83,8 @@ class CupyFW:
         return time_batches(lambda: q @ p.T, self.sync, quick)["time_ms"]
 
     def fns(self, wid, inp):
+        if wid in loops.IDS:
+            return loops.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "W1":
             def w1(x):
@@ -188,6 +193,8 @@ class TorchFW:
             m.allow_tf32 = on
 
     def inputs(self, wid):
+        if wid in loops.IDS:
+            return loops.torch_inputs(self, wid)
         t = self.torch
         f32, f64 = t.float32, t.float64
         shared = shared_inputs(self.randn, wid, f32)
@@ -200,6 +207,8 @@ class TorchFW:
         raise KeyError(wid)
 
     def fns(self, wid, inp):
+        if wid in loops.IDS:
+            return loops.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -264,6 +273,7 @@ class JaxFW:
         import jax
         import jax.numpy as jnp
         jax.config.update("jax_default_matmul_precision", "highest")  # full fp32, no TF32
+        jax.config.update("jax_enable_x64", True)  # W15, W16 are float64 (float32 inputs stay float32)
         self.jax, self.jnp = jax, jnp
         self.key = jax.random.PRNGKey(1234)
         self.dev = jax.devices("gpu")[0] if any(d.platform == "gpu" for d in jax.devices()) else None
@@ -291,6 +301,8 @@ class JaxFW:
         return self.jax.block_until_ready(self.jax.random.normal(sub, shape, dtype=dtype))
 
     def inputs(self, wid):
+        if wid in loops.IDS:
+            return loops.jax_inputs(self, wid)
         f32 = self.jnp.float32
         if wid != "W8":  # not a JAX column
             shared = shared_inputs(self.randn, wid, f32)
@@ -299,6 +311,8 @@ class JaxFW:
         raise KeyError(wid)
 
     def fns(self, wid, inp):
+        if wid in loops.IDS:
+            return loops.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):

@@ -15,21 +15,28 @@ import struct
 import sys
 import zlib
 
-ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12"]
-PEERS = ["cupy", "cupy.fuse", "torch", "torch.compile", "jax.jit"]
-TITLES = {"cufuse": "cufuse", "cupy": "CuPy", "cupy.fuse": "cupy.fuse", "torch": "torch",
-          "torch.compile": "torch.compile", "jax.jit": "JAX jit"}
+ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3"]
+PEERS = ["cupy", "cupy.fuse", "cupy.kernel", "torch", "torch.compile", "jax.jit"]
+TITLES = {"cufuse": "cufuse", "cupy": "CuPy", "cupy.fuse": "cupy.fuse", "cupy.kernel": "CuPy kernel",
+          "torch": "torch", "torch.compile": "torch.compile", "jax.jit": "JAX jit"}
 # WORKLOADS.md's floors, shown when neither run measured one.
 TABLE_FLOOR = {"W1": "0.363 ms", "W2": "0.363 ms", "W3": "0.182 ms", "W4": "0.182 ms", "W5": "0.182 ms",
                "W6": "GEMM 3.03 ms", "W7a": "launch 3.3 us", "W7b": "launch 3.3 us", "W8": "-",
-               "W9": "2.90 ms", "W10": "~0.06 ms compute", "W11": "-", "W12": "NVRTC ~7-11 ms"}
+               "W9": "2.90 ms", "W10": "~0.06 ms compute", "W11": "-", "W12": "NVRTC ~7-11 ms",
+               "W13": "0.61 ms", "W14": "0.182 ms", "W15": "0.133 ms", "W16": "-", "L1": "-", "L2": "-",
+               "L3": "-"}
 SHORT = {"W1": "(x*2.5+1)*sin(x)-exp(-x*x)+sqrt(abs(x)), f32[2^27]", "W2": "sum((x-y)^2), f32[2^27]",
          "W3": "row softmax, f32[8192,8192]", "W4": "row layernorm, f32[8192,8192]",
          "W5": "einsum ij,ij->i, f32[65536,1024]", "W6": "distance matrix, f32[10000,784]",
          "W7a": "(x-y)*(x-y), f32[10000], per call", "W7b": "7-op expression, f32[10000], per call",
          "W8": "matmul f32[15000^2] fp32 / TF32", "W9": "prod axis 0, f64[4096,512,512]",
          "W10": "convolve2d full, f64[2048^2] * 15x15", "W11": "qr / det / inv",
-         "W12": "first call: empty / warm disk cache"}
+         "W12": "first call: empty / warm disk cache",
+         "W13": "Adam step in place, f32[2^26] x4", "W14": "cumsum f32[2^26] / rows of [16384,4096]",
+         "W15": "Black-Scholes, 10M f64 options", "W16": "CuPy cg.py, N=2000 f64, per iteration",
+         "L1": "k-means 2^20x2, 16 centers, per iteration", "L2": "EM 1-D, 4 Gaussians, 2^22, per iteration",
+         "L3": "gradient descent [8192,1024], per iteration"}
 OK = ("ok", "check-failed")
 
 
@@ -43,6 +50,14 @@ def load(path, what):
         return {}, "%s JSON %s not found" % (what, path)
     except (OSError, ValueError) as e:
         return {}, "%s JSON %s unreadable: %s" % (what, path, e)
+
+
+def problem_of(rec):
+    """Why a peer's cell has no good figure: a failed check's detail, else the record's notes."""
+    detail = (rec.get("check") or {}).get("detail", "")
+    if rec.get("status") == "check-failed" and detail:
+        return detail
+    return rec.get("notes") or detail
 
 
 def parts_of(rec):
@@ -243,7 +258,7 @@ def markdown(rows, bench, peers, problems):
             rec = r.peer_recs.get(p) or {}
             st = rec.get("status")
             if st and st not in ("ok", "n/a"):
-                why = rec.get("notes") or (rec.get("check") or {}).get("detail", "")
+                why = problem_of(rec)
                 groups.setdefault((st, why), []).append("%s %s" % (r.id, TITLES[p]))
     notes = ["- %s: %s%s" % (", ".join(cells), st, (" - " + why) if why else "")
              for (st, why), cells in groups.items()]
@@ -251,6 +266,13 @@ def markdown(rows, bench, peers, problems):
     for r in rows:
         for sysname, rec in [("cufuse", r.b or {})] + [(p, r.peer_recs.get(p) or {}) for p in PEERS]:
             if rec.get("status") in OK and "start-up" in (rec.get("notes") or ""):
+                notes.append("- %s %s: %s" % (r.id, TITLES[sysname], rec["notes"]))
+    # The iterative rows (W16, L1-L3): counts per iteration and each system's solve to convergence.
+    for r in rows:
+        if r.unit != "us" or not (r.id == "W16" or r.id.startswith("L")):
+            continue
+        for sysname, rec in [("cufuse", r.b or {})] + [(p, r.peer_recs.get(p) or {}) for p in PEERS]:
+            if rec.get("status") in OK and rec.get("notes"):
                 notes.append("- %s %s: %s" % (r.id, TITLES[sysname], rec["notes"]))
     if notes or problems:
         out.append("")
@@ -285,7 +307,7 @@ def compact(rows, bench, peers):
         for p in PEERS:
             rec = r.peer_recs.get(p) or {}
             if rec.get("status") and rec["status"] not in ("ok", "n/a"):
-                why = rec.get("notes") or (rec.get("check") or {}).get("detail", "")
+                why = problem_of(rec)
                 groups.setdefault((rec["status"], why), []).append("%s %s" % (r.id, TITLES[p]))
     for (st, why), cells in list(groups.items())[:8]:
         where = ", ".join(cells) if len(cells) <= 4 else "%s ... (%d cells)" % (", ".join(cells[:3]), len(cells))
@@ -295,8 +317,9 @@ def compact(rows, bench, peers):
 
 # ----------------------------------------------------------------------------- chart data
 SYSTEMS = ["cufuse"] + PEERS
-COLORS = {"cufuse": (214, 39, 40), "cupy": (31, 119, 180), "cupy.fuse": (174, 199, 232), "torch": (255, 127, 14),
-          "torch.compile": (255, 187, 120), "jax.jit": (44, 160, 44)}
+COLORS = {"cufuse": (214, 39, 40), "cupy": (31, 119, 180), "cupy.fuse": (174, 199, 232),
+          "cupy.kernel": (148, 103, 189), "torch": (255, 127, 14), "torch.compile": (255, 187, 120),
+          "jax.jit": (44, 160, 44)}
 
 
 def chart_rows(rows):

@@ -7,6 +7,7 @@
 #
 #   bash scripts/gpu-check.sh            # from anywhere; works in the repository root
 #   GPU_CHECK_FULL=1 bash scripts/...    # full repetitions for bench and peers (slower)
+#   GPU_CHECK_ONLY=W13,W16,L1 bash ...   # bench and peers run only these workloads
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -19,6 +20,8 @@ PY=${PYTHON:-python3}
 JOBS=$(nproc 2>/dev/null || echo 4)
 QUICK=--quick
 [ "${GPU_CHECK_FULL:-0}" = 1 ] && QUICK=
+ONLY=()
+[ -n "${GPU_CHECK_ONLY:-}" ] && ONLY=(--only "$GPU_CHECK_ONLY")
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS"/*.json "$LOGS"/*.md "$LOGS"/*.png "$LOGS"/*.tar.gz "$LOGS"/summary.txt
 
@@ -109,7 +112,7 @@ PEERS_JSON=$LOGS/peers.json
 if [ -x "$BUILD/bench/cufuse-bench" ]; then
   step bench 120 165 "$LOGS/bench.log" \
     env CUFUSE_CACHE_DIR="$BUILD/kernel-cache-bench" \
-    "$BUILD/bench/cufuse-bench" $QUICK --json "$BENCH_JSON" --child-timeout 90
+    "$BUILD/bench/cufuse-bench" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$BENCH_JSON" --child-timeout 90
 else
   STEPS+=(bench); STATUS[bench]="skipped (cufuse-bench not built)"; SECS[bench]=0
 fi
@@ -117,7 +120,7 @@ fi
 PEERS_T=$(( $(left) - 15 ))
 [ "$PEERS_T" -gt 240 ] && PEERS_T=240
 step peers 240 15 "$LOGS/peers.log" \
-  env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK --json "$PEERS_JSON" --budget $((PEERS_T - 20))
+  env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$PEERS_JSON" --budget $((PEERS_T - 20))
 
 step report 30 0 "$LOGS/report.log" \
   "$PY" "$ROOT/bench/report.py" --bench "$BENCH_JSON" --peers "$PEERS_JSON" \
