@@ -48,10 +48,10 @@ LoopRun count_iterations(const std::string& name, const std::function<void()>& s
   return r;
 }
 
-// The steady state the engine promises after the first iterations. Until the lead's engine
-// change for issue 37 lands these fail (plans are built every iteration), so their test cases
-// are may_fail; then the kernel count per iteration is pinned exactly.
-void check_steady_state(const LoopRun& r) {
+// The steady state the engine promises after the first iterations: every evaluation a
+// plan-cache hit, nothing compiled, and exactly `kernels` kernels per iteration (one
+// materialization point per iteration: the convergence scalar read back).
+void check_steady_state(const LoopRun& r, uint64_t kernels) {
   for (int i = kWarmIterations; i < kIterations; ++i) {
     const cf::Stats& s = r.per_iteration[size_t(i)];
     MESSAGE(r.name << " iteration " << i << ": " << s.kernels_launched << " kernels, " << s.evaluations
@@ -60,7 +60,9 @@ void check_steady_state(const LoopRun& r) {
     CHECK(s.plans_built == 0);
     CHECK(s.kernels_compiled == 0);
     CHECK(s.plan_cache_hits > 0);
-    CHECK(s.kernels_launched == r.per_iteration[kWarmIterations].kernels_launched);
+    CHECK(s.kernels_launched == kernels);
+    CHECK(s.evaluations == 1);
+    CHECK(s.auto_evaluations == 0);
   }
 }
 
@@ -388,30 +390,28 @@ TEST_CASE("loop shapes: gradient descent with an in-place update matches the hos
 }
 
 // ------------------------------------------------------------------ steady state
-// may_fail until issue 37's engine change lands (today every iteration builds its plans);
-// then the lead pins kernels_launched per iteration to the count observed and drops may_fail.
-TEST_CASE("loop shapes: conjugate gradient reaches a steady state" * doctest::may_fail()) {
+TEST_CASE("loop shapes: conjugate gradient reaches a steady state") {
   cf::BackendScope ref(cf::Backend::Reference);
   CgCase c;
   const LoopRun r = run_cg(c);
   REQUIRE(!c.converged);  // every counted iteration is a whole one
-  check_steady_state(r);
+  check_steady_state(r, 8);
 }
 
-TEST_CASE("loop shapes: k-means reaches a steady state" * doctest::may_fail()) {
+TEST_CASE("loop shapes: k-means reaches a steady state") {
   cf::BackendScope ref(cf::Backend::Reference);
   KmeansCase c;
-  check_steady_state(run_kmeans(c));
+  check_steady_state(run_kmeans(c), 6);
 }
 
-TEST_CASE("loop shapes: EM reaches a steady state" * doctest::may_fail()) {
+TEST_CASE("loop shapes: EM reaches a steady state") {
   cf::BackendScope ref(cf::Backend::Reference);
   EmCase c;
-  check_steady_state(run_em(c));
+  check_steady_state(run_em(c), 6);
 }
 
-TEST_CASE("loop shapes: gradient descent reaches a steady state" * doctest::may_fail()) {
+TEST_CASE("loop shapes: gradient descent reaches a steady state") {
   cf::BackendScope ref(cf::Backend::Reference);
   GdCase c;
-  check_steady_state(run_gd(c));
+  check_steady_state(run_gd(c), 5);
 }
