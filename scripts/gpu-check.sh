@@ -8,6 +8,8 @@
 #   bash scripts/gpu-check.sh            # from anywhere; works in the repository root
 #   GPU_CHECK_FULL=1 bash scripts/...    # full repetitions for bench and peers (slower)
 #   GPU_CHECK_ONLY=W13,W16,L1 bash ...   # bench and peers run only these workloads
+#   GPU_CHECK_PART=tests bash ...        # build, tests and examples only (a first device call)
+#   GPU_CHECK_PART=bench bash ...        # build (a no-op on a warm machine), bench, peers, report
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -61,6 +63,9 @@ step() {
 
 # Time kept back for what matters most at the end: bench (60), peers (150), report (15).
 RESERVE_TAIL=225
+CTEST_CAP=260
+# A tests-only call keeps nothing back for the bench, and lets the GPU suite run longer.
+[ "${GPU_CHECK_PART:-all}" = tests ] && { RESERVE_TAIL=20; CTEST_CAP=420; }
 
 # ------------------------------------------------------------------ configure + build
 EXTRA=()
@@ -75,11 +80,14 @@ else
   STEPS+=(build); STATUS[build]="skipped (configure failed)"; SECS[build]=0
 fi
 
+PART=${GPU_CHECK_PART:-all}
 # ------------------------------------------------------------------ tests
-if [ -f "$BUILD/CTestTestfile.cmake" ]; then
+if [ "$PART" = bench ]; then
+  STEPS+=(ctest); STATUS[ctest]="skipped (GPU_CHECK_PART=bench)"; SECS[ctest]=0
+elif [ -f "$BUILD/CTestTestfile.cmake" ]; then
   # One CTest entry per test file: -j spreads them over the cores (the GPU ones that time
   # streams run alone, RUN_SERIAL in tests/CMakeLists.txt).
-  step ctest 260 $RESERVE_TAIL "$LOGS/ctest.log" \
+  step ctest $CTEST_CAP $RESERVE_TAIL "$LOGS/ctest.log" \
     ctest --test-dir "$BUILD" -V -j "$JOBS" --timeout 240
 else
   STEPS+=(ctest); STATUS[ctest]="skipped (no CTest files)"; SECS[ctest]=0
@@ -88,7 +96,7 @@ fi
 # ------------------------------------------------------------------ examples
 EX_OK=0; EX_FAIL=(); EX_SKIP=0
 : >"$LOGS/examples.log"
-if [ -d "$BUILD/examples" ]; then
+if [ -d "$BUILD/examples" ] && [ "$PART" != bench ]; then
   while IFS= read -r ex; do
     t=$(( $(left) - RESERVE_TAIL ))
     [ "$t" -gt 30 ] && t=30
@@ -109,7 +117,9 @@ SECS[examples]=0
 # ------------------------------------------------------------------ bench, peers, report
 BENCH_JSON=$LOGS/cufuse-bench.json
 PEERS_JSON=$LOGS/peers.json
-if [ -x "$BUILD/bench/cufuse-bench" ]; then
+if [ "$PART" = tests ]; then
+  STEPS+=(bench); STATUS[bench]="skipped (GPU_CHECK_PART=tests)"; SECS[bench]=0
+elif [ -x "$BUILD/bench/cufuse-bench" ]; then
   step bench 120 165 "$LOGS/bench.log" \
     env CUFUSE_CACHE_DIR="$BUILD/kernel-cache-bench" \
     "$BUILD/bench/cufuse-bench" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$BENCH_JSON" --child-timeout 90
@@ -119,6 +129,7 @@ fi
 
 PEERS_T=$(( $(left) - 15 ))
 [ "$PEERS_T" -gt 240 ] && PEERS_T=240
+if [ "$PART" != tests ]; then
 step peers 240 15 "$LOGS/peers.log" \
   env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$PEERS_JSON" --budget $((PEERS_T - 20))
 
@@ -126,6 +137,7 @@ step report 30 0 "$LOGS/report.log" \
   "$PY" "$ROOT/bench/report.py" --bench "$BENCH_JSON" --peers "$PEERS_JSON" \
   --md "$LOGS/bench-table.md" --png "$LOGS/bench-chart.png"
 "$PY" "$ROOT/bench/report.py" --bench "$BENCH_JSON" --peers "$PEERS_JSON" --compact >"$LOGS/compact.txt" 2>&1
+fi
 
 # ------------------------------------------------------------------ summary
 CTEST_LINE=$(grep -E "tests passed|tests failed out of" "$LOGS/ctest.log" 2>/dev/null | tail -1)
