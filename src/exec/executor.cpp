@@ -605,6 +605,15 @@ void settle_pending_writes() {
   if (!w.empty()) realize(w);
 }
 
+namespace {
+// Stream boundaries (runtime/device.hpp) enqueue the thread's pending writes on the stream
+// they were made on.
+const bool g_boundary_hook_installed = [] {
+  set_stream_boundary_hook(&settle_pending_writes);
+  return true;
+}();
+}  // namespace
+
 void settle_pending_write(const NodePtr& leaf) {
   if (!leaf || !leaf->storage) return;
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());

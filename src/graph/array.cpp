@@ -14,6 +14,7 @@
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"
 #include "runtime/device.hpp"
+#include "runtime/kernel_chain.hpp"
 
 namespace cufuse {
 
@@ -531,6 +532,13 @@ static NodePtr version_of(NodePtr value, const Node& target, const detail::Layou
   return value;
 }
 
+// A write into device memory while the user captures the current stream into a CUDA graph
+// is made now: the capture must hold it (CUDA knows nothing of pending work).
+static void settle_if_captured(const NodePtr& w) {
+  if (w->dest->storage->on_host()) return;
+  if (detail::stream_is_capturing(detail::current_stream())) detail::realize({w});
+}
+
 Array& Array::write(NodePtr value) {
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   rebind_if_base_ready(node_, base_);
@@ -545,6 +553,7 @@ Array& Array::write(NodePtr value) {
     value->dest->storage->pending_write.store(value.get(), std::memory_order_release);
     detail::add_pending_write(value);
     set_node(value);
+    settle_if_captured(value);
     detail::maybe_auto_eval(value);
     return *this;
   }
@@ -561,6 +570,7 @@ Array& Array::write(NodePtr value) {
   target->storage->pending_write.store(value.get(), std::memory_order_release);
   detail::add_pending_write(value);
   set_node(value);
+  settle_if_captured(value);
   detail::maybe_auto_eval(value);
   return *this;
 }

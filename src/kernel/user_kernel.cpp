@@ -298,7 +298,8 @@ std::vector<Array> ElementwiseKernel::call(const std::vector<Operand>& args) con
   if (results.size() > 1) eval_all(results);
   std::vector<Array> outs;
   for (size_t k = 0; k < a.out.size(); ++k) {
-    Array o = *a.out[k];
+    // Through the caller's own handle (writes are lazy: the handle moves to the new version).
+    Array& o = const_cast<Array&>(*a.out[k]);
     o.assign(results[k]);
     outs.push_back(o);
   }

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -57,6 +59,9 @@ struct ThreadState {
   std::shared_ptr<Stream::Impl> streams[kMaxDevices];
 };
 thread_local ThreadState tls;
+
+// Set once, at start-up, by the executor (exec/executor.cpp); read at every boundary.
+std::atomic<StreamBoundaryHook> g_stream_boundary{nullptr};
 
 [[gnu::noinline]] int init_thread_device() {
   int d = 0;
@@ -233,6 +238,7 @@ Device Device::current() { return Device(detail::current_device()); }
 void Device::use() const { detail::set_current_device(id_); }
 
 void Device::synchronize() const {
+  detail::stream_boundary();
   detail::DeviceGuard g(id_);
   CUFUSE_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -249,7 +255,15 @@ DeviceScope::~DeviceScope() {
   if (cudaSetDevice(prev_) != cudaSuccess) cudaGetLastError();
 }
 
+namespace detail {
+void set_stream_boundary_hook(StreamBoundaryHook hook) { g_stream_boundary.store(hook); }
+void stream_boundary() {
+  if (StreamBoundaryHook h = g_stream_boundary.load(std::memory_order_acquire)) h();
+}
+}  // namespace detail
+
 void synchronize() {
+  detail::stream_boundary();
   detail::require_device();
   CUFUSE_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -16,6 +16,14 @@ void* current_stream();   // this thread's current cudaStream_t (nullptr: legacy
 // What keeps current_stream() alive (empty for the legacy default stream): for Storage.
 std::shared_ptr<void> current_stream_owner();
 
+// A stream boundary: the thread's current stream is about to change, or its work is waited
+// for or recorded (StreamScope, Stream/Device/Event synchronize, Event::record,
+// cf::synchronize). Lazy in-place writes made on the stream are enqueued there first; the
+// executor installs what runs (it sits above this layer), once, at start-up.
+using StreamBoundaryHook = void (*)();
+void set_stream_boundary_hook(StreamBoundaryHook hook);
+void stream_boundary();
+
 struct DeviceProps {
   std::string name;
   int cc = 0;                 // 90 for sm_90

@@ -80,6 +80,8 @@ int graphs_mode() {  // 0 off, 1 after a plan's first runs, 2 from its first run
 }
 }  // namespace
 
+bool stream_is_capturing(void* stream) { return capturing(stream); }
+
 bool chains_enabled() { return graphs_mode() != 0; }
 bool chains_eager() { return graphs_mode() == 2; }
 

@@ -61,6 +61,8 @@ class KernelChain {
 // CUFUSE_GRAPHS=0 turns chains off everywhere (one launch per kernel, as without them);
 // CUFUSE_GRAPHS=all gives every plan its chain from its first run (for tests).
 bool chains_enabled();
+// Is the stream being captured into a CUDA graph by the user? (~20 ns)
+bool stream_is_capturing(void* stream);
 bool chains_eager();
 
 // A chain built on demand for a plan that is run repeatedly: get() returns null for the

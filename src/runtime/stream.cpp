@@ -45,6 +45,7 @@ Stream Stream::current() {
 }
 
 void Stream::synchronize() const {
+  detail::stream_boundary();
   if (!impl_->exists()) return;  // never used: nothing to wait for
   detail::require_device();
   detail::DeviceGuard g(impl_->device);  // the legacy stream is the current device's
@@ -74,6 +75,7 @@ int Stream::device() const { return impl_->device; }
 
 // ------------------------------------------------------------------ StreamScope
 StreamScope::StreamScope(const Stream& s) : device_(s.impl_->device) {
+  detail::stream_boundary();  // writes made on the stream being left are enqueued there
   if (device_ != current_device()) {
     // A stream of another device: that device is current for the scope (as in PyTorch).
     int prev = current_device();
@@ -88,6 +90,10 @@ StreamScope::StreamScope(const Stream& s) : device_(s.impl_->device) {
 }
 
 StreamScope::~StreamScope() {
+  try {
+    detail::stream_boundary();  // writes made in the scope are enqueued on its stream
+  } catch (...) {  // a destructor must not throw; the writes stay pending and run later
+  }
   detail::current_stream_slot(device_) = std::move(prev_);
   if (prev_device_ >= 0) {
     try {
@@ -128,6 +134,7 @@ Event::Impl::~Impl() {
 Event::Event(bool timing) : impl_(std::make_shared<Impl>(timing)) {}
 
 void Event::record(const Stream& s) {
+  detail::stream_boundary();
   detail::require_device();
   int dev = s.device();
   cudaEvent_t h = impl_->get_or_create(dev);
@@ -137,6 +144,7 @@ void Event::record(const Stream& s) {
 }
 
 void Event::synchronize() const {
+  detail::stream_boundary();
   auto* h = static_cast<cudaEvent_t>(native_if_recorded());
   if (h == nullptr) return;
   CUFUSE_CUDA_CHECK(cudaEventSynchronize(h));
