@@ -22,9 +22,12 @@
 //  - nothing else: a duplicate that is neither (an interior node an Array holds) keeps its
 //    own inputs, stays pending and is computed, if ever, by its own evaluation.
 //
-// Cost: one walk of the graph without allocation once the thread's scratch has grown
-// (small graphs: linear searches; past 32 nodes, open-addressing tables). Nothing is
-// changed unless a duplicate is found.
+// Cost: a screening walk over the inner nodes alone (value hashes; leaves hashed where they
+// are read) ends the pass where no two are equal: about 0.1 us for 10 nodes, a quarter of
+// the signature scan for 600 (tests/test_core_cse.cpp prints both). Only where two are
+// equal does the full walk run, and only where it finds a duplicate is anything changed.
+// No allocation once the thread's scratch has grown (small graphs: linear searches; past
+// 32 nodes, open-addressing tables).
 #pragma once
 #include <vector>
 
