@@ -22,6 +22,7 @@
 #include "exec/executable.hpp"
 #include "exec/realize.hpp"
 #include "graph/registry.hpp"
+#include "plan/cse.hpp"
 #include "plan/signature.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/device.hpp"
@@ -295,6 +296,7 @@ static void scatter_host(const HostArray& v, const Target& t) {
 static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
                 const std::vector<std::string>* notes) {
   counters().evaluations++;
+  eliminate_common_subexpressions(roots);  // plan/cse.hpp: identical work is computed once
   thread_local GraphScan scan;
   scan_graph(roots, targets, scan);
   const Where where = where_to_run(scan);
@@ -727,6 +729,7 @@ std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {
       ts[i] = detail::Target{roots[i]->dest->storage, roots[i]->dest->layout};
       tp[i] = &ts[i];
     }
+  detail::eliminate_common_subexpressions(roots);
   detail::GraphScan scan;
   scan_graph(roots, tp, scan);
   auto ex = detail::build_executable(roots, tp, scan, false, detail::default_arch(), &notes);
