@@ -78,6 +78,26 @@ TEST_CASE("a write is lazy until something needs it, and nothing is lost") {
   CHECK(host<float>(x) == std::vector<float>{104, 106, 8, 10});
 }
 
+TEST_CASE("a write through a handle that is gone is kept while another handle can read it") {
+  // Device fuzz seed 627184493025: the write was taken for unobservable and dropped, though
+  // the input's own handle names the leaf that the write's graph reads.
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<float>{1, 2, 3});
+  {
+    cf::Array target = x;
+    target += 10;
+  }
+  auto other = cf::from_host(std::vector<float>{1}) + 1;
+  CHECK(other.item<float>() == 2);
+  CHECK(host<float>(x) == std::vector<float>{11, 12, 13});
+  // ... and dropped where nothing can read it
+  {
+    auto tmp = cf::from_host(std::vector<float>{1, 2});
+    tmp[{slice(0, 1)}] += 5;
+  }
+  CHECK(cf::detail::pending_writes().empty());
+}
+
 TEST_CASE("reads of the old values keep them, aliases and views see the write") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto x = cf::from_host(std::vector<float>{1, 2, 3});

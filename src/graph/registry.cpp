@@ -152,7 +152,7 @@ Orphans& orphans() {
   return *o;
 }
 // A pending write that nothing could ever read: no handle names it, and every reference to
-// its memory is its own (its WriteDest and leaves of its own graph). Writing it would only
+// its memory is its own (its WriteDest and leaves of its own graph that no handle names). Writing it would only
 // cost time (a temporary view written into and dropped with its array).
 bool unobservable(const Node& w) {
   if (w.array_refs.load(std::memory_order_relaxed) > 0) return false;
@@ -165,7 +165,11 @@ bool unobservable(const Node& w) {
     stack.pop_back();
     if (!seen.insert(n).second) continue;
     if (n->k() == NodeKind::Buffer) {
-      own += n->storage.get() == s ? 1 : 0;
+      if (n->storage.get() != s) continue;
+      // A leaf on the memory that a handle names can read the write later.
+      if (n->array_refs.load(std::memory_order_relaxed) > 0 || n->lazy_views.load(std::memory_order_relaxed) > 0)
+        return false;
+      ++own;
       continue;
     }
     for (const auto& in : n->inputs) stack.push_back(in.get());
