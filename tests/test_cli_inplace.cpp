@@ -86,6 +86,7 @@ std::map<std::string, std::vector<double>> execute(const cli::Evaluator& ev, con
       cf::detail::Layout l{e.shape, e.strides, e.offset};
       cf::Array target(cf::detail::make_buffer(e.roots[0].array.dtype(), l, memory.at(s.first_slot)));
       target.assign(bound(e.roots[0].array));
+      target.eval();  // (a pending write, once cufuse's writes are lazy: done before what follows)
       continue;
     }
     for (size_t i = 0; i < e.roots.size(); ++i) {  // into new memory of its own
