@@ -68,6 +68,22 @@ if(CMAKE_SCRIPT_MODE_FILE)
     set(want_out "2 kernels" "nvrtc:     FAILED for sm_99")
     set(count_out "FAILED for sm_99" 2)
     set(want_err "2 kernels failed to compile for sm_99")
+  elseif(CASE STREQUAL "inplace")
+    # A value that reads x is computed first, then the write into x's view; x is a result
+    # in memory, written by that kernel.
+    set(args --no-source --arg "x=f32[64,64]" --arg "y=f32[64]" --out "x,z" "z = x * 2\nx[1:, ::-1] += y\nx")
+    set(want_out "2 kernels, 0 library calls in 3 evaluations" "== evaluation 0 \\(settle\\)"
+                 "== evaluation 1 \\(write\\), at 2:1" "x\\[1:, ::-1\\] \\+= y: float32 \\(63, 64\\) .in place into x, strides \\(64, -1\\), offset 127"
+                 "x: float32 \\(64, 64\\)  <- in memory, written by kernel 1 \\(evaluation 1\\)"
+                 "z: float32 \\(64, 64\\)  <- in memory, written by kernel 0 \\(evaluation 0\\)")
+  elseif(CASE STREQUAL "inplace_json")
+    set(args --json --no-source --arg "x=f32[16,16]" "x[::2] = x[1::2]\nx *= 3\nx.sum()")
+    set(json_check "import json,sys; d=json.load(sys.stdin); e=[v['kind'] for v in d['evaluations']]; assert e==['temporary','write','write','results'], e; k=d['kernels']; assert [kk['evaluation'] for kk in k]==[0,1,2,3], [kk['evaluation'] for kk in k]; o=k[1]['outputs'][0]; assert o['in_place']=={'memory':'x','strides':[32,1],'offset':0}, o; assert k[2]['outputs'][0]['in_place']['strides']==[16,1]; assert k[0]['outputs'][0]['in_place'] is None; assert d['results'][0]['written_by'] is None")
+  elseif(CASE STREQUAL "inplace_cast_error")
+    set(args --arg "i=i32[8]" "j = i\ni += 0.5")
+    set(expect_rc 2)
+    set(want_err "program:2:1: error: TypeError: Cannot cast ufunc 'add' output from float64 to int32 with casting rule 'same_kind'"
+                 "    i \\+= 0.5\n    \\^~~~~~~~")
   elseif(CASE STREQUAL "list_functions")
     set(args --list-functions)
     set(want_out "sqrt\\(x\\)" "reshape\\(a, \\*shape, order='C'\\)" "astype\\(x, dtype\\)")
@@ -134,7 +150,7 @@ if(TARGET cufuse_cli_core)
 endif()
 if(TARGET cufuse-dump-kernels)
   set(CUFUSE_CLI_CASES example json multi_output multi_output_json syntax_error semantic_error unknown_function
-      bad_dtype bad_arg matmul dot arch80 compile_failure list_functions)
+      bad_dtype bad_arg matmul dot arch80 compile_failure list_functions inplace inplace_json inplace_cast_error)
   foreach(case ${CUFUSE_CLI_CASES})
     add_test(NAME cli_${case}
       COMMAND ${CMAKE_COMMAND} -DCASE=${case} -DTOOL=$<TARGET_FILE:cufuse-dump-kernels>

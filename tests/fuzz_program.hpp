@@ -9,10 +9,12 @@
 // all, count_nonzero), scans (cumsum, cumprod), matmul, einsum, convolutions and
 // correlations (NumPy's 1-D, SciPy's 2-D with their boundaries), and user kernels
 // (ElementwiseKernel, ReductionKernel) that have a lazy twin: on the device the user kernel
-// runs, fused with the rest, and the reference evaluates the twin. Some values are evaluated
-// early (a second build of the program, so the reference's graph stays lazy). It can be rebuilt on other
-// inputs (fuse() traces it) and printed in NumPy spelling with its seed, so a failure can be
-// read and replayed (CUFUSE_FUZZ_SEED).
+// runs, fused with the rest, and the reference evaluates the twin. Between the instructions,
+// some programs write in place (fuzz_writes.hpp: a op= e, a.assign(e), a[view] = e,
+// a[view] op= e, with views on both sides and values that read the array written). Some
+// values are evaluated early (a second build of the program, so the reference's graph stays
+// lazy). It can be rebuilt on other inputs (fuse() traces it) and printed in NumPy spelling
+// with its seed, so a failure can be read and replayed (CUFUSE_FUZZ_SEED).
 //
 // How results are compared. Each value carries a bound on how far a correct device result
 // may be from the reference's: 0 (bitwise, NaN equal to NaN, -0 equal to +0) where every
@@ -21,12 +23,20 @@
 // transcendental functions within 4 ulps, sums and matmuls reordered, and the rounding of
 // each op. Ops that are not continuous (comparisons, floor, casts to integers, argmax ...)
 // are only generated on exact values, so that a rounding difference can never flip them.
+//
+// A program that writes in place runs lazily, with one evaluation of every result at the end,
+// and eagerly, every statement evaluated as soon as it is made; each must agree with the
+// model (fuzz_writes.hpp: each statement computed by the host reference evaluator as it is
+// made, each write stored by the fuzzer): bitwise on the reference backend, where only the
+// planning differs, within the bounds on the device.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -72,6 +82,25 @@ struct Instr {
                                // User: op names the kernel (user_kernel)
 };
 
+// A statement that writes in place, before instruction `at` (fuzz_writes.hpp): the array of
+// value `target`, through view `view` (WView) along `axis`, gets `op`= the source, or is
+// assigned it (op empty). The source: value `value` (src 0), the Python scalar `s` (src 1),
+// or the array written read again through view `rview` along `raxis` (src 2, aliasing).
+struct WriteStmt {
+  int at = 0;
+  int target = -1;
+  bool copy = false;  // through a second handle on the target, made when it was built
+  int view = 0, axis = 0;
+  int64_t index = 0;  // view IntAt: the index
+  std::string op;     // "" (assignment) or an in-place ufunc: add, subtract, ... (fuzz_writes.hpp)
+  int src = 0;
+  int value = -1;
+  double s = 0;
+  bool int_scalar = false;
+  int rview = 0, raxis = 0;
+  bool keepdims = false;  // rview Max
+};
+
 struct Program {
   uint64_t seed = 0;
   std::vector<cf::DType> in_dtype;
@@ -79,10 +108,7 @@ struct Program {
   std::vector<Instr> code;
   std::vector<bool> exact;     // per value: every op on its path is exact
   std::vector<int> outputs;    // value ids
-  int inplace_target = -1;     // input id written in place after the outputs are written, or -1
-  int inplace_value = -1;      // the value written
-  int inplace_kind = 0;        // 0: target += value; else a view of it is assigned the value:
-                               // 1: target[::-1], 2: target[1::2], 3: target[:, ::-1], 4: target.T
+  std::vector<WriteStmt> writes;  // in-place statements, in program order (by `at`)
   std::vector<int> evals;      // values evaluated early in the run (never in the reference's graph)
   bool evals_at_once = false;  // evaluated as soon as built (later ops build on the buffer), else
                                // after every value is built (realized under the ops that read them)
@@ -105,11 +131,6 @@ struct Program {
   }
   int n_values() const { return n_inputs() + static_cast<int>(code.size()); }
   std::string text() const;
-  std::string inplace_text() const {
-    const std::string t = "v" + std::to_string(inplace_target), v = "v" + std::to_string(inplace_value);
-    static const char* view[] = {"", "[::-1]", "[1::2]", "[:, ::-1]", ".T"};
-    return inplace_kind == 0 ? t + " += " + v : t + view[inplace_kind] + " = " + v;
-  }
 };
 
 // ------------------------------------------------------------------ building
@@ -399,18 +420,41 @@ inline std::string instr_text(const Instr& in) {
   return "?";
 }
 
+inline std::string write_text(const WriteStmt& w);  // fuzz_writes.hpp
+
 inline std::string Program::text() const {
   std::ostringstream s;
   s << "# fuzz program, seed " << seed << " (CUFUSE_FUZZ_SEED=" << seed << " replays it)\n";
-  for (int i = 0; i < n_inputs(); ++i)
+  // A second handle on a value that a write goes through is made with it.
+  auto handle = [&](int id) {
+    for (const auto& w : writes)
+      if (w.copy && w.target == id) {
+        s << "h" << id << " = v" << id << "    # a second handle on the same array\n";
+        return;
+      }
+  };
+  size_t w = 0;
+  auto writes_at = [&](int at) {
+    for (; w < writes.size() && writes[w].at == at; ++w) s << write_text(writes[w]) << "\n";
+  };
+  for (int i = 0; i < n_inputs(); ++i) {
     s << "v" << i << " = input(" << cf::name(in_dtype[static_cast<size_t>(i)]) << ", "
       << cf::to_string(in_shape[static_cast<size_t>(i)]) << ")\n";
-  for (size_t k = 0; k < code.size(); ++k)
-    s << "v" << (static_cast<size_t>(n_inputs()) + k) << " = " << instr_text(code[k])
-      << (exact[static_cast<size_t>(n_inputs()) + k] ? "" : "    # inexact") << "\n";
+    handle(i);
+  }
+  for (size_t k = 0; k < code.size(); ++k) {
+    writes_at(static_cast<int>(k));
+    const int id = n_inputs() + static_cast<int>(k);
+    s << "v" << id << " = " << instr_text(code[k]) << (exact[static_cast<size_t>(id)] ? "" : "    # inexact") << "\n";
+    handle(id);
+  }
+  writes_at(static_cast<int>(code.size()));
   s << "outputs:";
   for (int o : outputs) s << " v" << o;
-  if (inplace_target >= 0) s << "; then " << inplace_text();
+  if (!writes.empty())
+    s << "\n(it writes: it runs lazily, evaluated once at the end, and eagerly, each statement evaluated as made, "
+         "against the model, each statement computed by the host reference evaluator as made; compared: the outputs "
+         "and every array written, as they are at the end)";
   s << "\n";
   if (on_stream) s << "on a new stream (the device only)\n";
   if (!evals.empty()) {
@@ -427,7 +471,8 @@ struct Config {
   int min_instr = 4, max_instr = 14;
   std::vector<int64_t> dims = {1, 2, 3, 5, 16, 33, 64, 130};
   double p3d = 0.25;        // chance of a rank-3 base shape
-  double p_inplace = 0.25;  // chance of a write into an input after the outputs are written
+  double p_inplace = 0.25;  // chance of a write into an input after the outputs are built
+  double p_writes = 0.25;   // chance of one to three writes between the instructions (fuzz_writes.hpp)
   double p_big = 0.0;       // chance of a long base shape (multi-block reductions, vector tails)
   double p_early = 0.3;     // chance of evaluating one or two values early (realized mid-graph)
   double p_stream = 0.3;    // chance of running on a new stream (device only)
@@ -438,9 +483,9 @@ struct Config {
 
 // What tests/gpu/test_fuzz_gpu.cpp runs. CUFUSE_FUZZ_DEVICE_CONFIG=1 makes tests/test_fuzz.cpp
 // use it too, so that a device program can be replayed on the reference backend.
-// CUFUSE_FUZZ_MAX_INSTR=<n> and CUFUSE_FUZZ_P_{BIG,3D,INPLACE,EARLY,STREAM,ZERO}=<p> steer a
-// campaign (longer programs, more long shapes, writes, early evaluations, streams, empty
-// axes); a failing program replays with the same settings.
+// CUFUSE_FUZZ_MAX_INSTR=<n> and CUFUSE_FUZZ_P_{BIG,3D,INPLACE,WRITES,EARLY,STREAM,ZERO}=<p>
+// steer a campaign (longer programs, more long shapes, writes, early evaluations, streams,
+// empty axes); a failing program replays with the same settings.
 inline Config device_config() {
   Config c;
   c.p_big = 0.1;
@@ -451,6 +496,7 @@ inline Config device_config() {
   prob("CUFUSE_FUZZ_P_BIG", c.p_big);
   prob("CUFUSE_FUZZ_P_3D", c.p3d);
   prob("CUFUSE_FUZZ_P_INPLACE", c.p_inplace);
+  prob("CUFUSE_FUZZ_P_WRITES", c.p_writes);
   prob("CUFUSE_FUZZ_P_EARLY", c.p_early);
   prob("CUFUSE_FUZZ_P_STREAM", c.p_stream);
   prob("CUFUSE_FUZZ_P_ZERO", c.p_zero);
@@ -476,6 +522,10 @@ inline bool continuous_op(const std::string& op) {
     if (op == n) return true;
   return false;
 }
+
+// fuzz_writes.hpp
+inline bool valid_write(const WriteStmt& w, const Program& p, const std::vector<cf::Array>& v);
+inline void draw_writes(Program& p, const std::vector<cf::Array>& v, const Config& cfg, std::mt19937_64& g);
 
 class Generator {
  public:
@@ -544,10 +594,18 @@ class Generator {
       const int t = static_cast<int>(irange(0, n_in - 1));
       bool aliased = false;
       for (int o : p_.outputs) aliased = aliased || p_.view_of(o) == t;
-      if (!aliased) {
-        p_.inplace_target = t;
-        p_.inplace_value = static_cast<int>(irange(n_in, n - 1));
-        p_.inplace_kind = static_cast<int>(irange(0, 4));
+      if (!aliased) {  // (older seeds drew this write: it stays, as the program's last statement)
+        WriteStmt w;
+        w.at = static_cast<int>(p_.code.size());
+        w.target = t;
+        w.src = 0;
+        w.value = static_cast<int>(irange(n_in, n - 1));
+        static const int views[5][2] = {{0, 0}, {1, 0}, {2, 0}, {1, 1}, {5, 0}};  // +=, [::-1], [1::2], [:, ::-1], .T
+        const int kind = static_cast<int>(irange(0, 4));
+        if (kind == 0) w.op = "add";
+        w.view = views[kind][0];
+        w.axis = views[kind][1];
+        if (valid_write(w, p_, v)) p_.writes.push_back(w);
       }
     }
     if (n > n_in && coin(cfg_.p_early)) {  // drawn last: the programs of older seeds stay the same
@@ -560,6 +618,8 @@ class Generator {
       std::sort(p_.evals.begin(), p_.evals.end());
     }
     p_.on_stream = n > n_in && coin(cfg_.p_stream);
+    std::mt19937_64 gw(p_.seed * 0xD1B54A32D192ED03ULL + 0x5EED);  // the writes' own stream
+    draw_writes(p_, v, cfg_, gw);
     return p_;
   }
 
@@ -956,7 +1016,11 @@ inline double min_abs(const cf::detail::HostArray& h) {
 inline double times(double a, double b) { return a == 0 || b == 0 ? 0.0 : a * b; }
 
 // Per value: how far a correct result may be from the reference's (0: the same bits).
-inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail::HostArray>& ref) {
+// `opmax`, for a program that writes (run_statements): per instruction, the largest
+// |element| of operands a and b and the smallest of b as the instruction read them, where
+// that differs from `ref` (each value as it ends), else NaN.
+inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail::HostArray>& ref,
+                                  const std::vector<std::array<double, 3>>* opmax = nullptr) {
   const int n_in = p.n_inputs();
   std::vector<double> E(static_cast<size_t>(p.n_values()), 0.0), M(E.size(), 0.0);
   for (size_t i = 0; i < E.size(); ++i) M[i] = max_abs(ref[i]);
@@ -966,10 +1030,11 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
     if (p.exact[o]) continue;
     const cf::DType t = ref[o].dtype;
     const double eo = eps_of(t) * M[o];  // one rounding of the result
-    const double ea = E[static_cast<size_t>(in.a)], Ma = M[static_cast<size_t>(in.a)];
+    auto at_use = [&](int i, double m) { return opmax && !std::isnan((*opmax)[k][static_cast<size_t>(i)]) ? (*opmax)[k][static_cast<size_t>(i)] : m; };
+    const double ea = E[static_cast<size_t>(in.a)], Ma = at_use(0, M[static_cast<size_t>(in.a)]);
     double eb = 0, Mb = 0;  // the second operand; a scalar is exact
     if (in.kind == Kind::Scalar) Mb = std::fabs(in.s);
-    else if (in.b >= 0) eb = E[static_cast<size_t>(in.b)], Mb = M[static_cast<size_t>(in.b)];
+    else if (in.b >= 0) eb = E[static_cast<size_t>(in.b)], Mb = at_use(1, M[static_cast<size_t>(in.b)]);
     double e = 0;
     switch (in.kind) {
       case Kind::Unary:
@@ -984,7 +1049,7 @@ inline std::vector<double> bounds(const Program& p, const std::vector<cf::detail
         else if (in.op == "multiply") e = times(Ma, eb) + times(Mb, ea) + times(ea, eb) + eo;
         else if (in.op == "maximum" || in.op == "minimum" || in.op == "fmax" || in.op == "fmin") e = std::max(ea, eb);
         else if (in.op == "true_divide") {  // only ever by an exact divisor
-          const double mb = in.kind == Kind::Scalar ? std::fabs(in.s) : min_abs(ref[static_cast<size_t>(in.b)]);
+          const double mb = in.kind == Kind::Scalar ? std::fabs(in.s) : at_use(2, min_abs(ref[static_cast<size_t>(in.b)]));
           e = mb > 0 ? ea / mb + eo : INFINITY;
         } else if (in.op == "hypot") e = ea + eb + 4 * eo;
         else e = 4 * eo;  // power, arctan2: on exact operands only
@@ -1114,6 +1179,12 @@ inline cf::detail::HostArray host_of(const cf::Array& a) {
   return cf::detail::reference_evaluate(a.node());
 }
 
+}  // namespace fuzz
+
+#include "fuzz_writes.hpp"
+
+namespace fuzz {
+
 // The seeds to run: CUFUSE_FUZZ_SEED=<n> runs program n alone; otherwise `count` programs
 // (CUFUSE_FUZZ_RUNS overrides it) from `first` (CUFUSE_FUZZ_FIRST overrides it).
 struct Seeds {
@@ -1178,7 +1249,8 @@ struct Outcome {
   Program program;
   int64_t bad = 0;          // elements outside their bound, over every check
   std::string report;       // what failed, with the program
-  bool inplace_ran = false; // the `+=` was legal and ran
+  bool inplace_ran = false; // the program's writes ran (lazily, against the model)
+  bool eager = false;       // ... and eagerly
   bool fused = false;       // the fuse() checks ran
   bool early = false;       // some values were evaluated before the outputs
   bool user = false;        // user kernels ran (on the device; their twins elsewhere)
@@ -1186,12 +1258,101 @@ struct Outcome {
   int inexact_outputs = 0;  // outputs compared within a bound instead of bitwise
 };
 
-// Generates program `seed`, evaluates its outputs (and the `+=`, when legal) on the current
-// backend, and compares them with the reference evaluator's values: bitwise when `strict`
-// (the reference backend: the same evaluator, so only the planning can differ), else
-// within the propagated bounds. With `with_fuse` (and no `+=`), the program also runs
-// through cufuse::fuse() twice (a trace, then a replay on new inputs), each bitwise equal to
-// the plain lazy evaluation.
+// The arrays a program with writes is compared on, as they are at the end: its outputs, each
+// array written (its handle, whole) and the array whose memory that is (an input, or a lazy
+// value the write made memory).
+inline std::vector<int> checked_values(const Program& p) {
+  std::vector<int> ids = p.outputs;
+  auto add = [&](int id) {
+    if (id >= 0 && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  };
+  for (const auto& w : p.writes) {
+    add(w.target);
+    add(written_root(p, w.target));
+  }
+  return ids;
+}
+
+// Copies of the inputs in new memory (a program with writes changes the arrays it is given);
+// on the reference backend through the host (no copy kernels to compile).
+inline std::vector<cf::Array> fresh_copies(const std::vector<cf::Array>& in) {
+  std::vector<cf::Array> out;
+  for (const auto& x : in) {
+    if (cf::current_backend() == cf::Backend::Reference) {
+      const cf::detail::HostArray h = host_of(x);
+      out.push_back(cf::from_host(h.bytes.data(), h.dtype, h.shape));
+    } else {
+      out.push_back(cf::astype(x, x.dtype()).eval());
+    }
+  }
+  return out;
+}
+
+// A program that writes in place (see the file comment). The reference is the model
+// (fuzz_writes.hpp, Mode::Model: each statement computed as it is made by the host reference
+// evaluator, each write stored by the fuzzer). The lazy run is compared with it on every
+// program, the eager run (each statement evaluated as made) on the device, and on one in four
+// programs on the reference backend (its kernels cost compile time;
+// CUFUSE_FUZZ_EAGER_EVERY=1 runs it on all): bitwise there (`strict`), else within the bounds.
+inline void run_with_writes(const Program& p, const std::vector<cf::Array>& in, bool strict, bool device,
+                            Outcome& out, const std::function<void(const std::string&, int64_t, const std::string&)>& fail) {
+  const std::vector<int> ids = checked_values(p);
+  auto finals = [&](const Run& r) {
+    std::vector<cf::detail::HostArray> h;
+    for (int id : ids) h.push_back(host_of(r.v[static_cast<size_t>(id)]));
+    return h;
+  };
+  std::vector<cf::detail::HostArray> want;
+  std::vector<double> E;
+  {
+    std::vector<cf::detail::HostArray> host_in;
+    for (const auto& x : in) host_in.push_back(host_of(x));
+    cf::BackendScope ref(cf::Backend::Reference);
+    std::vector<cf::Array> rin;
+    for (const auto& h : host_in) rin.push_back(host_array(h));
+    std::vector<cf::detail::HostArray> snap;
+    std::vector<std::array<double, 3>> opmax;
+    const Run m = run_statements(p, rin, Mode::Model, /*twin=*/true, &snap, strict ? nullptr : &opmax);
+    want = finals(m);
+    if (!strict) E = bounds(p, snap, &opmax);
+  }
+  const bool has_user = std::any_of(p.code.begin(), p.code.end(), [](const Instr& i) { return i.kind == Kind::User; });
+  out.user = device && has_user;
+  out.early = !p.evals.empty();
+  auto check = [&](const char* run, const std::vector<cf::detail::HostArray>& got) {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const int id = ids[k];
+      const bool output = std::find(p.outputs.begin(), p.outputs.end(), id) != p.outputs.end();
+      const double bound = strict || p.exact[static_cast<size_t>(id)] ? 0.0 : E[static_cast<size_t>(id)];
+      if (bound > 0) ++out.inexact_outputs;
+      std::string d;
+      if (int64_t n = compare(got[k], want[k], bound, d))
+        fail(std::string(run) + ", v" + std::to_string(id) + (output ? "" : " (written)"), n, d);
+    }
+  };
+  Run lazy = run_statements(p, fresh_copies(in), Mode::Lazy, /*twin=*/!device);
+  std::vector<cf::Array> results;
+  for (int id : ids) results.push_back(lazy.v[static_cast<size_t>(id)]);
+  cf::eval_all(results);  // one evaluation of everything, every write pending under it
+  check("lazy", finals(lazy));
+  static const uint64_t every = [] {  // CUFUSE_FUZZ_EAGER_EVERY=<n>: on the reference backend, 1 program in n
+    const char* e = std::getenv("CUFUSE_FUZZ_EAGER_EVERY");
+    return e && *e ? std::max<uint64_t>(1, std::strtoull(e, nullptr, 10)) : uint64_t(4);
+  }();
+  if (device || p.seed % every == 0) {
+    const Run eager = run_statements(p, fresh_copies(in), Mode::Eager, /*twin=*/!device);
+    check("eager", finals(eager));
+    out.eager = true;
+  }
+  out.inplace_ran = true;
+}
+
+// Generates program `seed`, evaluates its outputs on the current backend, and compares them
+// with the reference evaluator's values: bitwise when `strict` (the reference backend: the
+// same evaluator, so only the planning can differ), else within the propagated bounds. A
+// program that writes in place runs as run_with_writes says. With `with_fuse` (and no
+// writes), the program also runs through cufuse::fuse() twice (a trace, then a replay on new
+// inputs), each bitwise equal to the plain lazy evaluation.
 inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool strict, bool with_fuse, Outcome& out);
 
 inline Outcome run_program(uint64_t seed, const Config& cfg, bool strict, bool with_fuse) {
@@ -1216,52 +1377,37 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
     out.report += what + ": " + std::to_string(n) + " element(s) differ\n" + detail;
   };
   if (p.outputs.empty()) return out;
+  const bool device = cf::current_backend() == cf::Backend::Cuda;
+  // A new stream for the run, as a user would: the inputs' work on the default stream done first.
+  // It is destroyed after the comparisons while results made on it are still alive.
+  std::optional<cf::Stream> stream;
+  std::optional<cf::StreamScope> on_stream;
+  auto enter_stream = [&] {
+    if (!device || !p.on_stream) return;
+    cf::Device().synchronize();
+    stream.emplace();
+    on_stream.emplace(*stream);
+    out.stream = true;
+  };
+  if (!p.writes.empty()) {
+    enter_stream();
+    run_with_writes(p, in, strict, device, out, fail);
+    on_stream.reset();
+    stream.reset();
+    if (out.bad) out.report = p.text() + out.report;
+    return out;
+  }
 
   std::vector<cf::Array> vals = values(p, in);
   std::vector<cf::detail::NodePtr> roots;
   for (const auto& v : vals) roots.push_back(v.node());
-  bool inplace = p.inplace_target >= 0;
-  const size_t t = static_cast<size_t>(std::max(0, p.inplace_target));
-  const size_t iv = static_cast<size_t>(std::max(0, p.inplace_value));
-  // The view of the target that an assignment writes (kinds 1-4).
-  auto written = [&](const cf::Array& x) {
-    if (x.ndim() == 0 || (p.inplace_kind >= 3 && x.ndim() < 2)) throw cf::ValueError("fuzz: no such view to write");
-    if (p.inplace_kind == 4) return x.T();
-    const cf::Slice sl = p.inplace_kind == 2 ? cf::slice(1, std::nullopt, 2) : cf::slice(std::nullopt, std::nullopt, -1);
-    return x.index(axis_index(x.ndim(), p.inplace_kind == 3 ? 1 : 0, sl));
-  };
-  if (inplace) {
-    try {
-      const cf::DType tt = in[t].dtype();
-      if (p.inplace_kind == 0) {  // x += v: computed in the promoted dtype, cast back (same_kind)
-        cf::Array sum = vals[t] + vals[iv];
-        if (!(sum.shape() == in[t].shape())) throw cf::ValueError("fuzz: += would broadcast the target");
-        roots.push_back(cf::astype(sum, tt).node());
-      } else {  // x[view] = v: v cast (unsafe) and broadcast to the view written
-        if (!cf::is_float(tt) && !p.exact[iv]) throw cf::ValueError("fuzz: an inexact value cast to an integer");
-        roots.push_back(cf::astype(vals[iv], tt).broadcast_to(written(in[t]).shape()).node());
-      }
-    } catch (const cf::Error&) {
-      inplace = false;
-    }
-  }
   const std::vector<cf::detail::HostArray> ref = cf::detail::reference_evaluate(roots);
   const std::vector<double> E = bounds(p, ref);
 
   // The run's copy: a second build where it differs from the reference's graph above, which
   // stays lazy (the reference never reads a value the device computed) and holds the user
   // kernels' twins (the host cannot run user CUDA; on the device the user kernels run).
-  const bool device = cf::current_backend() == cf::Backend::Cuda;
-  // A new stream for the run, as a user would: the inputs' work on the default stream done first.
-  // It is destroyed after the comparisons while results made on it are still alive.
-  std::optional<cf::Stream> stream;
-  std::optional<cf::StreamScope> on_stream;
-  if (device && p.on_stream) {
-    cf::Device().synchronize();
-    stream.emplace();
-    on_stream.emplace(*stream);
-    out.stream = true;
-  }
+  enter_stream();
   const bool has_user = std::any_of(p.code.begin(), p.code.end(), [](const Instr& i) { return i.kind == Kind::User; });
   out.user = device && has_user;
   if (!p.evals.empty() || out.user) {
@@ -1270,19 +1416,8 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   }
   std::vector<cf::Array> outs;
   for (int o : p.outputs) outs.push_back(vals[static_cast<size_t>(o)]);
-  cf::Array added = inplace ? vals[iv] : cf::Array();
   vals.clear();
   roots.clear();
-  if (inplace) {
-    try {
-      cf::Array target = in[t];
-      if (p.inplace_kind == 0) target += added;  // the outputs, still lazy, must see the old values
-      else written(target) = added;
-      out.inplace_ran = true;
-    } catch (const cf::Error&) {  // casting or broadcasting refused it: nothing was written
-      inplace = false;
-    }
-  }
   cf::eval_all(outs);
   for (size_t k = 0; k < outs.size(); ++k) {
     const size_t o = static_cast<size_t>(p.outputs[k]);
@@ -1291,32 +1426,10 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
     std::string d;
     if (int64_t n = compare(host_of(outs[k]), ref[o], bound, d)) fail("output v" + std::to_string(o), n, d);
   }
-  if (inplace) {
-    cf::detail::HostArray want = ref.back();
-    if (p.inplace_kind != 0) {
-      // The target's old values, each element of the view replaced: the view's element k (in
-      // row-major order) is the target's element at offset + sum(index * stride), read from
-      // the strides of the same view of a dense array of the target's shape.
-      const cf::detail::HostArray& vals_written = ref.back();
-      want = ref[t];
-      const cf::detail::Layout l = written(cf::empty(want.shape, want.dtype).eval()).node()->layout;
-      const size_t item = static_cast<size_t>(cf::itemsize(want.dtype));
-      std::vector<int64_t> idx(static_cast<size_t>(l.shape.ndim()), 0);
-      for (int64_t k = 0; k < vals_written.size(); ++k) {
-        int64_t dst = l.offset;
-        for (int d = 0; d < l.shape.ndim(); ++d) dst += idx[static_cast<size_t>(d)] * l.strides[static_cast<size_t>(d)];
-        std::memcpy(want.bytes.data() + static_cast<size_t>(dst) * item, vals_written.bytes.data() + static_cast<size_t>(k) * item, item);
-        for (int d = l.shape.ndim() - 1; d >= 0 && ++idx[static_cast<size_t>(d)] == l.shape[d]; --d) idx[static_cast<size_t>(d)] = 0;
-      }
-    }
-    const double bound = strict || p.exact[iv] ? 0.0 : E[iv] + 2 * eps_of(want.dtype) * max_abs(want);
-    std::string d;
-    if (int64_t n = compare(host_of(in[t]), want, bound, d)) fail(p.inplace_text(), n, d);
-  }
 
   on_stream.reset();
   stream.reset();
-  if (with_fuse && !inplace) {
+  if (with_fuse) {
     out.fused = true;
     cf::FuseOptions opt;
     opt.cuda_graph = (seed % 3) != 0;  // on by default; a third of the programs launch kernel by kernel
@@ -1343,9 +1456,48 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   return out;
 }
 
+// What the write statements of the programs run covered (from the programs themselves).
+struct WriteTally {
+  int stmts = 0, ops = 0, assigns = 0;  // statements: op=, assignments
+  int views = 0;                         // written through a view (reversed, strided, shifted, .T, [i])
+  int alias_reads = 0, reduced_reads = 0;  // values reading the array written (reduced: max, min)
+  int copies = 0;                        // through a second handle
+  int lazy_targets = 0;                  // into a lazy value (made memory by the write)
+  int several_arrays = 0;                // programs writing two or more arrays
+  int kept_old = 0;                      // programs with an output built before a write that reads the array written
+  int seen_through_views = 0;            // programs with an output that is another view of an array written
+
+  void add(const Program& p) {
+    std::vector<int> roots;
+    for (const auto& w : p.writes) {
+      ++stmts;
+      ++(w.op.empty() ? assigns : ops);
+      views += w.view != Whole;
+      alias_reads += w.src == 2;
+      reduced_reads += w.src == 2 && (w.rview == Max || w.rview == Min);
+      copies += w.copy;
+      const int r = written_root(p, w.target);
+      lazy_targets += r >= p.n_inputs();
+      if (std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
+    }
+    several_arrays += roots.size() >= 2;
+    bool old = false, seen = false;
+    for (int o : p.outputs)
+      for (const auto& w : p.writes) {
+        const int r = written_root(p, w.target);
+        if (written_root(p, o) == r) seen = seen || (o != w.target && o != r);
+        else old = old || (o < p.n_inputs() + w.at && reads_value(p, o, r));
+      }
+    kept_old += old;
+    seen_through_views += seen;
+  }
+};
+
 // Runs programs seeds.first .. first + count - 1 and tallies them.
 struct Summary {
   int programs = 0, failed = 0, inplace = 0, fused = 0, early = 0, user = 0, streams = 0, inexact_outputs = 0;
+  WriteTally writes;                 // over the programs that write in place (`inplace` of them)
+  int eager = 0;                     // programs with writes also run eagerly
   int finite = 0;                    // programs whose inputs hold no infinities
   std::set<int> kinds;               // instruction kinds generated
   int convolutions = 0;              // convolution and correlation instructions (the rarest kind)
@@ -1361,6 +1513,8 @@ inline Summary run_many(const Seeds& seeds, const Config& cfg, bool strict, bool
     Outcome o = run_program(seeds.first + static_cast<uint64_t>(i), cfg, strict, with_fuse);
     ++sum.programs;
     sum.inplace += o.inplace_ran;
+    sum.eager += o.eager;
+    sum.writes.add(o.program);
     sum.fused += o.fused;
     sum.early += o.early;
     sum.user += o.user;

@@ -141,7 +141,14 @@ TEST_CASE("cli parser: syntax errors point at the spot") {
   CHECK(std::string(e.what()).find("unmatched ')'") != std::string::npos);
   CHECK(std::string(err("a < b < c").what()).find("chained") != std::string::npos);
   CHECK(std::string(err("a and b").what()).find("&") != std::string::npos);
-  CHECK(std::string(err("x += 1").what()).find("x = x + ...") != std::string::npos);
+  // Assignment targets: a name or a subscript (in-place writes: tests/test_cli_inplace.cpp).
+  CHECK(std::string(err("x.T += 1").what()).find("cannot assign to attribute 'T'") != std::string::npos);
+  CHECK(std::string(err("a, b = 1, 2").what()).find("tuple unpacking is not supported") != std::string::npos);
+  CHECK(std::string(err("f(x) = 1").what()).find("cannot assign to a function call") != std::string::npos);
+  CHECK(std::string(err("True = 1").what()).find("cannot assign to True") != std::string::npos);
+  CHECK(std::string(err("a = b = 1").what()).find("chained assignment") != std::string::npos);
+  CHECK(std::string(err("x[0] += y += 1").what()).find("chained assignment") != std::string::npos);
+  CHECK(err("x + 1 -= 2").loc().column == 1);
   CHECK(std::string(err("f(a=1, 2)").what()).find("positional argument follows keyword") != std::string::npos);
   CHECK(std::string(err("a if b else c").what()).find("where") != std::string::npos);
   err("1 = x");

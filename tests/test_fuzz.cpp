@@ -2,8 +2,11 @@
 // backend. There each planned kernel is generated and compiled by NVRTC and its work done by
 // the reference evaluator group by group, so a result that differs from the whole graph's
 // reference value (bitwise) is a planning or execution bug: a wrong group boundary, buffer,
-// view of an intermediate, in-place ordering or fuse() replay. The device version of this
-// test is tests/gpu/test_fuzz_gpu.cpp. CUFUSE_FUZZ_SEED=<n> runs program n alone.
+// view of an intermediate, in-place ordering or fuse() replay. A program that writes in place
+// (tests/fuzz_writes.hpp) runs lazily, evaluated once at the end, and (one in four) eagerly,
+// each statement evaluated as made: each must agree bitwise with the model, every statement
+// computed by the host reference evaluator as it is made. The device version of this test is
+// tests/gpu/test_fuzz_gpu.cpp. CUFUSE_FUZZ_SEED=<n> runs program n alone.
 #include <doctest/doctest.h>
 
 #include "fuzz_program.hpp"
@@ -57,16 +60,37 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
   fuzz::Config cfg;
   cfg.dims = {1, 2, 3, 5, 16, 33};
   cfg.p_big = 0.05;  // a few long shapes (multi-block reduction plans)
+  cfg.p_writes = 0.1;  // programs with writes compile the kernels of their write plans: fewer here
+  cfg.p_inplace = 0.1;  // than on the device
   if (const char* e = std::getenv("CUFUSE_FUZZ_DEVICE_CONFIG"); e && std::string(e) == "1") cfg = fuzz::device_config();
   const fuzz::Seeds seeds = fuzz::seeds(1000, 80);  // fixed on CI: a red run names a real bug
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/true, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
-  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
-                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.finite
+  const fuzz::WriteTally& w = sum.writes;
+  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with in-place writes ("
+                       << sum.eager << " also run eagerly; "
+                       << w.stmts << " statements: " << w.ops << " op=, " << w.assigns << " assignments, " << w.views
+                       << " through views, " << w.alias_reads << " reading the array written (" << w.reduced_reads
+                       << " reduced), " << w.copies << " through a second handle, " << w.lazy_targets
+                       << " into lazy values; " << w.several_arrays << " programs writing several arrays, "
+                       << w.kept_old << " with an output built before a write, " << w.seen_through_views
+                       << " with an output viewing an array written), " << sum.fused << " also through fuse(), "
+                       << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.finite
                        << " on finite inputs");
   if (!seeds.replay && seeds.count >= 80) {  // the generator reaches every kind of instruction, in-place writes and fuse()
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
-    CHECK(sum.inplace >= 3);
+    CHECK(sum.inplace >= 10);
+    CHECK(sum.eager >= 2);
+    CHECK(w.ops >= 5);
+    CHECK(w.assigns >= 5);
+    CHECK(w.views >= 5);
+    CHECK(w.alias_reads >= 3);
+    CHECK(w.reduced_reads >= 1);
+    CHECK(w.copies >= 3);
+    CHECK(w.lazy_targets >= 2);
+    CHECK(w.several_arrays >= 3);
+    CHECK(w.kept_old >= 3);
+    CHECK(w.seen_through_views >= 1);
     CHECK(sum.fused >= 20);
     CHECK(sum.early >= 10);
     CHECK(sum.finite >= 20);

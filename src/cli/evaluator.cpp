@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/eval_support.hpp"
 #include "cli/numbers.hpp"
 #include "cli/registry.hpp"
 #include "codegen/op_table.hpp"
@@ -65,8 +66,6 @@ std::string Value::describe() const {
   return "?";
 }
 
-namespace {
-
 const char* error_kind_name(ErrorKind k) {
   switch (k) {
     case ErrorKind::Value: return "ValueError";
@@ -83,26 +82,6 @@ const char* error_kind_name(ErrorKind k) {
   return "Error";
 }
 
-[[noreturn]] void fail_at(const Expr& e, const std::string& msg) {
-  throw ProgramError(ProgramError::Kind::Semantic, msg, e.loc, e.span());
-}
-[[noreturn]] void fail_at(Loc loc, size_t len, const std::string& msg) {
-  throw ProgramError(ProgramError::Kind::Semantic, msg, loc, len);
-}
-
-// Runs f; a cufuse error becomes a ProgramError over the whole expression.
-template <class F>
-Value guarded(const Expr& e, F&& f) {
-  try {
-    return f();
-  } catch (const cufuse::Error& err) {
-    fail_at(e, fmt::format("{}: {}", error_kind_name(err.kind()), err.what()));
-  }
-}
-
-Arg arg_of(const Expr& e, Value v) { return Arg{std::move(v), e.loc, e.span()}; }
-
-// The function an operator calls, by the op table's spelling ("+" -> add).
 std::string binary_function(std::string_view op) {
   if (op == "@") return "matmul";
   for (int i = 0; i < detail::kNumOps; ++i) {
@@ -111,6 +90,9 @@ std::string binary_function(std::string_view op) {
   }
   return "";
 }
+
+namespace {
+
 std::string unary_function(std::string_view op) {
   if (op == "-") return "negative";
   if (op == "+") return "positive";
@@ -227,8 +209,7 @@ void Evaluator::declare(const ArgSpec& a) {
   if (!is_identifier(a.name)) throw UsageError(fmt::format("--arg: '{}' is not a valid name", a.name));
   for (const auto& p : placeholders_)
     if (p == a.name) throw UsageError(fmt::format("--arg: '{}' is declared twice", a.name));
-  const int slot = static_cast<int>(placeholders_.size());
-  placeholders_.push_back(a.name);
+  const int slot = new_slot(a.name, a.name, static_cast<int>(placeholders_.size()), -1);
   vars_[a.name] = Value::of(Array(detail::make_placeholder(a.dtype, a.shape, slot)));
 }
 
@@ -255,22 +236,33 @@ std::string Evaluator::text_of(const Expr& e) const {
   return out;
 }
 
+std::string Evaluator::text_of(const Statement& st) const {
+  Expr whole;
+  whole.loc = st.loc;
+  whole.end = st.end;
+  return text_of(whole);
+}
+
 void Evaluator::run(const Program& p) {
   source_ = p.source;
-  for (const auto& st : p.statements) {
-    Value v = eval(*st.value);
-    last_item_names_.clear();
-    if (!st.target.empty()) {
-      last_name_ = st.target;
-      vars_[st.target] = v;
-    } else {
-      last_name_ = text_of(*st.value);
-      if (st.value->kind == ExprKind::Tuple)
-        for (const auto& it : st.value->items) last_item_names_.push_back(text_of(*it));
-    }
-    last_ = std::move(v);
-  }
+  for (const auto& st : p.statements) run_statement(st);
   if (p.statements.empty()) throw UsageError("the program is empty: give an expression, e.g. 'sqrt(x*x + y)'");
+}
+
+void Evaluator::run_statement(const Statement& st) {
+  if (!st.op.empty() && st.op != "=") return write_statement(st);  // x op= e, x[i] op= e
+  if (st.subscript) return write_statement(st);                     // x[i] = e
+  Value v = eval(*st.value);
+  last_item_names_.clear();
+  if (!st.target.empty()) {
+    last_name_ = st.target;
+    vars_[st.target] = v;
+  } else {
+    last_name_ = text_of(*st.value);
+    if (st.value->kind == ExprKind::Tuple)
+      for (const auto& it : st.value->items) last_item_names_.push_back(text_of(*it));
+  }
+  last_ = std::move(v);
 }
 
 std::vector<NamedArray> Evaluator::results(const std::vector<std::string>& out) const {
@@ -368,6 +360,11 @@ Value Evaluator::eval_unary(const Expr& e) {
 Value Evaluator::eval_binary(const Expr& e) {
   Value a = eval(*e.items[0]);
   Value b = eval(*e.items[1]);
+  return binary_values(e, *e.items[0], *e.items[1], std::move(a), std::move(b));
+}
+
+// a OP b (OP = e.text) for the operands as written at lhs and rhs; e spans the operation.
+Value Evaluator::binary_values(const Expr& e, const Expr& lhs, const Expr& rhs, Value a, Value b) {
   const std::string& op = e.text;
   if (a.is_number() && b.is_number() && op != "@")
     return guarded(e, [&] { return Value::of(number_binary(op, a.number, b.number)); });
@@ -392,7 +389,7 @@ Value Evaluator::eval_binary(const Expr& e) {
       fail_at(e.op_loc, op.size(), fmt::format("no function for operator {}", op));
     }
     return guarded(e, [&] {
-      return call_function(*f, {arg_of(*e.items[0], a), arg_of(*e.items[1], b)}, {}, arg_of(e, {}));
+      return call_function(*f, {arg_of(lhs, a), arg_of(rhs, b)}, {}, arg_of(e, {}));
     });
   }
   fail_at(e, fmt::format("TypeError: unsupported operand type(s) for {}: '{}' and '{}'", op, a.type_name(),
@@ -482,8 +479,7 @@ Value Evaluator::eval_attribute(const Expr& e) {
   fail_at(e.op_loc, n.size(), fmt::format("'{}' object has no attribute '{}'", obj.type_name(), n));
 }
 
-Value Evaluator::eval_subscript(const Expr& e) {
-  Value obj = eval(*e.items[0]);
+std::vector<std::pair<Value, const Expr*>> Evaluator::subscript_items(const Expr& e) {
   std::vector<std::pair<Value, const Expr*>> idx;
   for (size_t k = 1; k < e.items.size(); ++k) idx.emplace_back(eval(*e.items[k]), e.items[k].get());
   if (idx.size() == 1 && idx[0].first.kind == Value::Kind::Tuple) {  // x[(1, 2)] is x[1, 2]
@@ -492,33 +488,10 @@ Value Evaluator::eval_subscript(const Expr& e) {
     idx.clear();
     for (auto& v : items) idx.emplace_back(std::move(v), where);
   }
-  if (obj.is_sequence()) {  // x.shape[0], x.shape[-2:]
-    if (idx.size() != 1) fail_at(e, "tuple indices must be a single int or slice");
-    const Value& i = idx[0].first;
-    const int64_t n = static_cast<int64_t>(obj.items.size());
-    if (i.is_int()) {
-      int64_t k = i.number.to_int64();
-      if (k < -n || k >= n) fail_at(*idx[0].second, "IndexError: tuple index out of range");
-      return obj.items[static_cast<size_t>(k < 0 ? k + n : k)];
-    }
-    if (i.kind == Value::Kind::Slice) {
-      const int64_t step = i.items[2].is_none() ? 1 : i.items[2].number.to_int64();
-      if (step == 0) fail_at(*idx[0].second, "ValueError: slice step cannot be zero");
-      auto clampi = [&](const Value& v, int64_t dflt) {
-        if (v.is_none()) return dflt;
-        int64_t k = v.number.to_int64();
-        if (k < 0) k = std::max<int64_t>(k + n, step < 0 ? -1 : 0);
-        else k = std::min<int64_t>(k, step < 0 ? n - 1 : n);
-        return k;
-      };
-      int64_t start = clampi(i.items[0], step < 0 ? n - 1 : 0), stop = clampi(i.items[1], step < 0 ? -1 : n);
-      Value r = Value::tuple({}, obj.kind);
-      for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) r.items.push_back(obj.items[static_cast<size_t>(k)]);
-      return r;
-    }
-    fail_at(*idx[0].second, fmt::format("tuple indices must be integers or slices, not {}", i.type_name()));
-  }
-  if (!obj.is_array()) fail_at(*e.items[0], fmt::format("TypeError: '{}' object is not subscriptable", obj.type_name()));
+  return idx;
+}
+
+std::vector<Index> array_indices(const std::vector<std::pair<Value, const Expr*>>& idx) {
   std::vector<Index> ix;
   for (const auto& [v, where] : idx) {
     switch (v.kind) {
@@ -547,6 +520,40 @@ Value Evaluator::eval_subscript(const Expr& e) {
                                     "indices, not {}", v.type_name()));
     }
   }
+  return ix;
+}
+
+Value Evaluator::eval_subscript(const Expr& e) {
+  Value obj = eval(*e.items[0]);
+  std::vector<std::pair<Value, const Expr*>> idx = subscript_items(e);
+  if (obj.is_sequence()) {  // x.shape[0], x.shape[-2:]
+    if (idx.size() != 1) fail_at(e, "tuple indices must be a single int or slice");
+    const Value& i = idx[0].first;
+    const int64_t n = static_cast<int64_t>(obj.items.size());
+    if (i.is_int()) {
+      int64_t k = i.number.to_int64();
+      if (k < -n || k >= n) fail_at(*idx[0].second, "IndexError: tuple index out of range");
+      return obj.items[static_cast<size_t>(k < 0 ? k + n : k)];
+    }
+    if (i.kind == Value::Kind::Slice) {
+      const int64_t step = i.items[2].is_none() ? 1 : i.items[2].number.to_int64();
+      if (step == 0) fail_at(*idx[0].second, "ValueError: slice step cannot be zero");
+      auto clampi = [&](const Value& v, int64_t dflt) {
+        if (v.is_none()) return dflt;
+        int64_t k = v.number.to_int64();
+        if (k < 0) k = std::max<int64_t>(k + n, step < 0 ? -1 : 0);
+        else k = std::min<int64_t>(k, step < 0 ? n - 1 : n);
+        return k;
+      };
+      int64_t start = clampi(i.items[0], step < 0 ? n - 1 : 0), stop = clampi(i.items[1], step < 0 ? -1 : n);
+      Value r = Value::tuple({}, obj.kind);
+      for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) r.items.push_back(obj.items[static_cast<size_t>(k)]);
+      return r;
+    }
+    fail_at(*idx[0].second, fmt::format("tuple indices must be integers or slices, not {}", i.type_name()));
+  }
+  if (!obj.is_array()) fail_at(*e.items[0], fmt::format("TypeError: '{}' object is not subscriptable", obj.type_name()));
+  const std::vector<Index> ix = array_indices(idx);
   return guarded(e, [&] { return Value::of(obj.array.index(ix)); });
 }
 

@@ -1,9 +1,11 @@
 // src/cli/evaluator.hpp: runs a parsed program by calling cufuse: names bound by --arg are
 // placeholders, operators and calls go through the function table (registry.hpp), numbers
-// are folded on the host (numbers.hpp), subscripts and attributes become views. Errors
-// cufuse raises come back as ProgramErrors at the expression that raised them.
+// are folded on the host (numbers.hpp), subscripts and attributes become views, in-place
+// writes are recorded as the evaluations cufuse runs for them (writes.hpp, writes.cpp).
+// Errors cufuse raises come back as ProgramErrors at the expression that raised them.
 #pragma once
 #include <map>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 
 #include "cli/syntax.hpp"
 #include "cli/value.hpp"
+#include "cli/writes.hpp"
 
 namespace cufuse::cli {
 
@@ -44,26 +47,49 @@ class Evaluator {
 
   Value eval(const Expr& e);
   const Value* lookup(std::string_view name) const;
-  // Placeholder names by slot (Node::placeholder_slot), for the report.
+  // Placeholder names by slot (Node::placeholder_slot), for the report: the --arg names,
+  // then the memories the program's writes made (writes.hpp).
   const std::vector<std::string>& placeholder_names() const { return placeholders_; }
+  const std::vector<MemorySlot>& slots() const { return slots_; }
+  // The evaluations cufuse runs at the program's writes, in order (none without writes).
+  const std::vector<Evaluation>& evaluations() const { return evaluations_; }
 
  private:
   std::map<std::string, Value, std::less<>> vars_;
-  std::vector<std::string> placeholders_;
+  std::vector<std::string> placeholders_;  // labels by slot
+  std::vector<MemorySlot> slots_;
+  std::vector<Evaluation> evaluations_;
   // The last statement: its value, and its text (or tuple items' texts) for naming results.
   Value last_;
   std::string last_name_;
   std::vector<std::string> last_item_names_;
   std::string source_;
 
+  void run_statement(const Statement& st);
   Value eval_name(const Expr& e);
   Value eval_unary(const Expr& e);
   Value eval_binary(const Expr& e);
+  Value binary_values(const Expr& e, const Expr& lhs, const Expr& rhs, Value a, Value b);
   Value eval_call(const Expr& e);
   Value eval_attribute(const Expr& e);
   Value eval_subscript(const Expr& e);
   Value module_attribute(const Value& m, const Expr& e);
+  std::vector<std::pair<Value, const Expr*>> subscript_items(const Expr& e);
   std::string text_of(const Expr& e) const;
+  std::string text_of(const Statement& st) const;
+
+  // writes.cpp: in-place writes and the memory model behind them.
+  void write_statement(const Statement& st);
+  void augmented_name(const Statement& st);
+  Array writable(const Statement& st, const Array& view, const std::string& name);
+  void settle_readers(const Statement& st, int memory);
+  void check_writable(const Statement& st, const Array& view);
+  void store(const Statement& st, Array view, Array value, const std::string& target_text);
+  Value assigned_value(const Statement& st, const Array& view, const Value& v);
+  Value ufunc_value(const Statement& st, const Array& view, const Expr& target, const Value& rhs, bool checked);
+  int new_slot(const std::string& label, const std::string& memory, int first_slot, int written_by);
+  template <class F>
+  void for_each_array(F&& f);
 };
 
 }  // namespace cufuse::cli

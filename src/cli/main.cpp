@@ -4,6 +4,7 @@
 //
 //   cufuse-dump-kernels --arg x=f32[4096,4096] --arg y=f32[4096] 'sqrt(x*x + y)'
 //   cufuse-dump-kernels --arg x=f16[1024,1024] --out a,b 'a = x * 2; b = exp(x)'   # one kernel, two outputs
+//   cufuse-dump-kernels --arg x=f32[64,64] --arg y=f32[64] 'x[1:] += y; x'        # a write in place, then x
 //   cufuse-dump-kernels --json ...    --dot plan.dot ...    --arch 80    --no-source
 //
 // Exit status: 0 on success, 1 when a kernel failed to compile (reported and skipped),
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
   std::string arch_text, dot_file;
   bool no_source = false, full_source = false, json = false, no_compile = false, no_cache = false, list = false;
   app.add_option("program", program,
-                 "the program: expressions and NAME = expression statements separated by ';' or new lines "
+                 "the program: expressions, NAME = expression, and in-place writes (x += e, x[1:, ::2] = e, "
+                 "x[i] *= e) separated by ';' or new lines "
                  "('-' reads it from stdin; put a program that starts with '-' after --)");
   app.add_option("--arg", arg_specs, "NAME=DTYPE[SHAPE]: a placeholder input, e.g. x=f32[4096,4096] (s=f64[] is 0-d); repeat it for each input")
       ->allow_extra_args(false);
@@ -160,7 +162,8 @@ int main(int argc, char** argv) {
     opt.arch = arch;
     opt.compile = !no_compile;
     opt.placeholder_names = ev.placeholder_names();
-    report = cli::build_report(results, opt);
+    opt.slots = ev.slots();
+    report = cli::build_report(ev.evaluations(), results, opt);
   } catch (const cufuse::Error& e) {
     std::cerr << "cufuse-dump-kernels: error while planning: " << e.what() << "\n";
     return kExitBadProgram;

@@ -1,7 +1,8 @@
 // src/cli/parser.cpp: recursive descent over the tokens of lexer.cpp into the syntax tree
 // of syntax.hpp, with Python's operator precedence (the grammar is in syntax.hpp). Python
 // constructs that have no meaning for lazy arrays (and/or/not, chained comparisons,
-// augmented assignment, conditional expressions) are syntax errors that say what to write.
+// conditional expressions) are syntax errors that say what to write. Assignment targets are
+// a name or a subscript, with '=' or an augmented operator (in-place writes, evaluator).
 #include <fmt/format.h>
 
 #include "cli/syntax.hpp"
@@ -77,22 +78,62 @@ class Parser {
     open_.pop_back();
   }
 
+  // target ('=' | AUGOP) exprlist | exprlist. The target is a name or a subscript
+  // (x[1:] += y writes into x, as in NumPy); anything else on the left is an error.
   Statement statement() {
     Statement s;
-    if (peek().kind == Tok::Name && is_op("=", 1)) {
-      const Token& name = next();
-      check_not_keyword(name);
-      s.target = name.text;
-      s.target_loc = name.loc;
-      next();  // '='
-    } else if (peek().kind == Tok::Name && is_augmented(peek(1))) {
-      const Token& op = peek(1);
-      fail(fmt::format("augmented assignment is not supported: write {0} = {0} {1} ...", peek().text,
-                       op.text.substr(0, op.text.size() - 1)), op);
+    s.loc = peek().loc;
+    const Token& first = peek();
+    ExprPtr lhs = exprlist();
+    if (is_op("=") || is_augmented(peek())) {
+      const Token& op = next();
+      switch (lhs->kind) {
+        case ExprKind::Name:
+          check_not_keyword(first);
+          s.target = lhs->text;
+          s.target_loc = lhs->loc;
+          break;
+        case ExprKind::Subscript:
+          s.target_loc = lhs->loc;
+          s.subscript = std::move(lhs);
+          break;
+        case ExprKind::Tuple:
+          fail(op.text == "=" ? "only a single name or subscript can be assigned to (tuple unpacking is not supported)"
+                              : "illegal expression for augmented assignment (a tuple)",
+               op);
+        case ExprKind::Attribute:
+          throw ProgramError(ProgramError::Kind::Syntax,
+                             fmt::format("cannot assign to attribute '{}' (write through a subscript: x[...] {} ...)",
+                                         lhs->text, op.text),
+                             lhs->op_loc, lhs->text.size());
+        default:
+          throw ProgramError(ProgramError::Kind::Syntax,
+                             fmt::format("cannot assign to {} (the left side of '{}' is a name or x[...])",
+                                         describe_target(*lhs), op.text),
+                             lhs->loc, lhs->span());
+      }
+      s.op = op.text;
+      s.op_loc = op.loc;
+      s.value = exprlist();
+      if (is_op("=") || is_augmented(peek()))
+        fail("chained assignment is not supported: one target per statement (NAME or x[...])", peek());
+    } else {
+      s.value = std::move(lhs);
     }
-    s.value = exprlist();
-    if (is_op("=")) fail("only a single name can be assigned to (NAME = expression)", peek());
+    s.end = prev_end();
     return s;
+  }
+
+  static std::string describe_target(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Call: return "a function call";
+      case ExprKind::Number: return e.number.kind() == Scalar::Kind::Bool ? (e.number.to_bool() ? "True" : "False") : "a literal";
+      case ExprKind::String: return "a literal";
+      case ExprKind::None: return "None";
+      case ExprKind::Ellipsis: return "ellipsis";
+      case ExprKind::List: return "a list";
+      default: return "an expression";
+    }
   }
 
   static bool is_augmented(const Token& t) {

@@ -20,7 +20,14 @@ bool plain_strides(const LeafRead& l) { return l.strides.empty() || l.strides ==
 
 std::string written_text(const WrittenValue& w) {
   std::string names = w.results.empty() ? fmt::format("[intermediate] {}", w.what) : fmt::format("{}", fmt::join(w.results, " = "));
-  return fmt::format("{}: {} {}", names, name(w.dtype), dims(w.shape));
+  std::string s = fmt::format("{}: {} {}", names, name(w.dtype), dims(w.shape));
+  if (w.in_place) {
+    s += fmt::format(" [in place into {}", w.memory);
+    if (!(w.strides == contiguous_strides(w.shape))) s += fmt::format(", strides {}", strides_text(w.strides));
+    if (w.offset) s += fmt::format(", offset {}", w.offset);
+    s += "]";
+  }
+  return s;
 }
 
 std::string leaf_text(const LeafRead& l) {
@@ -58,9 +65,14 @@ std::string j_names(const std::vector<std::string>& v) {
 std::string j_number(double v) { return std::isfinite(v) ? fmt::format("{:.3f}", v) : "null"; }
 std::string j_written(const std::vector<WrittenValue>& ws) {
   std::string s = "[";
-  for (size_t i = 0; i < ws.size(); ++i)
-    s += fmt::format("{}{{\"results\": {}, \"what\": {}, \"dtype\": {}, \"shape\": {}}}", i ? ", " : "",
-                     j_names(ws[i].results), j(ws[i].what), j(name(ws[i].dtype)), j_shape(ws[i].shape));
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const auto& w = ws[i];
+    const std::string in_place =
+        w.in_place ? fmt::format("{{\"memory\": {}, \"strides\": {}, \"offset\": {}}}", j(w.memory), j_strides(w.strides), w.offset)
+                   : "null";
+    s += fmt::format("{}{{\"results\": {}, \"what\": {}, \"dtype\": {}, \"shape\": {}, \"in_place\": {}}}",
+                     i ? ", " : "", j_names(w.results), j(w.what), j(name(w.dtype)), j_shape(w.shape), in_place);
+  }
   return s + "]";
 }
 std::string j_reads(const std::vector<LeafRead>& rs) {
@@ -140,15 +152,23 @@ std::string json_string(std::string_view s) {
 
 std::string render_text(const Report& r, SourceMode source) {
   std::string s;
-  s += fmt::format("cufuse-dump-kernels: sm_{}, {} kernel{}, {} library call{}\n", r.arch, r.kernels.size(),
+  s += fmt::format("cufuse-dump-kernels: sm_{}, {} kernel{}, {} library call{}", r.arch, r.kernels.size(),
                    r.kernels.size() == 1 ? "" : "s", r.library_calls.size(), r.library_calls.size() == 1 ? "" : "s");
+  s += r.evaluations.empty() ? "\n" : fmt::format(" in {} evaluations (the program writes in place)\n", r.evaluations.size());
   s += "\nresults:\n";
   for (const auto& res : r.results) {
-    std::string where = res.in_memory ? "already in memory"
-                        : res.kernel >= 0 ? fmt::format("kernel {}", res.kernel)
-                        : res.library_call >= 0 ? fmt::format("library call {}", res.library_call)
-                                                : "?";
+    const std::string by = res.kernel >= 0 ? fmt::format("kernel {}", res.kernel)
+                           : res.library_call >= 0 ? fmt::format("library call {}", res.library_call)
+                                                   : "?";
+    std::string where = res.written_by >= 0 ? fmt::format("in memory, written by {} (evaluation {})", by, res.written_by)
+                        : res.in_memory ? "already in memory"
+                                        : by;
     s += fmt::format("  {}: {} {}  <- {}\n", res.name, name(res.dtype), dims(res.shape), where);
+  }
+  if (!r.evaluations.empty()) {
+    s += "\nevaluations, in order (a write runs when the program reaches it):\n";
+    for (size_t e = 0; e < r.evaluations.size(); ++e)
+      s += fmt::format("  {}. {}: {}\n", e, r.evaluations[e].kind, r.evaluations[e].why);
   }
   const size_t groups = r.kernels.size() + r.library_calls.size();
   if (groups == 0) {
@@ -156,6 +176,14 @@ std::string render_text(const Report& r, SourceMode source) {
     return s;
   }
   s += fmt::format("\nplan: {} group{} in execution order\n", groups, groups == 1 ? "" : "s");
+  int shown_evaluation = -1;
+  auto evaluation_head = [&](int e) {
+    if (r.evaluations.empty() || e == shown_evaluation) return;
+    shown_evaluation = e;
+    const auto& ev = r.evaluations[static_cast<size_t>(e)];
+    s += fmt::format("\n== evaluation {} ({}){}\n", e, ev.kind,
+                     ev.line > 0 ? fmt::format(", at {}:{}", ev.line, ev.column) : std::string());
+  };
   auto lines = [&](const char* head, const std::vector<std::string>& items) {
     for (size_t o = 0; o < items.size(); ++o)
       s += fmt::format("  {}{}\n", o == 0 ? head : "           ", items[o]);
@@ -196,6 +224,7 @@ std::string render_text(const Report& r, SourceMode source) {
     std::vector<std::string> outs, ins;
     if (!kernel_next) {
       const auto& l = r.library_calls[li];
+      evaluation_head(l.evaluation);
       s += fmt::format("\nlibrary call {}: {}  (group {})\n", li, l.name, l.group);
       s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
       if (!l.detail.empty()) s += fmt::format("  call:      {}\n", l.detail);
@@ -211,6 +240,7 @@ std::string render_text(const Report& r, SourceMode source) {
       continue;
     }
     const auto& k = r.kernels[ki];
+    evaluation_head(k.evaluation);
     s += fmt::format("\nkernel {}: {}  (group {}, {})\n", ki, k.name, k.group, k.kind);
     s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
     if (!k.fused.empty()) s += fmt::format("  fused:     {}\n", fmt::join(k.fused, ", "));
@@ -237,17 +267,26 @@ std::string render_json(const Report& r, bool with_source) {
   for (size_t i = 0; i < r.results.size(); ++i) {
     const auto& res = r.results[i];
     s += fmt::format("{}\n    {{\"name\": {}, \"dtype\": {}, \"shape\": {}, \"in_memory\": {}, \"kernel\": {}, "
-                     "\"library_call\": {}}}",
+                     "\"library_call\": {}, \"written_by\": {}}}",
                      i ? "," : "", j(res.name), j(name(res.dtype)), j_shape(res.shape), res.in_memory ? "true" : "false",
                      res.kernel >= 0 ? std::to_string(res.kernel) : "null",
-                     res.library_call >= 0 ? std::to_string(res.library_call) : "null");
+                     res.library_call >= 0 ? std::to_string(res.library_call) : "null",
+                     res.written_by >= 0 ? std::to_string(res.written_by) : "null");
   }
   s += r.results.empty() ? "],\n" : "\n  ],\n";
+  s += "  \"evaluations\": [";
+  for (size_t i = 0; i < r.evaluations.size(); ++i) {
+    const auto& e = r.evaluations[i];
+    s += fmt::format("{}\n    {{\"kind\": {}, \"why\": {}, \"line\": {}, \"column\": {}}}", i ? "," : "", j(e.kind),
+                     j(e.why), e.line, e.column);
+  }
+  s += r.evaluations.empty() ? "],\n" : "\n  ],\n";
   s += "  \"kernels\": [";
   for (size_t i = 0; i < r.kernels.size(); ++i) {
     const auto& k = r.kernels[i];
     s += i ? ",\n    {\n" : "\n    {\n";
-    s += fmt::format("      \"name\": {},\n      \"group\": {},\n      \"kind\": {},\n", j(k.name), k.group, j(k.kind));
+    s += fmt::format("      \"name\": {},\n      \"group\": {},\n      \"evaluation\": {},\n      \"kind\": {},\n", j(k.name),
+                     k.group, k.evaluation, j(k.kind));
     s += fmt::format("      \"rule\": {},\n      \"rule_doc\": {},\n", j(k.rule), j(k.rule_doc));
     s += fmt::format("      \"fused\": {},\n", j_names(k.fused));
     s += fmt::format("      \"iteration_shape\": {},\n", j_shape(k.iteration_shape));
@@ -273,9 +312,9 @@ std::string render_json(const Report& r, bool with_source) {
   s += "  \"library_calls\": [";
   for (size_t i = 0; i < r.library_calls.size(); ++i) {
     const auto& l = r.library_calls[i];
-    s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"rule\": {}, \"rule_doc\": {}, \"detail\": {}, "
-                     "\"outputs\": {}, \"inputs\": {}, \"kernel\": {}}}",
-                     i ? "," : "", j(l.name), l.group, j(l.rule), j(l.rule_doc), j(l.detail), j_written(l.outputs),
+    s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"evaluation\": {}, \"rule\": {}, \"rule_doc\": {}, "
+                     "\"detail\": {}, \"outputs\": {}, \"inputs\": {}, \"kernel\": {}}}",
+                     i ? "," : "", j(l.name), l.group, l.evaluation, j(l.rule), j(l.rule_doc), j(l.detail), j_written(l.outputs),
                      j_reads(l.inputs),
                      l.has_kernel ? fmt::format("{{\"name\": {}, \"summary\": {}, \"source\": {}}}", j(l.kernel.name),
                                                 j(l.kernel.summary), with_source ? j(l.kernel.source) : "null")
@@ -301,7 +340,9 @@ std::string render_dot(const Report& r) {
   for (size_t ki = 0; ki < r.kernels.size(); ++ki) {
     const auto& k = r.kernels[ki];
     s += fmt::format("  subgraph cluster_kernel{} {{\n", ki);
-    s += fmt::format("    label={};\n", dot_string(fmt::format("kernel {}: {}\nrule: {}  iterates {}", ki, k.name, k.rule,
+    const std::string ev = r.evaluations.empty() ? std::string()
+                           : fmt::format("evaluation {} ({}): ", k.evaluation, r.evaluations[static_cast<size_t>(k.evaluation)].kind);
+    s += fmt::format("    label={};\n", dot_string(fmt::format("{}kernel {}: {}\nrule: {}  iterates {}", ev, ki, k.name, k.rule,
                                                                to_string(k.iteration_shape))));
     s += "    style=\"rounded,filled\";\n    fillcolor=\"#fff8e6\";\n    color=\"#c08000\";\n";
     for (const auto& n : r.graph) {
@@ -315,7 +356,9 @@ std::string render_dot(const Report& r) {
   for (size_t li = 0; li < r.library_calls.size(); ++li) {
     const auto& l = r.library_calls[li];
     s += fmt::format("  subgraph cluster_call{} {{\n", li);
-    s += fmt::format("    label={};\n", dot_string(fmt::format("library call {}: {}\nrule: {}", li, l.detail, l.rule)));
+    const std::string ev = r.evaluations.empty() ? std::string()
+                           : fmt::format("evaluation {} ({}): ", l.evaluation, r.evaluations[static_cast<size_t>(l.evaluation)].kind);
+    s += fmt::format("    label={};\n", dot_string(fmt::format("{}library call {}: {}\nrule: {}", ev, li, l.detail, l.rule)));
     s += "    style=\"rounded,filled\";\n    fillcolor=\"#eef6ff\";\n    color=\"#3070c0\";\n";
     for (const auto& n : r.graph) {
       if (n.library_call != static_cast<int>(li)) continue;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "library/library_call.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
+#include "runtime/storage.hpp"
 
 namespace cufuse::cli {
 
@@ -77,6 +79,13 @@ class Builder {
   Builder(Report& rep, const ReportOptions& opt) : rep_(rep), opt_(opt) {}
 
   std::unordered_map<const Node*, std::vector<std::string>> root_names;
+
+  // A new evaluation: its plan's roots are named afresh, and nothing is in memory yet but
+  // leaves (a node an earlier evaluation computed is computed again where it is read).
+  void begin_evaluation() {
+    root_names.clear();
+    written_.clear();
+  }
 
   LeafRead describe_leaf(const Node& n) const {
     LeafRead l;
@@ -277,33 +286,39 @@ void compile_into(KernelReport& k, int arch) {
   }
 }
 
-std::vector<WrittenValue> written_values(const detail::Group& g, const Builder& b) {
+std::vector<WrittenValue> written_values(const detail::Group& g, const Builder& b, const Evaluation* write) {
   std::vector<WrittenValue> out;
-  for (const auto& o : g.outputs) {
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    const auto& o = g.outputs[k];
     WrittenValue w;
     w.dtype = o->dtype;
     w.shape = o->shape();
     w.what = g.kind == detail::GroupKind::Library ? library_output_name(g, *o) : node_op_name(*o);
     auto rn = b.root_names.find(o.get());
     if (rn != b.root_names.end()) w.results = rn->second;
+    if (write && k < g.output_root.size() && g.output_root[k] == 0) {  // the write's one root
+      w.in_place = true;
+      w.memory = write->memory;
+      w.strides = write->strides;
+      w.offset = write->offset;
+    }
     out.push_back(std::move(w));
   }
   return out;
 }
 
-}  // namespace
-
-Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt) {
-  Report rep;
-  rep.arch = opt.arch;
-  rep.compiled = opt.compile;
-  Builder b(rep, opt);
-
-  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
-  // The roots: each distinct pending result once (two names may share one array).
+// Plans one evaluation: the named arrays (with `write`, its one root goes into the memory
+// written) appended to the report as kernels and calls of evaluation `evaluation`, groups
+// numbered from `group_base`. With `results`, each name gets a ResultReport (a name whose
+// array is in memory needs nothing); `writer` gets, per name, the kernel and call writing it.
+void plan_evaluation(Report& rep, Builder& b, const std::vector<NamedArray>& named, const Evaluation* write,
+                     int evaluation, int& group_base, const ReportOptions& opt, std::vector<ResultReport>* results,
+                     std::vector<std::pair<int, int>>& writer) {
+  b.begin_evaluation();
+  // The roots: each distinct pending array once (two names may share one array).
   std::vector<NodePtr> roots;
-  std::vector<int> root_of_result;
-  for (const auto& r : results) {
+  std::vector<int> root_of;
+  for (const auto& r : named) {
     if (!r.array.defined()) throw ValueError(fmt::format("result '{}' is an empty Array handle", r.name));
     const NodePtr& n = r.array.node();
     ResultReport rr;
@@ -311,7 +326,13 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     rr.dtype = n->dtype;
     rr.shape = n->shape();
     rr.in_memory = n->is_materialized();
-    rep.results.push_back(rr);
+    if (results && n->is_placeholder()) {  // memory one of the program's evaluations wrote
+      const int slot = n->placeholder_slot;
+      if (slot >= 0 && slot < static_cast<int>(opt.slots.size()) && opt.slots[static_cast<size_t>(slot)].written_by >= 0) {
+        rr.in_memory = true;
+        rr.written_by = opt.slots[static_cast<size_t>(slot)].written_by;
+      }
+    }
     int idx = -1;
     if (!rr.in_memory) {
       for (size_t i = 0; i < roots.size(); ++i)
@@ -322,14 +343,27 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
       }
       b.root_names[n.get()].push_back(r.name);
     }
-    root_of_result.push_back(idx);
+    root_of.push_back(idx);
+    if (results) results->push_back(rr);
   }
-  if (roots.empty()) return rep;
+  writer.assign(named.size(), {-1, -1});
+  if (roots.empty()) return;
 
+  // A write's target: the memory is a placeholder (no pointer; taken as 16-byte aligned).
+  static const std::shared_ptr<detail::Storage> no_memory = std::make_shared<detail::Storage>();
+  detail::Target target;
+  std::vector<const detail::Target*> targets;
+  if (write) {
+    target.storage = no_memory;
+    target.layout.shape = write->shape;
+    target.layout.strides = write->strides;
+    target.layout.offset = write->offset;
+    targets.push_back(&target);
+  }
   detail::GraphScan scan;
-  detail::scan_graph(roots, {}, scan);
+  detail::scan_graph(roots, targets, scan);
   // Compiled below, kernel by kernel, so a failure is reported with its kernel.
-  auto ex = detail::build_executable(roots, {}, scan, /*compile=*/false, opt.arch);
+  auto ex = detail::build_executable(roots, targets, scan, /*compile=*/false, opt.arch);
   const detail::Plan& plan = ex->plan;
 
   // Each group is one step: a kernel, or a library call.
@@ -338,16 +372,18 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     const detail::Group& g = plan.groups[static_cast<size_t>(st.group)];
     if (st.call) {
       LibraryCallReport l;
-      l.group = st.group;
+      l.group = group_base + st.group;
+      l.evaluation = evaluation;
       l.name = call_name(*st.call);
       l.detail = st.call->describe();
       l.rule = detail::rule_name(g.rule);
       l.rule_doc = detail::rule_doc(g.rule);
-      l.outputs = written_values(g, b);
+      l.outputs = written_values(g, b, write);
       detail::KernelSpec spec;
       if (st.call->generated_kernel(spec)) {
         l.has_kernel = true;
-        l.kernel.group = st.group;
+        l.kernel.group = l.group;
+        l.kernel.evaluation = evaluation;
         l.kernel.name = spec.name;
         l.kernel.kind = "library";
         l.kernel.summary = spec.summary;
@@ -359,7 +395,8 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
       continue;
     }
     KernelReport k;
-    k.group = st.group;
+    k.group = group_base + st.group;
+    k.evaluation = evaluation;
     k.name = st.spec.name;
     k.kind = detail::group_kind_name(g.kind);
     k.rule = detail::rule_name(g.rule);
@@ -367,26 +404,66 @@ Report build_report(const std::vector<NamedArray>& results, const ReportOptions&
     for (auto r : g.fused) k.fused.push_back(detail::rule_name(r));
     k.iteration_shape = g.iter_shape;
     if (g.kind != detail::GroupKind::Elementwise) k.axes = g.axes;
-    k.outputs = written_values(g, b);
+    k.outputs = written_values(g, b, write);
     k.summary = st.spec.summary;
     k.source = st.spec.source;
     k.preamble_length = preamble_length_of(k.source);
     kernel_of_group[static_cast<size_t>(st.group)] = static_cast<int>(rep.kernels.size());
     rep.kernels.push_back(std::move(k));
   }
-  for (size_t i = 0; i < rep.results.size(); ++i) {
-    const int r = root_of_result[i];
+  for (size_t i = 0; i < named.size(); ++i) {
+    const int r = root_of[i];
     if (r < 0) continue;
     for (size_t gi = 0; gi < plan.groups.size(); ++gi)
       for (int root : plan.groups[gi].output_root)
-        if (root == r) {
-          rep.results[i].kernel = kernel_of_group[gi];
-          rep.results[i].library_call = call_of_group[gi];
-        }
+        if (root == r) writer[i] = {kernel_of_group[gi], call_of_group[gi]};
+    if (results) {
+      (*results)[results->size() - named.size() + i].kernel = writer[i].first;
+      (*results)[results->size() - named.size() + i].library_call = writer[i].second;
+    }
   }
   for (size_t gi = 0; gi < plan.groups.size(); ++gi)
     if (kernel_of_group[gi] >= 0 || call_of_group[gi] >= 0)
-      b.walk_group(static_cast<int>(gi), plan.groups[gi], kernel_of_group[gi], call_of_group[gi]);
+      b.walk_group(group_base + static_cast<int>(gi), plan.groups[gi], kernel_of_group[gi], call_of_group[gi]);
+  group_base += static_cast<int>(plan.groups.size());
+}
+
+}  // namespace
+
+Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt) {
+  return build_report(std::vector<Evaluation>{}, results, opt);
+}
+
+Report build_report(const std::vector<Evaluation>& writes, const std::vector<NamedArray>& results,
+                    const ReportOptions& opt) {
+  Report rep;
+  rep.arch = opt.arch;
+  rep.compiled = opt.compile;
+  Builder b(rep, opt);
+
+  std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
+  int group_base = 0;
+  // The memory each slot stands for: which kernel or call wrote it.
+  std::vector<std::pair<int, int>> writer_of_slot(opt.slots.size(), {-1, -1});
+  std::vector<std::pair<int, int>> writer;
+  for (size_t e = 0; e < writes.size(); ++e) {
+    const Evaluation& ev = writes[e];
+    rep.evaluations.push_back(EvaluationReport{evaluation_kind_name(ev.kind), ev.why, ev.loc.line, ev.loc.column});
+    plan_evaluation(rep, b, ev.roots, ev.kind == Evaluation::Kind::Write ? &ev : nullptr, static_cast<int>(e),
+                    group_base, opt, nullptr, writer);
+    for (size_t i = 0; i < ev.slots.size() && i < writer.size(); ++i)
+      if (ev.slots[i] >= 0 && ev.slots[i] < static_cast<int>(writer_of_slot.size()))
+        writer_of_slot[static_cast<size_t>(ev.slots[i])] = writer[i];
+  }
+  if (!writes.empty()) rep.evaluations.push_back(EvaluationReport{"results", "the program's results", 0, 0});
+  plan_evaluation(rep, b, results, nullptr, static_cast<int>(writes.size()), group_base, opt, &rep.results, writer);
+  for (size_t i = 0; i < rep.results.size(); ++i) {  // a result a write left in memory: who wrote it
+    auto& rr = rep.results[i];
+    if (rr.written_by < 0) continue;
+    const int slot = results[i].array.node()->placeholder_slot;
+    if (slot >= 0 && slot < static_cast<int>(writer_of_slot.size()))
+      std::tie(rr.kernel, rr.library_call) = writer_of_slot[static_cast<size_t>(slot)];
+  }
 
   if (opt.compile) {
     for (auto& k : rep.kernels) compile_into(k, opt.arch);

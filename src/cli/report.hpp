@@ -2,13 +2,15 @@
 // plan's groups with the rule that cut each one, each kernel's source, inputs, outputs and
 // NVRTC result, the library calls (cuBLAS, cuSOLVER), and the plan's DAG per
 // kernel. build_report makes it through the executor's own machinery (scan_graph,
-// build_executable); render_text / render_json / render_dot print it. Nothing here is
-// specific to the command line, so it can move to src/exec if the library wants it.
+// build_executable); render_text / render_json / render_dot print it. A program that writes
+// in place is several evaluations (writes.hpp): each is planned in order, its kernels tagged
+// with it, a write's output with the memory and view it goes into.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "cli/value.hpp"
+#include "cli/writes.hpp"
 #include "cufuse/dtype.hpp"
 #include "cufuse/shape.hpp"
 
@@ -18,6 +20,8 @@ struct ReportOptions {
   int arch = 90;
   bool compile = true;                          // run NVRTC on each kernel
   std::vector<std::string> placeholder_names;   // by Node::placeholder_slot, to name leaves
+  std::vector<MemorySlot> slots;                // by slot, when the program writes: which evaluation wrote
+                                                // each memory (a result there is in memory)
 };
 
 // A value a group writes: which results it is (none for an intermediate that later groups
@@ -27,6 +31,11 @@ struct WrittenValue {
   std::string what;                  // what computes it: "add", "sum over axes (1,)", "matmul"
   DType dtype = DType::Float32;
   Shape shape;
+  // A write in place: the memory it goes into, through this view (element strides, offset).
+  bool in_place = false;
+  std::string memory;
+  Strides strides;
+  int64_t offset = 0;
 };
 
 // What a kernel or call reads: a placeholder or buffer (through strides), a scalar
@@ -41,7 +50,8 @@ struct LeafRead {
 };
 
 struct KernelReport {
-  int group = 0;
+  int group = 0;                // numbered across the program's evaluations
+  int evaluation = 0;           // index into Report::evaluations (0 without writes)
   std::string name;
   std::string kind = "elementwise";  // the group's kind: elementwise, reduction, scan
   std::string rule, rule_doc;   // the planner's rule that made this group (plan/plan.hpp)
@@ -66,6 +76,7 @@ struct KernelReport {
 // A cuBLAS / cuSOLVER / contraction call of the plan.
 struct LibraryCallReport {
   int group = 0;
+  int evaluation = 0;
   std::string name;    // "matmul"
   std::string rule, rule_doc;
   std::vector<WrittenValue> outputs;
@@ -91,15 +102,24 @@ struct ResultReport {
   std::string name;
   DType dtype = DType::Float32;
   Shape shape;
-  bool in_memory = false;  // already materialized: nothing to compute
+  bool in_memory = false;  // already materialized, or written by an earlier evaluation: nothing to compute
   int kernel = -1;         // the kernel writing it, or
   int library_call = -1;   // the library call writing it
+  int written_by = -1;     // in memory: the evaluation that wrote it (a write, or what one computed first)
+};
+
+// One evaluation of a program that writes in place (writes.hpp), and the last: its results.
+struct EvaluationReport {
+  std::string kind;  // "materialize", "settle", "temporary", "write", "results"
+  std::string why;
+  int line = 0, column = 0;  // the statement (0 for the results)
 };
 
 struct Report {
   int arch = 90;
   bool compiled = true;  // NVRTC was asked
   std::vector<ResultReport> results;
+  std::vector<EvaluationReport> evaluations;  // empty for a program without writes: one evaluation
   std::vector<KernelReport> kernels;
   std::vector<LibraryCallReport> library_calls;
   std::vector<GraphNode> graph;
@@ -114,6 +134,9 @@ struct Report {
 // Plans (and with opt.compile, compiles) the arrays' pending work. Compile failures are
 // recorded per kernel, not thrown; cufuse errors in planning are thrown.
 Report build_report(const std::vector<NamedArray>& results, const ReportOptions& opt);
+// The same after the evaluations the program's writes run first, each planned in order.
+Report build_report(const std::vector<Evaluation>& writes, const std::vector<NamedArray>& results,
+                    const ReportOptions& opt);
 
 // How much of each kernel's source the text shows: none, the kernel after its preamble of
 // shared helpers (one line says where it went), or all of it.

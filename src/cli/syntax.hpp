@@ -5,7 +5,9 @@
 // raised them).
 //
 //   program    := statement ((NEWLINE | ';') statement)*
-//   statement  := NAME '=' exprlist | exprlist
+//   statement  := target ('=' | AUGOP) exprlist | exprlist
+//   target     := NAME | primary '[' subscripts ']'          (x, x[1:, ::-1], x.T[0])
+//   AUGOP      := '+=' | '-=' | '*=' | '/=' | '//=' | '%=' | '**=' | '@=' | '&=' | '|=' | '^=' | '<<=' | '>>='
 //   exprlist   := expr (',' expr)* [',']                   a bare tuple, as in Python
 //   expr       := bitor [('<'|'<='|'>'|'>='|'=='|'!=') bitor]   (no chains: they mean `and`)
 //   bitor      := bitxor ('|' bitxor)*     bitxor := bitand ('^' bitand)*
@@ -112,9 +114,16 @@ struct Expr {
 };
 
 struct Statement {
-  std::string target;  // empty for a bare expression
+  std::string target;  // the name assigned or written in place; empty for a bare expression or x[...] target
   Loc target_loc;
+  ExprPtr subscript;   // an x[...] target (ExprKind::Subscript), else null
+  std::string op;      // "=", an augmented operator ("+=", "//=" ...), or empty for a bare expression
+  Loc op_loc;
+  Loc loc;             // where the statement starts; it ends at `end` (a byte offset)
+  size_t end = 0;
   ExprPtr value;
+
+  bool writes() const { return subscript || (!target.empty() && op != "="); }  // in place, as NumPy does
 };
 
 struct Program {

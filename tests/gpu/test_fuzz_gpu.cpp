@@ -2,6 +2,9 @@
 // against the host reference evaluator, on fresh seeds each run (printed; a failing program
 // is printed whole and CUFUSE_FUZZ_SEED=<n> replays it). Exact paths must match bitwise;
 // inexact ones (transcendentals, sums, matmul) within the bounds fuzz::bounds propagates.
+// A program that writes in place (tests/fuzz_writes.hpp) runs lazily, evaluated once at the
+// end, and eagerly, each statement evaluated as made, each against the model: every statement
+// computed by the host reference evaluator as it is made, each write stored by the fuzzer.
 // Each program without an in-place write also runs through fuse(), as a trace and as a
 // replay on new inputs (a third of them as CUDA graphs), bitwise equal to the lazy result.
 // User kernels run here (fused with the ops around them) against their lazy twins' reference;
@@ -21,13 +24,21 @@ TEST_CASE("fuzz: random programs on the device against the reference evaluator")
   MESSAGE("fuzz seeds " << seeds.first << " .. " << seeds.first + static_cast<uint64_t>(seeds.count) - 1);
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
-  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with an in-place write, "
+  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with in-place writes ("
+                       << sum.writes.stmts << " statements, " << sum.writes.views << " through views, "
+                       << sum.writes.alias_reads << " reading the array written, " << sum.writes.lazy_targets
+                       << " into lazy values), "
                        << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.user
                        << " with user kernels, " << sum.streams << " on a new stream, " << sum.finite
                        << " on finite inputs; " << sum.inexact_outputs << " outputs compared within a bound");
   if (!seeds.replay && seeds.count >= 300) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
-    CHECK(sum.inplace >= 10);
+    CHECK(sum.inplace >= 40);
+    CHECK(sum.eager == sum.inplace);
+    CHECK(sum.writes.views >= 20);
+    CHECK(sum.writes.alias_reads >= 10);
+    CHECK(sum.writes.copies >= 10);
+    CHECK(sum.writes.lazy_targets >= 5);
     CHECK(sum.fused >= 100);
     CHECK(sum.early >= 40);
     CHECK(sum.user >= 15);
