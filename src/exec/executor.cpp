@@ -158,8 +158,9 @@ std::string describe_executable(const Executable& ex, bool with_source) {
       outs += fmt::format("{}{} {}", k ? ", " : "", name(g.outputs[k]->dtype), to_string(g.outputs[k]->shape()));
     std::string fused;
     for (Rule r : g.fused) fused += fmt::format(", {}", rule_name(r));
-    s += fmt::format("  {} kernel {} [rule: {}{}] iteration space {}{}: writes {}\n    {}\n", group_kind_name(g.kind),
-                     st.spec.name, rule_name(g.rule), fused, to_string(g.iter_shape),
+    const std::string limit = rule_limit(g.rule);  // a cut's limit: "limit 1024 ops a kernel"
+    s += fmt::format("  {} kernel {} [rule: {}{}{}] iteration space {}{}: writes {}\n    {}\n", group_kind_name(g.kind),
+                     st.spec.name, rule_name(g.rule), limit.empty() ? "" : " (" + limit + ")", fused, to_string(g.iter_shape),
                      g.kind == GroupKind::Elementwise ? std::string() : fmt::format(" over axes {}", to_string(Shape(g.axes.begin(), g.axes.end()))),
                      outs, st.spec.summary);
     if (st.kernel && st.kernel->registers >= 0)
