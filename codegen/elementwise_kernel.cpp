@@ -37,6 +37,7 @@
 
 #include "codegen/preamble.hpp"
 #include "cufuse/error.hpp"
+#include "graph/walk.hpp"
 
 namespace cufuse::detail {
 
@@ -97,8 +98,14 @@ struct EwEmitter {
 
   EwEmitter(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
 
-  void collect(const Node* n) {
-    if (acc_of.count(n) || scalar_of.count(n)) return;
+  // Sorts what the element code reads into accessors and scalars, in first-read order.
+  void collect(const Node* root) {
+    walk_post_order(
+        root, [&](const Node* n) { return acc_of.count(n) || scalar_of.count(n); },
+        [&](const Node* n) { return n->k() == NodeKind::Elementwise && !reads_memory(n, bind); },
+        [&](const Node* n) { classify(n); });
+  }
+  void classify(const Node* n) {
     if (reads_memory(n, bind)) {
       acc_of[n] = static_cast<int>(accs.size());
       accs.push_back(Acc{Acc::Mem, n, memory_layout(n, bind).strides, 0, -1,
@@ -122,8 +129,7 @@ struct EwEmitter {
         scalars.push_back(n);
         break;
       case NodeKind::Elementwise:
-        acc_of[n] = -1;  // visited
-        for (const auto& in : n->inputs) collect(in.get());
+        acc_of[n] = -1;  // computed from its inputs (walked before it)
         break;
       default:
         throw InternalError(fmt::format("elementwise codegen met an unmaterialized {} node", kind_name(n->k())));
@@ -318,9 +324,24 @@ struct EwEmitter {
     return s;
   }
 
+  // Node n's value in the element code: the lines computing it (and what it reads that has
+  // no value yet) are emitted first, inputs before their users.
   std::string value(ExprEmitter& e, const Node* n) {
-    auto it = vals.find(n);
-    if (it != vals.end()) return it->second;
+    walk_post_order(
+        n, [&](const Node* x) { return vals.count(x) != 0; }, [&](const Node* x) { return computed(x); },
+        [&](const Node* x) { vals[x] = value_of(e, x); });
+    return vals.at(n);
+  }
+  // An op node whose value comes from its inputs' values (value_of's last case).
+  bool computed(const Node* n) const {
+    auto ai = acc_of.find(n);
+    const int j = ai == acc_of.end() ? -1 : ai->second;
+    if (j >= 0 && accs[j].kind == Acc::Mem) return false;
+    const NodeKind k = n->k();
+    return k != NodeKind::Scalar && k != NodeKind::Generator && k != NodeKind::View;
+  }
+  // One node's value, its inputs' values known.
+  std::string value_of(ExprEmitter& e, const Node* n) {
     std::string v;
     auto ai = acc_of.find(n);
     const int j = ai == acc_of.end() ? -1 : ai->second;
@@ -347,10 +368,9 @@ struct EwEmitter {
       v = e.chain_value(n, pfx, direct_pos(pfx));
     } else {
       std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
-      for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = value(e, n->inputs[k].get());
+      for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = vals.at(n->inputs[k].get());
       v = e.op_value(n, in.data());
     }
-    vals[n] = v;
     return v;
   }
 

@@ -143,56 +143,63 @@ std::string ExprEmitter::gen_value(const Node* g, const std::string& pfx, const 
 }
 
 int64_t chain_span(const Node* view) {
-  const Node* x = view->inputs[0].get();
-  int64_t m = numel(x->shape());
-  if (x->k() == NodeKind::View) m = std::max(m, chain_span(x));
-  if (x->k() == NodeKind::Buffer || x->k() == NodeKind::Generator || x->k() == NodeKind::View)
-    m = std::max(m, span_of(x->shape(), x->layout.strides, x->layout.offset));
-  return m;
+  int64_t m = 0;
+  for (const Node* v = view;;) {  // down the chain of Views (a loop: chains can be long)
+    const Node* x = v->inputs[0].get();
+    m = std::max(m, numel(x->shape()));
+    if (x->k() == NodeKind::Buffer || x->k() == NodeKind::Generator || x->k() == NodeKind::View)
+      m = std::max(m, span_of(x->shape(), x->layout.strides, x->layout.offset));
+    if (x->k() != NodeKind::View) return m;
+    v = x;
+  }
 }
 
-std::string ExprEmitter::chain_value(const Node* view, const std::string& pfx, const std::string& pos, int level) {
-  const Node* x = view->inputs[0].get();
-  const std::string lp = fmt::format("{}_{}", pfx, level);
-  const bool mem = reads_memory(x, bind);
-  if (once(lp)) {
-    add_idx_array(lp + "_sh", x->shape());
+std::string ExprEmitter::chain_value(const Node* view, const std::string& pfx, const std::string& pos_in, int level) {
+  std::string pos = pos_in;
+  for (;; ++level) {  // one level of the chain of Views per turn (a loop: chains can be long)
+    const Node* x = view->inputs[0].get();
+    const std::string lp = fmt::format("{}_{}", pfx, level);
+    const bool mem = reads_memory(x, bind);
+    if (once(lp)) {
+      add_idx_array(lp + "_sh", x->shape());
+      if (mem) {
+        add_memory_ptr(lp + "_p", x, false);
+        add_idx_array(lp + "_st", memory_layout(x, bind).strides);
+      } else if (x->k() == NodeKind::Generator || x->k() == NodeKind::View) {
+        add_idx(lp + "_off", x->layout.offset);
+        add_idx_array(lp + "_st", x->layout.strides);
+      } else {
+        throw InternalError(fmt::format("a View over a {} node reached code generation", kind_name(x->k())));
+      }
+    }
+    const int r = x->ndim();
+    std::string rem = fresh();
+    line(fmt::format("long long {} = {};", rem, pos));
+    std::vector<std::string> m(static_cast<size_t>(r));
+    for (int k = r - 1; k >= 0; --k) {
+      m[k] = fresh();
+      if (k == 0) {
+        line(fmt::format("const long long {} = {};", m[k], rem));
+      } else {
+        line(fmt::format("const long long {} = {} % p.{}_sh[{}];", m[k], rem, lp, k));
+        line(fmt::format("{} /= p.{}_sh[{}];", rem, lp, k));
+      }
+    }
+    auto dot = [&](const std::string& st) {
+      std::string s;
+      for (int k = 0; k < r; ++k) s += fmt::format("{}{} * p.{}[{}]", k ? " + " : "", m[k], st, k);
+      return s.empty() ? std::string("0") : s;
+    };
     if (mem) {
-      add_memory_ptr(lp + "_p", x, false);
-      add_idx_array(lp + "_st", memory_layout(x, bind).strides);
-    } else if (x->k() == NodeKind::Generator || x->k() == NodeKind::View) {
-      add_idx(lp + "_off", x->layout.offset);
-      add_idx_array(lp + "_st", x->layout.strides);
-    } else {
-      throw InternalError(fmt::format("a View over a {} node reached code generation", kind_name(x->k())));
+      std::string v = fresh();
+      line(fmt::format("const {} {} = {};", reg_type(x->dtype), v,
+                       load_expr(x->dtype, fmt::format("p.{}_p[{}]", lp, dot(lp + "_st")))));
+      return v;
     }
+    if (x->k() == NodeKind::Generator) return gen_value(x, lp, fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st")));
+    pos = fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st"));
+    view = x;
   }
-  const int r = x->ndim();
-  std::string rem = fresh();
-  line(fmt::format("long long {} = {};", rem, pos));
-  std::vector<std::string> m(static_cast<size_t>(r));
-  for (int k = r - 1; k >= 0; --k) {
-    m[k] = fresh();
-    if (k == 0) {
-      line(fmt::format("const long long {} = {};", m[k], rem));
-    } else {
-      line(fmt::format("const long long {} = {} % p.{}_sh[{}];", m[k], rem, lp, k));
-      line(fmt::format("{} /= p.{}_sh[{}];", rem, lp, k));
-    }
-  }
-  auto dot = [&](const std::string& st) {
-    std::string s;
-    for (int k = 0; k < r; ++k) s += fmt::format("{}{} * p.{}[{}]", k ? " + " : "", m[k], st, k);
-    return s.empty() ? std::string("0") : s;
-  };
-  if (mem) {
-    std::string v = fresh();
-    line(fmt::format("const {} {} = {};", reg_type(x->dtype), v,
-                     load_expr(x->dtype, fmt::format("p.{}_p[{}]", lp, dot(lp + "_st")))));
-    return v;
-  }
-  if (x->k() == NodeKind::Generator) return gen_value(x, lp, fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st")));
-  return chain_value(x, pfx, fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st")), level + 1);
 }
 
 static std::string convert(const std::string& v, DType from, DType to) {

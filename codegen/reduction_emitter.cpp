@@ -15,6 +15,7 @@
 #include "codegen/user_kernel.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/stream.hpp"
+#include "graph/walk.hpp"
 #include "graph/reduce_attrs.hpp"
 #include "runtime/device.hpp"
 
@@ -128,8 +129,15 @@ void RedEmitter::split_strides(const Strides& st, Strides& ks, Strides& rs) cons
 }
 
 // Row context: nodes over S evaluated at (row, r).
-void RedEmitter::collect_row(const Node* n) {
-  if (row_acc.count(n) || scalar_of.count(n)) return;
+// (Walked with an explicit stack: graph/walk.hpp.)
+void RedEmitter::collect_row(const Node* root) {
+  walk_post_order(
+      root, [&](const Node* n) { return row_acc.count(n) || scalar_of.count(n); },
+      [&](const Node* n) { return n->k() == NodeKind::Elementwise && !reads_memory(n, bind); },
+      [&](const Node* n) { classify_row(n); });
+}
+
+void RedEmitter::classify_row(const Node* n) {
   if (n->k() == NodeKind::View && !n->inputs.empty() && red_of.count(n->inputs[0].get())) {
     row_acc[n] = -2;  // broadcast-back value of an in-group reduction
     return;
@@ -149,16 +157,21 @@ void RedEmitter::collect_row(const Node* n) {
     return;
   }
   if (n->k() == NodeKind::Elementwise) {
-    row_acc[n] = -1;
-    for (const auto& in : n->inputs) collect_row(in.get());
+    row_acc[n] = -1;  // computed from its inputs (walked before it)
     return;
   }
   throw InternalError(fmt::format("reduction prologue met an unmaterialized {} node", kind_name(n->k())));
 }
 
 // Output context: nodes over a reduced shape evaluated at a row.
-void RedEmitter::collect_out(const Node* n) {
-  if (out_acc.count(n) || scalar_of.count(n)) return;
+void RedEmitter::collect_out(const Node* root) {
+  walk_post_order(
+      root, [&](const Node* n) { return out_acc.count(n) || scalar_of.count(n); },
+      [&](const Node* n) { return !red_of.count(n) && n->k() == NodeKind::Elementwise && !reads_memory(n, bind); },
+      [&](const Node* n) { classify_out(n); });
+}
+
+void RedEmitter::classify_out(const Node* n) {
   if (red_of.count(n)) {
     out_acc[n] = -2;
     return;
@@ -178,8 +191,7 @@ void RedEmitter::collect_out(const Node* n) {
     return;
   }
   if (n->k() == NodeKind::Elementwise) {
-    out_acc[n] = -1;
-    for (const auto& in : n->inputs) collect_out(in.get());
+    out_acc[n] = -1;  // computed from its inputs (walked before it)
     return;
   }
   throw InternalError(fmt::format("reduction epilogue met an unmaterialized {} node", kind_name(n->k())));
@@ -449,9 +461,30 @@ std::string RedEmitter::red_ref(int k) const {
   return R == r.T ? "red" + std::to_string(k) : fmt::format("(({})red{})", R, k);
 }
 
-std::string RedEmitter::row_value(ExprEmitter& e, const Node* n) {
-  auto it = vals.find(n);
-  if (it != vals.end()) return it->second;
+// A row- or output-context node's value: the lines computing it (and what it reads that has
+// no value yet) first, inputs before their users. `acc` maps a node to its accessor (>= 0),
+// an in-group reduction's value (-2) or an op computed from its inputs (-1).
+template <class ValueOf>
+static std::string walk_values(std::unordered_map<const Node*, std::string>& vals,
+                               const std::unordered_map<const Node*, int>& acc, const std::vector<Acc>& accs,
+                               const Node* root, ValueOf&& value_of) {
+  auto computed = [&](const Node* n) {
+    auto ai = acc.find(n);
+    const int j = ai == acc.end() ? -1 : ai->second;
+    if (j == -2 || n->k() == NodeKind::Scalar) return false;
+    return !(j >= 0 && (accs[j].kind == Acc::Mem || accs[j].kind == Acc::Gen || accs[j].kind == Acc::View));
+  };
+  walk_post_order(
+      root, [&](const Node* n) { return vals.count(n) != 0; }, computed,
+      [&](const Node* n) { vals[n] = value_of(n); });
+  return vals.at(root);
+}
+
+std::string RedEmitter::row_value(ExprEmitter& e, const Node* root) {
+  return walk_values(vals, row_acc, accs, root, [&](const Node* n) { return row_value_of(e, n); });
+}
+
+std::string RedEmitter::row_value_of(ExprEmitter& e, const Node* n) {
   std::string v;
   auto ai = row_acc.find(n);
   const int j = ai == row_acc.end() ? -1 : ai->second;
@@ -477,16 +510,17 @@ std::string RedEmitter::row_value(ExprEmitter& e, const Node* n) {
     v = e.chain_value(n, "v" + J, fmt::format("b{} + (long long)({})", J, row_offset(accs[j].rs, "a" + J + "r")));
   } else {
     std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
-    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = row_value(e, n->inputs[k].get());
+    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = vals.at(n->inputs[k].get());
     v = e.op_value(n, in.data());
   }
-  vals[n] = v;
   return v;
 }
 
-std::string RedEmitter::out_value(ExprEmitter& e, const Node* n) {
-  auto it = vals.find(n);
-  if (it != vals.end()) return it->second;
+std::string RedEmitter::out_value(ExprEmitter& e, const Node* root) {
+  return walk_values(vals, out_acc, accs, root, [&](const Node* n) { return out_value_of(e, n); });
+}
+
+std::string RedEmitter::out_value_of(ExprEmitter& e, const Node* n) {
   std::string v;
   auto ai = out_acc.find(n);
   const int j = ai == out_acc.end() ? -1 : ai->second;
@@ -504,10 +538,9 @@ std::string RedEmitter::out_value(ExprEmitter& e, const Node* n) {
     v = e.chain_value(n, "v" + std::to_string(j), fmt::format("b{}", j));
   } else {
     std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
-    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = out_value(e, n->inputs[k].get());
+    for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = vals.at(n->inputs[k].get());
     v = e.op_value(n, in.data());
   }
-  vals[n] = v;
   return v;
 }
 

@@ -85,9 +85,11 @@ struct RedEmitter {
 
   // Row context: nodes over S evaluated at (row, r).
   void collect_row(const Node* n);
+  void classify_row(const Node* n);  // one node of it
 
   // Output context: nodes over a reduced shape evaluated at a row.
   void collect_out(const Node* n);
+  void classify_out(const Node* n);  // one node of it
 
   void analyse();
   bool scan_mode = false;
@@ -127,9 +129,12 @@ struct RedEmitter {
   // truncated: acc_type), or its index for argmax/argmin.
   std::string red_ref(int k) const;
 
+  // A node's value, emitting what it needs first (walked with an explicit stack).
   std::string row_value(ExprEmitter& e, const Node* n);
+  std::string row_value_of(ExprEmitter& e, const Node* n);  // its inputs' values known
 
   std::string out_value(ExprEmitter& e, const Node* n);
+  std::string out_value_of(ExprEmitter& e, const Node* n);  // its inputs' values known
 
   void build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero, std::vector<size_t>& ws_part,
                      std::vector<size_t>& ws_idx);

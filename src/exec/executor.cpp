@@ -3,6 +3,7 @@
 // reference evaluator on the reference backend), and realize the results.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <unordered_set>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "exec/executable.hpp"
 #include "exec/realize.hpp"
 #include "graph/registry.hpp"
+#include "graph/walk.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
 #include "reference/evaluator.hpp"
@@ -174,8 +176,9 @@ std::string describe_executable(const Executable& ex, bool with_source, const st
       outs += fmt::format("{}{} {}", k ? ", " : "", name(g.outputs[k]->dtype), to_string(g.outputs[k]->shape()));
     std::string fused;
     for (Rule r : g.fused) fused += fmt::format(", {}", rule_name(r));
-    s += fmt::format("  {} kernel {} [rule: {}{}] iteration space {}{}: writes {}\n    {}\n", group_kind_name(g.kind),
-                     st.spec.name, rule_name(g.rule), fused, to_string(g.iter_shape),
+    const std::string limit = rule_limit(g.rule);  // a cut's limit: "limit 1024 ops a kernel"
+    s += fmt::format("  {} kernel {} [rule: {}{}{}] iteration space {}{}: writes {}\n    {}\n", group_kind_name(g.kind),
+                     st.spec.name, rule_name(g.rule), limit.empty() ? "" : " (" + limit + ")", fused, to_string(g.iter_shape),
                      g.kind == GroupKind::Elementwise ? std::string() : fmt::format(" over axes {}", to_string(Shape(g.axes.begin(), g.axes.end()))),
                      outs, st.spec.summary);
     if (st.kernel && st.kernel->registers >= 0)
@@ -626,18 +629,28 @@ void settle_pending_write(const NodePtr& leaf) {
   realize({writer});
 }
 
-// Does `value` read the target's memory anywhere but element-for-element?
-static bool reads_misaligned(const Node* n, const Node* target, bool under_view) {
-  if (n->k() == NodeKind::Buffer) {
-    if (n->storage != target->storage) return false;
-    if (under_view) return true;
-    const Layout& a = n->layout;
-    const Layout& b = target->layout;
-    return !(a.shape == b.shape && a.strides == b.strides && a.offset == b.offset);
+// Does `value` read the target's memory anywhere but element-for-element? Each node is
+// walked once per context (under a view or not), with an explicit stack: a loop's statements
+// that read each other's values (`p = p - q*dt; q = q + p*dt`) make a graph whose paths
+// double every step, and a chain is as deep as a user makes it.
+static bool reads_misaligned(const Node* value, const Node* target) {
+  std::vector<std::pair<const Node*, bool>> stack{{value, false}};  // node, under a view
+  VisitedSet seen;                                                   // node address (+1 under a view)
+  while (!stack.empty()) {
+    const auto [n, under_view] = stack.back();
+    stack.pop_back();
+    if (!seen.insert(reinterpret_cast<uintptr_t>(n) + (under_view ? 1 : 0))) continue;
+    if (n->k() == NodeKind::Buffer) {
+      if (n->storage != target->storage) continue;
+      if (under_view) return true;
+      const Layout& a = n->layout;
+      const Layout& b = target->layout;
+      if (!(a.shape == b.shape && a.strides == b.strides && a.offset == b.offset)) return true;
+      continue;
+    }
+    const bool view = under_view || n->k() == NodeKind::View || n->k() == NodeKind::Reduce || n->k() == NodeKind::Library;
+    for (const auto& in : n->inputs) stack.emplace_back(in.get(), view);
   }
-  const bool view = under_view || n->k() == NodeKind::View || n->k() == NodeKind::Reduce || n->k() == NodeKind::Library;
-  for (const auto& in : n->inputs)
-    if (reads_misaligned(in.get(), target, view)) return true;
   return false;
 }
 
@@ -654,7 +667,7 @@ void write_into(const NodePtr& target, const NodePtr& value_in) {
   // Pending work reading this memory sees the values it was written against.
   auto readers = pending_roots_reading(target->storage.get());
   if (!readers.empty()) realize(readers);
-  if (reads_misaligned(value.get(), target.get(), false)) {
+  if (reads_misaligned(value.get(), target.get())) {
     // Through a temporary: value's reads of the target must all happen before any write.
     value = copy_of(value);
     realize({value});
@@ -676,23 +689,22 @@ void maybe_auto_eval(const NodePtr& node) {
   const int32_t max_nodes = g_max_pending.load(std::memory_order_relaxed);
   const uint64_t max_bytes = g_max_pinned.load(std::memory_order_relaxed);
   bool go = node->pending > max_nodes;
-  if (!go && node->pins.total() > max_bytes && node->pending % 16 == 0) {
+  // The walk below is linear in the graph: it runs every 16 nodes up to 128, then 8 times
+  // per doubling (a graph of 8,192 nodes is walked ~60 times, not 512).
+  auto walk_every = [](int32_t pending) {
+    return std::max<int32_t>(16, static_cast<int32_t>(std::bit_floor(static_cast<uint32_t>(pending)) / 8));
+  };
+  if (!go && node->pins.total() > max_bytes && node->pending % walk_every(node->pending) == 0) {
     // Count only memory nothing but this graph keeps alive (no Array holds its leaf).
     uint64_t dead = 0;
     std::vector<const Node*> stack{node.get()};
-    std::vector<const Node*> seen;
-    std::vector<const Storage*> counted;
+    VisitedSet seen, counted;
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
-      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
-      seen.push_back(n);
+      if (!seen.insert(n)) continue;
       if (n->k() == NodeKind::Buffer) {
-        if (n->storage && n->array_refs.load() == 0 &&
-            std::find(counted.begin(), counted.end(), n->storage.get()) == counted.end()) {
-          counted.push_back(n->storage.get());
-          dead += n->storage->nbytes;
-        }
+        if (n->storage && n->array_refs.load() == 0 && counted.insert(n->storage.get())) dead += n->storage->nbytes;
         continue;
       }
       for (const auto& in : n->inputs) stack.push_back(in.get());

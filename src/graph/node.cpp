@@ -176,17 +176,44 @@ uint64_t PinSet::total() const {
   return t;
 }
 
+namespace {
+// Creation numbers of unrealized nodes: each thread takes them in blocks, so they are
+// distinct across threads and increase along each thread's program.
+constexpr uint32_t kSeqBlock = 1u << 16;
+std::atomic<uint32_t> g_seq{0};
+uint32_t next_seq() {
+  thread_local uint32_t next = 0, end = 0;
+  if (next == end) {
+    next = g_seq.fetch_add(kSeqBlock, std::memory_order_relaxed);
+    end = next + kSeqBlock;
+  }
+  return next++;
+}
+}  // namespace
+
 void finish_node(Node& n) {
   // No lock: an input's hash, pending count and pins never change once made (realization
   // leaves them), and a realized input (kind Buffer, published with release order) is
   // accounted as the leaf it now is.
+  //
+  // `pending` bounds the unrealized nodes a graph holds from above, the smaller of two
+  // bounds, both cheap: the sum over the inputs (exact for a chain or a tree, but a graph
+  // reading one value twice counts it twice, and a loop whose statements each read the
+  // others' last values, `p = p - q*dt; q = q + p*dt`, doubles it every step), and the
+  // range of creation numbers under the node (nodes made since its oldest unrealized one:
+  // exact for a program built statement by statement, an over-count where unrelated work is
+  // built in between). The budget (exec/executor.cpp: maybe_auto_eval) then counts a long
+  // program by its nodes, not by its uses.
   uint64_t h = hash_mix(static_cast<uint64_t>(n.k()), n.op);
   h = hash_mix(h, static_cast<uint64_t>(n.dtype));
   for (auto d : n.layout.shape) h = hash_mix(h, static_cast<uint64_t>(d));
   const bool has_layout = n.k() == NodeKind::Buffer || n.k() == NodeKind::Generator || n.k() == NodeKind::View;
   if (has_layout)
     for (auto s : n.layout.strides) h = hash_mix(h, static_cast<uint64_t>(s));
-  int64_t pending = n.is_leaf() ? 0 : 1;
+  const bool leaf = n.is_leaf();
+  int64_t pending = leaf ? 0 : 1;
+  uint32_t lo = 0, hi = 0;
+  if (!leaf) lo = hi = next_seq();
   n.pins = PinSet{};
   if (n.k() == NodeKind::Buffer) {
     n.pins.add(n.storage.get(), storage_bytes(n));
@@ -204,12 +231,19 @@ void finish_node(Node& n) {
       n.reads_placeholder |= in->storage == nullptr;
     } else {
       pending += in->pending;
+      if (in->pending > 0) {  // unrealized: its creation numbers count
+        lo = std::min(lo, in->seq_lo);
+        hi = std::max(hi, in->seq_hi);
+      }
       n.pins.merge(in->pins);
       n.reads_placeholder |= in->reads_placeholder;
     }
   }
   n.hash = h;
+  if (!leaf) pending = std::min<int64_t>(pending, int64_t(hi - lo) + 1);  // (numbers wrapped under it: a huge range)
   n.pending = static_cast<int32_t>(std::min<int64_t>(pending, 1 << 30));
+  n.seq_lo = lo;
+  n.seq_hi = hi;
 }
 
 NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage) {

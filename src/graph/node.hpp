@@ -110,7 +110,9 @@ struct Node {
   std::shared_ptr<const void> attrs; // Reduce / Library attributes, typed by kind
   std::shared_ptr<WriteDest> dest;   // a pending in-place write (see WriteDest); null otherwise
   uint64_t hash = 0;                 // structural: kind, op, dtype, shape, layout class, inputs
-  int32_t pending = 0;               // unrealized nodes below and including this one (saturating)
+  int32_t pending = 0;               // at least the unrealized nodes below and including this one
+                                     // (an upper bound: see finish_node)
+  uint32_t seq_lo = 0, seq_hi = 0;   // the oldest and newest creation numbers among them
   PinSet pins;                       // leaf memory the unrealized subgraph keeps alive
   bool reads_placeholder = false;    // some leaf below is a placeholder (cannot be evaluated)
   std::atomic<int32_t> array_refs{0};// Array handles on this node (roots of pending work)
@@ -176,7 +178,8 @@ NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inpu
 // moved through: a fifth of an op's build time): push them into `inputs`, then finish_node.
 NodePtr new_elementwise(uint16_t op, DType t, const Shape& shape);
 NodePtr make_view(NodePtr input, Layout layout);  // general remap, see Layout
-// Fills hash, pending, pins and reads_placeholder from the inputs; called by every builder.
+// Fills hash, pending (with seq_lo/hi), pins and reads_placeholder from the inputs; called by
+// every builder.
 // (These describe the node while unrealized; realization does not touch them.)
 void finish_node(Node& n);
 

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "cufuse/error.hpp"
+#include "graph/walk.hpp"
 
 namespace cufuse::detail {
 
@@ -117,9 +118,17 @@ struct Pusher {
     }
   }
 
-  NodePtr rec(const NodePtr& n) {
-    auto it = memo.find(n.get());
-    if (it != memo.end()) return it->second;
+  // n with the movement applied, the elementwise work under it rebuilt over moved inputs
+  // (walked with an explicit stack: graph/walk.hpp).
+  NodePtr rec(const NodePtr& root) {
+    walk_post_order(
+        root, [&](const NodePtr& n) { return memo.count(n.get()) != 0; },
+        [&](const NodePtr& n) { return n->k() == NodeKind::Elementwise; },
+        [&](const NodePtr& n) { memo.emplace(n.get(), moved(n)); });
+    return memo.at(root.get());
+  }
+  // One node moved, its inputs' moved nodes in memo.
+  NodePtr moved(const NodePtr& n) {
     NodePtr out;
     switch (n->k()) {
       case NodeKind::Buffer:
@@ -128,7 +137,7 @@ struct Pusher {
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, movement_shape(n->shape(), m)); break;
       case NodeKind::Elementwise: {
         InputVec ins;
-        for (const auto& in : n->inputs) ins.push_back(rec(in));
+        for (const auto& in : n->inputs) ins.push_back(memo.at(in.get()));
         out = make_elementwise(n->op, n->dtype, movement_shape(n->shape(), m), std::move(ins));
         break;
       }
@@ -138,7 +147,6 @@ struct Pusher {
         break;
       }
     }
-    memo.emplace(n.get(), out);
     return out;
   }
 };

@@ -10,6 +10,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
+#include "graph/walk.hpp"
 #include "library/contract.hpp"
 
 namespace cufuse::detail {
@@ -48,9 +49,17 @@ struct DiagPusher {
   const DiagSpec& d;
   std::unordered_map<const Node*, NodePtr> memo;
 
-  NodePtr rec(const NodePtr& n) {
-    auto it = memo.find(n.get());
-    if (it != memo.end()) return it->second;
+  // The diagonal of n, the elementwise work under it rebuilt over the inputs' diagonals
+  // (walked with an explicit stack: graph/walk.hpp).
+  NodePtr rec(const NodePtr& root) {
+    walk_post_order(
+        root, [&](const NodePtr& n) { return memo.count(n.get()) != 0; },
+        [&](const NodePtr& n) { return n->k() == NodeKind::Elementwise; },
+        [&](const NodePtr& n) { memo.emplace(n.get(), diagonal_of(n)); });
+    return memo.at(root.get());
+  }
+  // One node's diagonal, its inputs' in memo.
+  NodePtr diagonal_of(const NodePtr& n) {
     NodePtr out;
     switch (n->k()) {
       case NodeKind::Buffer: {
@@ -66,7 +75,7 @@ struct DiagPusher {
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, diag_shape(n->shape(), d)); break;
       case NodeKind::Elementwise: {
         InputVec ins;
-        for (const auto& in : n->inputs) ins.push_back(rec(in));
+        for (const auto& in : n->inputs) ins.push_back(memo.at(in.get()));
         out = make_elementwise(n->op, n->dtype, diag_shape(n->shape(), d), std::move(ins));
         break;
       }
@@ -74,7 +83,6 @@ struct DiagPusher {
         out = make_view(n, diag_layout(contiguous_layout(n->shape()), d));
         break;
     }
-    memo.emplace(n.get(), out);
     return out;
   }
 };

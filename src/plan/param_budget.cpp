@@ -84,7 +84,9 @@ void merge_into(ParamSet& acc, const ParamSet& s) {
 
 int64_t output_param_cost(const Node& n) { return 16 + 16 * static_cast<int64_t>(n.ndim()); }
 
-ParamBudget::ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_set<const Node*>& keep) {
+ParamBudget::ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_set<const Node*>& keep,
+                         const std::function<bool(const Node*)>& in_memory) {
+  auto written = [&](const Node* c) { return cut_.count(c) || (in_memory && in_memory(c)); };
   // Edges still to read each node's set: a set goes once its last user is done (a chain of
   // 5,000 ops keeps two sets, not 5,000).
   std::unordered_map<const Node*, int> users;
@@ -92,7 +94,7 @@ ParamBudget::ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_
     for (const auto& in : n->inputs) ++users[in.get()];
   ParamSet single(1);  // a node read as one entry (valid until the next call)
   auto contribution = [&](const Node* c) -> const ParamSet& {
-    if (c->is_leaf() || c->k() == NodeKind::Library || cut_.count(c)) {
+    if (c->is_leaf() || c->k() == NodeKind::Library || written(c)) {
       single[0] = ParamEntry{c, read_cost(*c)};
       return single;
     }
@@ -117,7 +119,7 @@ ParamBudget::ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_
         const NodePtr* pick = nullptr;
         int64_t best = -1;
         for (const auto& in : n->inputs) {
-          if (!cuttable(*in) || cut_.count(in.get())) continue;
+          if (!cuttable(*in) || written(in.get())) continue;
           const int64_t c = param_cost(contribution(in.get()));
           if (c > best) best = c, pick = &in;
         }

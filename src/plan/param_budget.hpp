@@ -18,6 +18,7 @@
 // cut node is written to memory by a kernel of its own and read back as one pointer.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -49,9 +50,11 @@ int64_t output_param_cost(const Node& n);
 class ParamBudget {
  public:
   // `topo`: the pending graph, inputs before their users. `keep`: nodes whose sets the
-  // planner asks for later (roots, reductions, library inputs); every cut node's set is kept
-  // too.
-  ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_set<const Node*>& keep);
+  // planner asks for later (roots, reductions, library inputs, other rules' cuts); every cut
+  // node's set is kept too. `in_memory`: nodes another rule already writes to memory (rule
+  // kernel-size's cuts): read as one pointer.
+  ParamBudget(const std::vector<NodePtr>& topo, const std::unordered_set<const Node*>& keep,
+              const std::function<bool(const Node*)>& in_memory = {});
 
   bool is_cut(const Node* n) const { return cut_.count(n) != 0; }
   bool any_cut() const { return !cuts_.empty(); }

@@ -23,9 +23,13 @@ enum class Rule : uint8_t {
   Library,         // "library": a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)
   LibraryInput,    // "library-input": a library input whose layout the call cannot read is written contiguously first
   ParamSpace,      // "param-space": work whose kernel would pass CUDA's parameter limit is split (plan/param_budget.hpp)
+  KernelSize,      // "kernel-size": work whose kernel would pass max_kernel_ops() ops is split (plan/kernel_size.hpp)
 };
 const char* rule_name(Rule r);
 const char* rule_doc(Rule r);
+// The limit behind a rule's cut, as a plan dump prints it after the rule's name ("" for a
+// rule without one): "limit 1024 ops a kernel".
+std::string rule_limit(Rule r);
 
 // Memory a group writes into instead of new memory (a write into an existing array).
 struct Target {

@@ -23,6 +23,7 @@
 #include "graph/reduce_attrs.hpp"
 #include "library/library_call.hpp"
 #include "library/epilogue.hpp"
+#include "plan/kernel_size.hpp"
 #include "plan/param_budget.hpp"
 #include "plan/plan.hpp"
 
@@ -42,6 +43,7 @@ const char* rule_name(Rule r) {
     case Rule::Library: return "library";
     case Rule::LibraryInput: return "library-input";
     case Rule::ParamSpace: return "param-space";
+    case Rule::KernelSize: return "kernel-size";
   }
   return "?";
 }
@@ -60,8 +62,23 @@ const char* rule_doc(Rule r) {
     case Rule::Library: return "a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)";
     case Rule::LibraryInput: return "a library input whose layout the call cannot read is written contiguously by one kernel first";
     case Rule::ParamSpace: return "a kernel's parameters must fit CUDA's 32 KB: work that would pass that is cut out and written to memory by a kernel of its own, or starts another kernel";
+    case Rule::KernelSize: {
+      static const std::string doc = fmt::format(
+          "a kernel computes at most {} elementwise ops and views (CUFUSE_MAX_KERNEL_OPS; NVRTC's time grows faster than "
+          "the code): work that would pass that is cut out and written to memory by a kernel of its own, or starts another kernel",
+          max_kernel_ops());
+      return doc.c_str();
+    }
   }
   return "";
+}
+
+std::string rule_limit(Rule r) {
+  switch (r) {
+    case Rule::ParamSpace: return fmt::format("limit {} bytes of parameters a kernel", kKernelParamLimit);
+    case Rule::KernelSize: return fmt::format("limit {} ops a kernel", max_kernel_ops());
+    default: return "";
+  }
 }
 
 const char* group_kind_name(GroupKind k) {
@@ -183,6 +200,9 @@ struct Planner {
   std::vector<ParamSet> gset;
   std::vector<int64_t> gout;
   std::unordered_set<int> cut_groups;  // groups writing a cut node: nothing else joins them
+  // Rule kernel-size: the cuts, and per group the ops its members compute so far.
+  std::unique_ptr<OpBudget> ops;
+  std::vector<OpSet> gops;
 
   explicit Planner(const std::vector<NodePtr>& r) : roots(r) {}
 
@@ -192,19 +212,29 @@ struct Planner {
     if (gset.size() < p.groups.size()) {
       gset.resize(p.groups.size());
       gout.resize(p.groups.size(), 0);
+      gops.resize(p.groups.size());
     }
   }
-  // Would group g's kernel still fit CUDA's parameter limit with x computed in it (and
-  // written out, if `output`)?
-  bool fits(int g, const Node* x, bool output) {
+  // Would group g's kernel still fit CUDA's parameter limit, and the kernel-size limit, with
+  // x computed in it (and written out, if `output`)? `why`: the rule of the limit it passes.
+  bool fits(int g, const Node* x, bool output, Rule* why = nullptr) {
     grow_gsets();
     const int64_t out = gout[g] + (output ? output_param_cost(*x) : 0);
-    return union_cost(gset[g], budget->set_of(x)) + out <= kParamBudget;
+    if (union_cost(gset[g], budget->set_of(x)) + out > kParamBudget) {
+      if (why) *why = Rule::ParamSpace;
+      return false;
+    }
+    if (!ops->small() && union_size(gops[g], ops->set_of(x)) > max_kernel_ops()) {
+      if (why) *why = Rule::KernelSize;
+      return false;
+    }
+    return true;
   }
   void account(int g, const Node* x, bool output) {
     grow_gsets();
     merge_into(gset[g], budget->set_of(x));
     if (output) gout[g] += output_param_cost(*x);
+    if (!ops->small()) merge_into(gops[g], ops->set_of(x));
   }
 
   void collect() {
@@ -490,7 +520,9 @@ struct Planner {
         if (n->k() == NodeKind::Library)
           for (const auto& in : n->inputs) keep.insert(in.get());
       }
-      budget = std::make_unique<ParamBudget>(topo, keep);
+      ops = std::make_unique<OpBudget>(topo, keep);
+      for (const auto& c : ops->cuts()) keep.insert(c.get());  // computed by kernels of their own
+      budget = std::make_unique<ParamBudget>(topo, keep, [&](const Node* n) { return ops->is_cut(n); });
     }
     for (const auto& n : topo) {
       if (n->k() == NodeKind::Reduce) {
@@ -549,9 +581,11 @@ struct Planner {
       if (!x->is_leaf()) boundary(x.get(), acc);
       for (const auto& a : acc) materialize.insert(a.red);
     }
-    // Rule param-space: cut reductions are written to memory; cut elementwise work and
-    // views get kernels of their own (below).
-    for (const auto& c : budget->cuts()) {
+    // Rules param-space and kernel-size: cut reductions are written to memory; cut
+    // elementwise work and views get kernels of their own (below).
+    std::vector<NodePtr> cuts = budget->cuts();
+    cuts.insert(cuts.end(), ops->cuts().begin(), ops->cuts().end());
+    for (const auto& c : cuts) {
       if (c->k() == NodeKind::Reduce) {
         materialize.insert(c.get());
         continue;
@@ -577,19 +611,22 @@ struct Planner {
     // after x and before f), a library input and a result computed from that call's output.
     // Such a result starts a kernel of its own. (Only reduction and library groups can close
     // a cycle: with none, nothing needs checking.)
-    // Rule param-space: a cut node is computed by a kernel of its own (a kernel computing
-    // its users too would compute it inline, reading everything under it again), and no
-    // result joins a kernel whose parameters it would push past the limit.
-    bool boundaries = budget->any_cut();
+    // Rules param-space and kernel-size: a cut node is computed by a kernel of its own (a
+    // kernel computing its users too would compute it inline, reading everything under it
+    // again), and no result joins a kernel it would push past either limit.
+    bool boundaries = budget->any_cut() || ops->any_cut();
     for (const auto& grp : p.groups) boundaries = boundaries || grp.kind != GroupKind::Elementwise;
     for (const auto& [x, i] : ew_out) {
-      const bool cut = budget->is_cut(x.get());
+      const bool param_cut = budget->is_cut(x.get()), cut = param_cut || ops->is_cut(x.get());
       int g = -1;
       bool over = false;
+      Rule over_rule = Rule::ParamSpace;
       for (size_t k = 0; k < ew_groups.size() && g < 0 && !cut; ++k) {
         const int gk = ew_groups[k];
         if (!(p.groups[gk].iter_shape == x->shape()) || cut_groups.count(gk)) continue;
-        if (!fits(gk, x.get(), true)) {
+        Rule why = Rule::ParamSpace;
+        if (!fits(gk, x.get(), true, &why)) {
+          if (!over || why == Rule::ParamSpace) over_rule = why;
           over = true;
           continue;
         }
@@ -612,7 +649,11 @@ struct Planner {
         Group grp;
         grp.kind = GroupKind::Elementwise;
         grp.iter_shape = x->shape();
-        grp.rule = cut || over ? Rule::ParamSpace : i < 0 ? Rule::LibraryInput : Rule::Output;
+        grp.rule = param_cut ? Rule::ParamSpace
+                   : cut     ? Rule::KernelSize
+                   : over    ? over_rule
+                   : i < 0   ? Rule::LibraryInput
+                             : Rule::Output;
         p.groups.push_back(std::move(grp));
         g = static_cast<int>(p.groups.size() - 1);
         ew_groups.push_back(g);
@@ -621,8 +662,9 @@ struct Planner {
       }
       if (i < 0 && !cut) add_rule(p.groups[g], Rule::LibraryInput);
     }
-    if (ew_groups.size() - std::count_if(ew_groups.begin(), ew_groups.end(),
-                                         [&](int k) { return p.groups[k].rule == Rule::ParamSpace; }) > 1)
+    if (ew_groups.size() - std::count_if(ew_groups.begin(), ew_groups.end(), [&](int k) {
+          return p.groups[k].rule == Rule::ParamSpace || p.groups[k].rule == Rule::KernelSize;
+        }) > 1)
       for (int k : ew_groups)
         if (p.groups[k].rule == Rule::Output) p.groups[k].rule = Rule::IterationSpace;
     // Groups that write nothing (their reductions only fed groups that moved away) go.

@@ -1,7 +1,6 @@
 // src/plan/signature.cpp: the structural key of a pending graph (see signature.hpp).
 #include "plan/signature.hpp"
 
-#include <unordered_map>
 
 #include "codegen/op_table.hpp"
 #include "codegen/scalar_forms.hpp"
@@ -28,28 +27,85 @@ int GraphScan::leaf_index(const Node* n) const {
 namespace {
 enum : int64_t { kBuf = 1, kScal, kGen, kEw, kView, kRed, kLib, kRoots, kTarget, kAlias };
 
+// Node -> id once a graph is large: open addressing (linear probing) in a table each thread
+// keeps between scans, emptied by a new generation number, so that a scan of a large graph
+// allocates nothing and finds a node in about one probe. (std::unordered_map cost ~100 ns a
+// node here, most of the walk's time.)
+class IdTable {
+ public:
+  void start() {
+    if (++gen_ == 0) {  // the numbers wrapped: empty the table for real
+      for (auto& sl : slots_) sl.gen = 0;
+      gen_ = 1;
+    }
+    used_ = 0;
+    if (slots_.empty()) grow(256);
+  }
+  int find(const Node* n) const {
+    for (size_t i = slot(n);; i = (i + 1) & mask_) {
+      const Slot& sl = slots_[i];
+      if (sl.gen != gen_) return -1;
+      if (sl.node == n) return sl.id;
+    }
+  }
+  void insert(const Node* n, int id) {  // n is not in the table
+    if (2 * (used_ + 1) > slots_.size()) grow(2 * slots_.size());
+    put(n, id);
+  }
+
+ private:
+  struct Slot {
+    const Node* node;
+    int32_t id;
+    uint32_t gen;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, used_ = 0;
+  uint32_t gen_ = 0;
+
+  size_t slot(const Node* n) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask_;
+  }
+  void put(const Node* n, int id) {
+    size_t i = slot(n);
+    while (slots_[i].gen == gen_) i = (i + 1) & mask_;
+    slots_[i] = Slot{n, id, gen_};
+    ++used_;
+  }
+  void grow(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{nullptr, -1, 0});
+    mask_ = cap - 1;
+    used_ = 0;
+    for (const Slot& sl : old)
+      if (sl.gen == gen_) put(sl.node, sl.id);
+  }
+};
+
 struct Walker {
   GraphScan& s;
   bool value_forms = true;
-  std::unordered_map<const Node*, int> big;  // used once the graph is large
+  IdTable* big = nullptr;  // used once the graph is large (the thread's)
   int next_id = 0;
 
   int find(const Node* n) {
-    if (!big.empty()) {
-      auto it = big.find(n);
-      return it == big.end() ? -1 : it->second;
-    }
+    if (big) return big->find(n);
     for (const auto& [node, id] : s.node_ids)
       if (node == n) return id;
     return -1;
   }
   void remember(const Node* n, int id) {
-    if (!big.empty()) {
-      big.emplace(n, id);
+    if (big) {
+      big->insert(n, id);
       return;
     }
     s.node_ids.emplace_back(n, id);
-    if (s.node_ids.size() > 48) big.insert(s.node_ids.begin(), s.node_ids.end());
+    if (s.node_ids.size() > 48) {
+      thread_local IdTable table;
+      big = &table;
+      big->start();
+      for (const auto& [node, nid] : s.node_ids) big->insert(node, nid);
+    }
   }
   std::vector<const void*> calls;  // library calls in order of first sight
   int64_t call_ordinal(const void* c) {
@@ -68,9 +124,52 @@ struct Walker {
     s.key.push_back(l.offset);
   }
 
-  int visit(Node* n) {
-    int id = find(n);
+  // A node's id, given after the ids (and key entries) of everything below it: inputs first,
+  // in input order, each node once. With an explicit stack (a chain is as deep as a user
+  // makes it), the thread's, kept between scans (no allocation on the per-call path).
+  struct Frame {
+    Node* n;
+    uint32_t next;  // the next input to visit
+    int nin;        // inputs visited
+    int in_ids[8];  // the first eight inputs' ids (the others are found again at the end)
+  };
+  static bool walks_inputs(NodeKind k) {
+    return k != NodeKind::Buffer && k != NodeKind::Scalar && k != NodeKind::Generator;
+  }
+
+  int visit(Node* root) {
+    int id = find(root);
     if (id >= 0) return id;
+    thread_local std::vector<Frame> frames;
+    frames.clear();
+    frames.push_back(Frame{root, 0, 0, {}});
+    for (;;) {
+      Frame& f = frames.back();
+      if (walks_inputs(f.n->k()) && f.next < f.n->inputs.size()) {
+        Node* in = f.n->inputs[f.next].get();
+        const int iid = find(in);
+        if (iid < 0) {
+          frames.push_back(Frame{in, 0, 0, {}});  // f is stale from here
+          continue;
+        }
+        if (f.nin < 8) f.in_ids[f.nin] = iid;
+        ++f.nin;
+        ++f.next;
+        continue;
+      }
+      id = put_node(f);
+      frames.pop_back();
+      if (frames.empty()) return id;
+      Frame& u = frames.back();  // its user: the input is done
+      if (u.nin < 8) u.in_ids[u.nin] = id;
+      ++u.nin;
+      ++u.next;
+    }
+  }
+
+  // The key entries of f's node, its inputs' ids known; gives the node its id.
+  int put_node(const Frame& f) {
+    Node* n = f.n;
     const NodeKind k = n->k();
     switch (k) {
       case NodeKind::Buffer:
@@ -93,19 +192,13 @@ struct Walker {
         s.key.push_back(n->gen.num * 2 + (n->gen.endpoint ? 1 : 0));
         break;
       default: {
-        int in_ids[8];
-        int nin = 0;
-        for (const auto& in : n->inputs) {
-          int iid = visit(in.get());
-          if (nin < 8) in_ids[nin] = iid;
-          ++nin;
-        }
+        const int nin = f.nin;
         s.key.push_back(k == NodeKind::Elementwise ? kEw : k == NodeKind::View ? kView : k == NodeKind::Reduce ? kRed : kLib);
         s.key.push_back(static_cast<int64_t>(n->dtype) * 65536 + n->op);
         put_shape(n->shape());
         if (k == NodeKind::View) put_layout(n->layout);
         s.key.push_back(nin);
-        for (int i = 0; i < nin && i < 8; ++i) s.key.push_back(in_ids[i]);
+        for (int i = 0; i < nin && i < 8; ++i) s.key.push_back(f.in_ids[i]);
         if (nin > 8)
           for (int i = 8; i < nin; ++i) s.key.push_back(find(n->inputs[i].get()));
         if (k == NodeKind::Library) {
@@ -129,7 +222,7 @@ struct Walker {
         break;
       }
     }
-    id = next_id++;
+    const int id = next_id++;
     remember(n, id);
     s.nodes.push_back(n);
     if (n->is_leaf()) {
@@ -144,7 +237,7 @@ struct Walker {
 void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out,
                 bool value_forms) {
   out.clear();
-  Walker w{out, value_forms, {}, 0, {}};
+  Walker w{out, value_forms, nullptr, 0, {}};
   std::vector<int>& root_ids = out.root_ids;
   for (const auto& r : roots) root_ids.push_back(w.visit(r.get()));
   out.key.push_back(kRoots);
