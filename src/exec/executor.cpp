@@ -463,39 +463,6 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
 }
 
 // ------------------------------------------------------------------ entry points
-namespace {
-// A set of nodes: a scan of a small vector, a hash set once it grows (most evaluations see
-// a handful of nodes, and this runs on every one).
-class NodeSet {
- public:
-  bool insert(const Node* n) {
-    if (big_.empty()) {
-      for (const Node* x : small_)
-        if (x == n) return false;
-      small_.push_back(n);
-      if (small_.size() > 32) big_.insert(small_.begin(), small_.end());
-      return true;
-    }
-    return big_.insert(n).second;
-  }
-  bool contains(const Node* n) const {
-    if (big_.empty()) {
-      for (const Node* x : small_)
-        if (x == n) return true;
-      return false;
-    }
-    return big_.count(n) > 0;
-  }
-  void clear() {
-    small_.clear();
-    big_.clear();
-  }
-
- private:
-  std::vector<const Node*> small_;
-  std::unordered_set<const Node*> big_;
-};
-}  // namespace
 
 // What one materialization point evaluates besides what it was asked for (rule by rule, each
 // with the note the plan dump prints):
@@ -508,7 +475,7 @@ class NodeSet {
 //     grow graphs across iterations and each iteration's plan is the last one's;
 //   - live pending roots that read memory it writes in place, which must see the old values.
 static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& notes) {
-  thread_local NodeSet in_roots, seen;
+  thread_local VisitedSet in_roots, seen;
   in_roots.clear();
   for (const auto& r : roots) in_roots.insert(r.get());
   // Only work on the memory of the evaluation's device (or host) comes along, and nothing
@@ -548,7 +515,7 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
     if (registered_roots() > registered) {
       std::vector<NodePtr> live = live_pending_roots();
       std::sort(live.begin(), live.end(), [](const NodePtr& a, const NodePtr& b) { return a->hash < b->hash; });
-      NodeSet walked;
+      VisitedSet walked;
       for (const auto& r : live) {
         if (r->is_materialized() || in_roots.contains(r.get())) continue;
         const char* why = nullptr;

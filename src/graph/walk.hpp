@@ -79,6 +79,19 @@ class VisitedSet {
     return big_.insert(key).second;
   }
   bool insert(const void* p) { return insert(reinterpret_cast<uintptr_t>(p)); }
+  bool contains(uintptr_t key) const {
+    if (big_.empty()) {
+      for (size_t i = 0; i < n_; ++i)
+        if (small_[i] == key) return true;
+      return false;
+    }
+    return big_.count(key) > 0;
+  }
+  bool contains(const void* p) const { return contains(reinterpret_cast<uintptr_t>(p)); }
+  void clear() {
+    n_ = 0;
+    big_.clear();
+  }
 
  private:
   static constexpr size_t kSmall = 32;
