@@ -2,8 +2,9 @@
 // codegen/): a reduction group's accumulators (Red) and accessors (Acc), the combine and
 // identity forms of each reduce op, and RedEmitter, which collects a group's nodes, collapses
 // its kept and reduced dims, chooses the kernel's shape and emits the row-context values.
-// Its kernels are emitted in reduction_kernel.cpp (reductions) and scan_kernel.cpp (scans);
-// the shared analysis and value emission live in reduction_emitter.cpp.
+// Its kernels are emitted in reduction_kernel.cpp (reductions) and scan_kernel.cpp (scans,
+// with scan_rows.cpp and scan_tiles.cpp); the shared analysis and value emission live in
+// reduction_emitter.cpp.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,7 @@ namespace cufuse::detail::red {
 
 constexpr int kFinishBatch = 8;  // split reductions: partials each lane of the last block loads at once
 constexpr int64_t kLaneThreads = int64_t(1) << 18;  // strided lanes: threads to aim for
+constexpr int64_t kScanTileMin = 4096;  // contiguous rows scanned in tiles (scan_tiles.cpp) from this length
 
 // Blocks a split reduction aims for over all its rows (reduction_emitter.cpp says how many).
 int64_t split_blocks(int per_sm);
@@ -45,6 +47,11 @@ std::string as_acc(const Red& r, const std::string& v);
 // acc (and acc index `ai`) combined with value v (at index vi).
 std::string combine(const Red& r, const std::string& acc, const std::string& ai, const std::string& v,
                     const std::string& vi);
+
+// A scan's turns of V elements a lane (xs, each scanned in place) scanned across segments of
+// LR lanes (lane lk): bu[u] is what turn u's elements of the lane add to `carry`, which then
+// takes the turn's total (scan_rows.cpp).
+std::string scan_turns(const Red& r, int U, int LR);
 
 struct Acc {
   enum Kind { Mem, Gen, View } kind;
@@ -149,8 +156,8 @@ struct RedEmitter {
   // the first `outputs` outputs' bases ob<i>.
   std::string row_bases(const std::string& kr, size_t outputs) const;
 
-  // A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
-  // the carry of the tiles before it.
+  // A scan, in the shape scan_kernel.cpp chooses (else one block per row, tiles of B
+  // elements, an inclusive block scan per tile plus the carry of the tiles before it).
   KernelSpec emit_scan();
 
   // A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
@@ -158,9 +165,7 @@ struct RedEmitter {
 
   // A thread per row, in order: outer-axis rows enough to fill the GPU (a warp reads and
   // writes 32 adjacent rows at a time; a block per row read its 256-element tiles at the
-  // row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23), or many
-  // short contiguous rows (a block of 256 threads scanned each row of 16: f32[1M,16] 1.06 ms,
-  // a thread 0.22; rows of 64 ran faster by a block, 0.28 ms against 0.52).
+  // row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23).
   bool scan_across_threads() const;
 
   // Rows whose elements are contiguous (or broadcast), read and written.
@@ -169,22 +174,20 @@ struct RedEmitter {
   // Rows whose elements are strided and whose consecutive rows are adjacent in memory.
   bool scan_layout_outer() const;
 
-  // Scans cut into tiles spread over blocks: 1 along contiguous rows of 4096 elements or more,
-  // 2 across outer-axis rows too few for a thread each; 0 for the one-block-per-row scan.
-  // A block per row ran one block for a 1-D cumsum (H100, f32[64M]: 172 ms, torch 0.27), and
-  // a thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
-  // f32[16384,4096]: 3.1 ms, a copy 0.18).
-  int scan_tiles() const;
+  // Outer-axis scans cut into tiles spread over blocks: rows too few for a thread each (a
+  // thread per column left most of the GPU idle under 2^18 columns: cumsum(x, 0) of
+  // f32[16384,4096] 3.1 ms, a copy 0.18).
+  bool scan_tiles() const;
 
-  // A tiled scan (scan_tiles). Each block takes tiles by ticket, in order: a tile is RB rows
-  // (1 when `outer` is false) by CH elements of each, a thread E consecutive elements of one
-  // row (L = B / RB threads a row). A thread scans its elements in registers; the block scans
+  // An outer-axis scan in tiles (scan_tiles). Each block takes tiles by ticket, in order: a
+  // tile is RB rows by CH elements of each, a thread E consecutive elements of one row (L =
+  // B / RB threads a row). A thread scans its elements in registers; the block scans
   // the threads' totals in a fixed order; each row's tile then publishes its aggregate and
   // finds its prefix by looking back over the tiles before it (decoupled look-back). The look-
   // back folds from the nearest predecessor's inclusive prefix forward through the aggregates
   // after it; every inclusive prefix is the same left fold of aggregates, so the bits do not
   // depend on which predecessor was ready: the same results every run.
-  KernelSpec emit_scan_tiled(ExprEmitter& e, bool outer);
+  KernelSpec emit_scan_tiled(ExprEmitter& e);
 
   // The tiled scan's look-back for each row of the tile (cf_pre[row] = its prefix): a warp a
   // row, 32 tiles a read, back to the nearest inclusive prefix; or a thread a row, among the
@@ -193,6 +196,25 @@ struct RedEmitter {
   std::string scan_lookback_thread() const;
 
   KernelSpec emit_scan_by_thread(ExprEmitter& e);
+
+  // Contiguous rows (scan_layout_inner), in scan_rows.cpp. The vector width along the row
+  // where every row access and the output allow 16-byte vectors (else 1); it sets each
+  // accessor's `vec`.
+  int scan_row_vectors();
+  // The values of U turns of V elements, turn u at vector (or element) `at_u` (its loads
+  // issued by prefetch_turns), where `active` holds, into xs[u * V + t], each turn then
+  // scanned in place (scan_rows.cpp).
+  std::string scan_row_values(ExprEmitter& e, int U, const std::string& at_u, const std::string& active);
+  // The stores of those U turns: element t of turn u is `base` (of u) combined with xs[u * V + t].
+  std::string row_stores(int U, const std::string& at_u, const std::string& active, const std::string& base) const;
+  // Rows of fewer than 4096 elements: LR adjacent lanes a row (1 to 32), U turns of V
+  // elements a lane per pass, striped so that a warp's loads and stores are contiguous.
+  KernelSpec emit_scan_by_lanes(ExprEmitter& e);
+  // Rows of 4096 or more (a 1-D scan included): tiles of B * U * V elements over many blocks,
+  // taken by ticket; each tile's prefix from a two-level deterministic look-back
+  // (scan_lookback_groups), in scan_tiles.cpp.
+  KernelSpec emit_scan_tiled_rows(ExprEmitter& e);
+  std::string scan_lookback_groups(int64_t C) const;
 
   KernelSpec emit();
 };

@@ -1,9 +1,10 @@
 // codegen/scan_kernel.cpp: emits the kernel of a scan (cumsum, cumprod) over one axis, with
-// its elementwise producers fused, in one of four shapes: a block per row (tiles of 256
-// elements and a carry); a thread per row, in order (outer-axis rows enough to fill the
-// GPU, or many short contiguous rows); or tiles over many blocks, taken by ticket, whose
-// prefixes come from a deterministic decoupled look-back (long contiguous rows, 1-D arrays,
-// and outer-axis scans over fewer columns). Analysis and value emission: RedEmitter.
+// its elementwise producers fused, and owns the choice of shape. Contiguous rows go to
+// scan_rows.cpp (rows shorter than a tile: lanes a row) and scan_tiles.cpp (rows of a tile or
+// more, 1-D arrays included: tiles over many blocks). Here: outer-axis rows, a thread each
+// in order where they fill the GPU, else tiles over many blocks, taken by ticket, whose
+// prefixes come from a deterministic decoupled look-back; and a block per row (tiles of 256
+// elements and a carry) for any other layout. Analysis and value emission: RedEmitter.
 #include "codegen/reduction_kernel.hpp"
 
 #include <string>
@@ -17,8 +18,8 @@
 namespace cufuse::detail {
 namespace red {
 
-// A scan: one block per row, tiles of B elements, an inclusive block scan per tile plus
-// the carry of the tiles before it.
+// A scan: the shapes above, else one block per row, tiles of B elements, an inclusive block
+// scan per tile plus the carry of the tiles before it.
 KernelSpec RedEmitter::emit_scan() {
   scan_mode = true;
   analyse();
@@ -29,7 +30,8 @@ KernelSpec RedEmitter::emit_scan() {
   const Red& r = reds[0];
   const std::string T = r.T;
   if (scan_across_threads()) return emit_scan_by_thread(e);
-  if (const int tiled = scan_tiles(); tiled != 0) return emit_scan_tiled(e, tiled == 2);
+  if (scan_tiles()) return emit_scan_tiled(e);
+  if (scan_layout_inner()) return N >= kScanTileMin ? emit_scan_tiled_rows(e) : emit_scan_by_lanes(e);
   std::string b;
   b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), B / 32);
   b += "  const I M = p.M, N = p.N;\n";
@@ -80,13 +82,10 @@ KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t b
 
 // A thread per row, in order: outer-axis rows enough to fill the GPU (a warp reads and
 // writes 32 adjacent rows at a time; a block per row read its 256-element tiles at the
-// row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23), or many
-// short contiguous rows (a block of 256 threads scanned each row of 16: f32[1M,16] 1.06 ms,
-// a thread 0.22; rows of 64 ran faster by a block, 0.28 ms against 0.52).
-bool RedEmitter::scan_across_threads() const {
-  if (scan_layout_outer()) return M >= kLaneThreads;
-  return scan_layout_inner() && N <= 32 && M >= 2048;
-}
+// row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23). Short
+// contiguous rows went a thread each too (f32[4M,16]: 0.81 ms, a copy 0.18); they now take
+// lanes (scan_rows.cpp).
+bool RedEmitter::scan_across_threads() const { return scan_layout_outer() && M >= kLaneThreads; }
 
 // Rows whose elements are contiguous (or broadcast), read and written.
 bool RedEmitter::scan_layout_inner() const {
@@ -108,15 +107,10 @@ bool RedEmitter::scan_layout_outer() const {
   return out_ks[0][rk - 1] == 1;
 }
 
-// Scans cut into tiles spread over blocks: 1 along contiguous rows of 4096 elements or more,
-// 2 across outer-axis rows too few for a thread each; 0 for the one-block-per-row scan.
-// A block per row ran one block for a 1-D cumsum (H100, f32[64M]: 172 ms, torch 0.27), and
-// a thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
+// Outer-axis scans cut into tiles spread over blocks: rows too few for a thread each. A
+// thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
 // f32[16384,4096]: 3.1 ms, a copy 0.18).
-int RedEmitter::scan_tiles() const {
-  if (scan_layout_outer()) return M >= 2 ? 2 : 0;
-  return scan_layout_inner() && N >= 4096 ? 1 : 0;
-}
+bool RedEmitter::scan_tiles() const { return scan_layout_outer() && M >= 2; }
 
 // look-back, a warp for each of the tile's rows: publish the aggregate, then read the
 // tiles before it 32 at a time, buffering their aggregates, back to the nearest one with
@@ -191,42 +185,25 @@ std::string RedEmitter::scan_lookback_thread() const {
   return b;
 }
 
-// A tiled scan (scan_tiles). Each block takes tiles by ticket, in order: a tile is RB rows
-// (1 when `outer` is false) by CH elements of each, a thread E consecutive elements of one
-// row (L = B / RB threads a row). A thread scans its elements in registers; the block scans
+// An outer-axis scan in tiles (scan_tiles). Each block takes tiles by ticket, in order: a
+// tile is RB rows by CH elements of each, a thread E consecutive elements of one row (L =
+// B / RB threads a row). A thread scans its elements in registers; the block scans
 // the threads' totals in a fixed order; each row's tile then publishes its aggregate and
 // finds its prefix by looking back over the tiles before it (decoupled look-back). The look-
 // back folds from the nearest predecessor's inclusive prefix forward through the aggregates
 // after it; every inclusive prefix is the same left fold of aggregates, so the bits do not
 // depend on which predecessor was ready: the same results every run.
-KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
+KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e) {
   const Red& r = reds[0];
   const std::string T = r.T;
   const std::string id = identity(r);
-  int RB = 1, Vw = 1, U = 1;
+  int RB = 1;
   int maxsz = itemsize(sp.outputs[0].node->dtype);
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem) maxsz = std::max(maxsz, itemsize(a.node->dtype));
-  if (outer) {
-    while (RB < M && RB < 32) RB *= 2;
-    U = maxsz >= 8 ? 8 : 16;
-  } else {
-    // 16-byte vectors along the row where every row access and the output allow them
-    const int v = 16 / maxsz;
-    bool ok = v > 1 && N % v == 0 && sp.outputs[0].aligned16;
-    for (auto k : out_ks[0]) ok &= k % v == 0;
-    for (const auto& a : accs)
-      if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1) {
-        ok &= a.node->k() != NodeKind::Buffer || bind.is_aligned16(a.node);
-        for (auto k : a.ks) ok &= k % v == 0;
-      }
-    if (ok) {
-      Vw = v;
-      for (auto& a : accs) a.vec = a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1;
-    }
-    U = Vw > 1 ? 4 : 16;
-  }
-  V = Vw;
+  while (RB < M && RB < 32) RB *= 2;
+  const int U = maxsz >= 8 ? 8 : 16;
+  V = 1;
   const int L = B / RB, E = U * V;
   const int64_t CH = int64_t(L) * E;    // a tile's elements of each row
   const int64_t C = (N + CH - 1) / CH;  // tiles along a row
@@ -250,7 +227,7 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
   // time: a tile's predecessor took its ticket `groups` tickets earlier and is mostly done
   // (f32[65536,256]: 0.17 ms against 0.25 by warps). One long chain (a 1-D scan, or fewer
   // groups) needs the warps' deeper look-back (f32[1M,16] over axis 0: 0.22 ms against 1.04).
-  const bool warp_lookback = !outer || groups < 4;
+  const bool warp_lookback = groups < 4;
 
   std::string b;
   b += fmt::format("  using I = {};\n  constexpr int RB = {}, L = {}, U = {}, V = {}, E = U * V, NW = {};\n", e.idx(), RB, L, U,
@@ -258,9 +235,8 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
   b += "  const I M = p.M, N = p.N;\n  (void)M;\n";
   b += fmt::format("  const I groups = (I){}, tiles = groups * ((N + (I)(L * E) - 1) / (I)(L * E));\n", groups);
   b += fmt::format("  __shared__ unsigned cf_ticket;\n  __shared__ {} cf_pre[RB], cf_ag[RB], cf_lb[NW][256];\n", T);
-  b += outer ? fmt::format("  __shared__ {} sht[{}];\n", T, B) : fmt::format("  __shared__ {} shw[NW];\n", T);
-  b += outer ? "  const int lane = (int)(threadIdx.x / RB), col = (int)(threadIdx.x % RB);\n"
-             : "  const int lane = (int)threadIdx.x, col = 0;\n";
+  b += fmt::format("  __shared__ {} sht[{}];\n", T, B);
+  b += "  const int lane = (int)(threadIdx.x / RB), col = (int)(threadIdx.x % RB);\n";
   b += "  for (;;) {\n";
   b += "    if (threadIdx.x == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n    __syncthreads();\n";
   b += "    const I tile = (I)cf_ticket;\n    __syncthreads();\n    if (tile >= tiles) break;\n";
@@ -287,44 +263,21 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e, bool outer) {
   e.code.clear();
   b += "#pragma unroll\n    for (int i = 1; i < E; ++i) { " + T + " t = xs[i - 1]; " + comb("t", "xs[i]") + " xs[i] = t; }\n";
   // the block: each thread's exclusive prefix in the tile (ex) and its row's aggregate (ag)
-  if (outer) {
-    b += "    sht[threadIdx.x] = xs[E - 1];\n    __syncthreads();\n";
-    b += fmt::format("    {} ex = {}, ag = {};\n", T, id, id);
-    b += "    for (int l = 0; l < L; ++l) {\n      const " + T + " y = sht[l * RB + col];\n      if (l < lane) { " +
-         comb("ex", "y") + " }\n      " + comb("ag", "y") + "\n    }\n";
-  } else {
-    b += "    const int wl = lane & 31, warp = lane >> 5;\n";
-    b += fmt::format("    {} in = xs[E - 1];\n", T);
-    b += fmt::format("    for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (wl >= o) {{ {} t = y; {} in = t; }} }}\n", T,
-                     shuffle("__shfl_up_sync", "in", T, "o"), T, comb("t", "in"));
-    b += "    if (wl == 31) shw[warp] = in;\n    __syncthreads();\n";
-    b += fmt::format("    if (warp == 0) {{\n      {} w = wl < NW ? shw[wl] : {};\n", T, id);
-    b += fmt::format("      for (int o = 1; o < 32; o <<= 1) {{ const {} y = {}; if (wl >= o) {{ {} t = y; {} w = t; }} }}\n", T,
-                     shuffle("__shfl_up_sync", "w", T, "o"), T, comb("t", "w"));
-    b += "      if (wl < NW) shw[wl] = w;\n    }\n    __syncthreads();\n";
-    b += fmt::format("    const {} up = {};\n    {} ex = {};\n", T, shuffle("__shfl_up_sync", "in", T, "1"), T, id);
-    b += "    if (warp > 0) ex = shw[warp - 1];\n";
-    b += "    if (wl > 0) { " + T + " t = ex; " + comb("t", "up") + " ex = t; }\n";
-    b += fmt::format("    const {} ag = shw[NW - 1];\n", T);
-  }
+  b += "    sht[threadIdx.x] = xs[E - 1];\n    __syncthreads();\n";
+  b += fmt::format("    {} ex = {}, ag = {};\n", T, id, id);
+  b += "    for (int l = 0; l < L; ++l) {\n      const " + T + " y = sht[l * RB + col];\n      if (l < lane) { " +
+       comb("ex", "y") + " }\n      " + comb("ag", "y") + "\n    }\n";
   b += warp_lookback ? scan_lookback_warps() : scan_lookback_thread();
   // the elements: the tile's prefix, then the thread's, then its own running value
   b += "    " + T + " base = cf_pre[col];\n    { " + T + " t = base; " + comb("t", "ex") + " base = t; }\n";
-  const bool vst = !outer && V > 1;
   b += "#pragma unroll\n    for (int u = 0; u < U; ++u) {\n      const I j = e0 / V + u;\n";
   b += "      if (" + guard + ") {\n";
-  if (vst) b += fmt::format("        cf_vec<{}, V> w;\n", storage_type(r.node->dtype));
   b += "#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
   b += "          " + T + " y = base; { " + T + " t2 = y; " + comb("t2", "xs[u * V + t]") + " y = t2; }\n";
-  if (vst)
-    b += fmt::format("          w.v[t] = {};\n        }}\n        *reinterpret_cast<cf_vec<{}, V>*>(p.o0 + ob0 + j * V) = w;\n",
-                     store_expr(r.node->dtype, "y"), storage_type(r.node->dtype));
-  else
-    b += fmt::format("          if (r < N) p.o0[ob0 + {}] = {};\n        }}\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "y"));
+  b += fmt::format("          if (r < N) p.o0[ob0 + {}] = {};\n        }}\n", row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "y"));
   b += "      }\n    }\n";
   b += "    __syncthreads();\n  }\n";
-  KernelSpec k = scan_spec(e, b, tiles, outer ? fmt::format("tiles of {} rows x {} elements, {} a thread, look-back", RB, CH, E)
-                                               : fmt::format("tiles of {} elements, {} a thread, look-back", CH, E));
+  KernelSpec k = scan_spec(e, b, tiles, fmt::format("tiles of {} rows x {} elements, {} a thread, look-back", RB, CH, E));
   k.workspace_bytes = flags_end + 2 * vals_bytes;
   k.workspace_zero_bytes = flags_end;
   return k;

@@ -59,15 +59,23 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   auto cols = plan_of({cf::max(cf::placeholder(cf::f32, {600, 256}), 0)});
   CHECK(cols->steps[0].spec.summary.find("8 strided lanes per row") != std::string::npos);
   // scans: a 1-D cumsum and an outer-axis one under 2^18 columns are cut into tiles over many
-  // blocks (look-back); 2^18 columns or more get a thread each, as do many rows of 32 or
-  // fewer; other rows a block each
+  // blocks (look-back); 2^18 columns or more get a thread each; contiguous rows of a tile
+  // (4096 f32) or more are tiled, shorter ones get 1 to 32 lanes each; other layouts a block
+  // per row
   auto scan_mode = [&](const cf::Array& r) { return plan_of({r})->steps[0].spec.summary; };
-  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 26}))).find("tiles of 4096 elements, 16 a thread, look-back") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 26}))).find("tiles of 4096 elements, 16 a thread, look-back by groups of 32 tiles") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {16384, 4096}), 1)).find("tiles of 4096 elements, 16 a thread, a tile a row") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {64, 1 << 20}), 1)).find("look-back by groups of 32 tiles") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 20, 64}), 1)).find("4 lane(s) a row, 4 vector(s) of 4") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 1000}), 1)).find("32 lane(s) a row") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 33}), 1)).find("16 lane(s) a row, 4 vector(s) of 1") != std::string::npos);
+  auto every_other = cf::placeholder(cf::f32, {300, 200})[{slice(none, none), slice(none, none, 2)}];
+  CHECK(scan_mode(cf::cumsum(every_other, 1)).find("a block per row") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {16384, 4096}), 0)).find("tiles of 32 rows x 128 elements") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f16, {1 << 20, 5}), 0)).find("tiles of 8 rows x 512 elements") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {64, 1 << 18}), 0)).find("a thread per row in order") != std::string::npos);
-  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 1000}), 1)).find("a block per row") != std::string::npos);
-  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 32}), 1)).find("a thread per row in order") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {4096, 32}), 1)).find("2 lane(s) a row, 4 vector(s) of 4") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 22, 16}), 1)).find("1 lane(s) a row, 4 vector(s) of 4") != std::string::npos);
   // log_softmax and rmsnorm: one kernel each
   auto mx = cf::max(a, -1, true);
   auto lsm = (a - mx) - cf::log(cf::sum(cf::exp(a - mx), -1, true));
@@ -125,6 +133,14 @@ TEST_CASE("every reduction kernel shape compiles (NVRTC, sm_90)") {
   }
   auto big = cf::placeholder(cf::f32, {1 << 24});
   CHECK(plan_of({cf::sum(big)}, true)->steps[0].spec.summary.find("split") != std::string::npos);
+  // scans along contiguous rows: tiles with the look-back (status words of 8 bytes, or of 16
+  // for 8-byte sums), a tile a row, and lanes a row, vectors or not
+  for (cf::DType t : {cf::f32, cf::f64, cf::i8, cf::i64, cf::f16}) {
+    std::vector<cf::Array> scans = {cf::cumsum(cf::placeholder(t, {1 << 20})), cf::cumprod(cf::placeholder(t, {3, 70001}), 1),
+                                    cf::cumsum(cf::placeholder(t, {100, 4096}), 1), cf::cumsum(cf::placeholder(t, {1000, 100}), 1),
+                                    cf::cumsum(cf::placeholder(t, {1000, 37}), 1)};
+    for (auto& x : scans) CHECK(plan_of({x}, true)->steps.size() >= 1);
+  }
   auto rows = cf::placeholder(cf::f16, {100, 8192});
   auto e = cf::exp(rows - cf::max(rows, 1, true));
   CHECK(plan_of({e / cf::sum(e, 1, true)}, true)->steps.size() == 1);

@@ -58,10 +58,10 @@ TEST_CASE("strided lanes: columns of tall arrays, split and not, every reduction
 }
 
 TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, the same bits every run") {
-  // Scans cut into tiles over many blocks with a look-back for each tile's prefix
-  // (scan_kernel.cpp, emit_scan_tiled): contiguous rows of 4096 or more, vector loads or
-  // not (odd lengths, a view one element in), and outer-axis scans of up to 2^18 columns;
-  // and many short contiguous rows, a thread each.
+  // Scans cut into tiles over many blocks with a look-back for each tile's prefix:
+  // contiguous rows of 4096 or more (scan_tiles.cpp), vector loads or not (odd lengths, a
+  // view one element in), and outer-axis scans of up to 2^18 columns (scan_kernel.cpp); and
+  // many short contiguous rows, 1 to 32 lanes each (scan_rows.cpp).
   const cf::DType types[] = {cf::bool_, cf::i8, cf::u8, cf::i32, cf::i64, cf::f16, cf::bf16, cf::f32, cf::f64};
   const std::vector<std::pair<cf::Shape, int>> cases = {
       {{(1 << 20) + 5}, 0}, {{3, 70001}, 1}, {{2, 40000}, 1}, {{5000, 7}, 0}, {{3001, 40}, 0}, {{700, 300}, 0}, {{90, 3, 500}, 0},
@@ -102,6 +102,36 @@ TEST_CASE("tiled scans: long rows and outer axes over many blocks, every dtype, 
     CHECK(cf::cumsum(cols, 0).to_host<float>() == c0);
   }
   CHECK(check_against_reference(cf::cumsum(big), 64, "cumsum of 2^22 normals", sum_atol(big, 1 << 22)) == 0);
+}
+
+TEST_CASE("row scans: lanes for rows shorter than a tile, tiles and a two-level look-back for longer ones") {
+  // Contiguous rows (scan_rows.cpp, scan_tiles.cpp): rows under a tile get 1 to 32 lanes each
+  // (16-byte vectors striped over them, or elements); rows of several tiles, many rows at once,
+  // find each tile's prefix by groups of 32 tiles (rows of 300000 f32: 74 tiles, 3 groups).
+  const cf::DType types[] = {cf::i8, cf::i64, cf::f16, cf::f32, cf::f64};
+  const std::vector<cf::Shape> shapes = {{1000, 100}, {300, 1000}, {64, 4095}, {7, 300000}, {5, 140001}};
+  for (cf::DType t : types)
+    for (const auto& s : shapes) {
+      auto a = random_array(t, s, cf::is_float(t) ? kFinite : kGeneral);
+      const std::string what = std::string(cf::name(t)) + " " + cf::to_string(s);
+      INFO(what);
+      const double tol = red_tol(cf::sum(a).dtype());
+      CHECK(check_against_reference(cf::cumsum(a, 1), tol, "cumsum " + what, cf::is_float(t) ? sum_atol(a, s[1]) : 0) == 0);
+      auto off = a[{cf::slice(cf::none, cf::none), cf::slice(1, cf::none)}];
+      CHECK(check_against_reference(cf::cumsum(off, 1), tol, "cumsum of a view one element in " + what,
+                                    cf::is_float(t) ? sum_atol(off, s[1] - 1) : 0) == 0);
+    }
+  // products: odd integers multiply (wrapping) to the same bits in any order; factors near 1
+  // over rows of 69 tiles of 2048 (f64 rounds each product a little differently from NumPy's
+  // one-by-one order: the drift over 140000 factors is far under a misplaced tile's factor)
+  auto odd = random_array(cf::i64, {3, 300000}, kSmallInts) * 2 + 1;
+  CHECK(check_against_reference(cf::cumprod(odd, 1), 0, "cumprod of odd integers along rows of 300000") == 0);
+  auto near1 = random_normal(cf::f64, {2, 140000}, 1e-3) + 1.0;
+  CHECK(check_against_reference(cf::cumprod(near1, 1), 65536, "cumprod of factors near 1 along rows of 140000") == 0);
+  // the same bits on every run: many rows, each of several groups of tiles
+  auto rows = random_normal(cf::f32, {7, 300000});
+  const auto r0 = cf::cumsum(rows, 1).to_host<float>();
+  for (int i = 0; i < 3; ++i) CHECK(cf::cumsum(rows, 1).to_host<float>() == r0);
 }
 
 TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
