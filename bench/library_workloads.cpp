@@ -12,6 +12,7 @@
 
 #include <cublas_v2.h>
 
+#include "core/node.hpp"
 #include "cufuse/array.hpp"
 #include "cufuse/backend.hpp"
 #include "cufuse/creation.hpp"
@@ -20,7 +21,6 @@
 #include "cufuse/ops.hpp"
 #include "cufuse/random.hpp"
 #include "cufuse/reduce.hpp"
-#include "graph/node.hpp"
 #include "harness.hpp"
 #include "runtime/storage.hpp"
 

@@ -36,8 +36,8 @@
 #include <fmt/format.h>
 
 #include "codegen/preamble.hpp"
+#include "core/walk.hpp"
 #include "cufuse/error.hpp"
-#include "graph/walk.hpp"
 
 namespace cufuse::detail {
 

@@ -5,7 +5,7 @@
 
 #include "codegen/expr_emitter.hpp"
 #include "codegen/kernel.hpp"
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

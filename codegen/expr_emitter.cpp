@@ -1,11 +1,11 @@
 // codegen/expr_emitter.cpp: shared emission of node values (see expr_emitter.hpp).
 #include "codegen/expr_emitter.hpp"
-#include "codegen/scalar_forms.hpp"
+#include "plan/scalar_forms.hpp"
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
 #include "codegen/user_kernel.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/error.hpp"
 
 namespace cufuse::detail {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "codegen/kernel.hpp"
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

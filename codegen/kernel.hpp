@@ -15,7 +15,7 @@ namespace cufuse::detail {
 enum class PatchSrc : uint8_t {
   LeafPtr,     // index: leaf; the leaf's data pointer (storage + offset)
   ScalarValue, // index: leaf; the Scalar leaf's value in its compute type
-  ScalarReciprocal, // index: leaf; 1 / the Scalar leaf's value (codegen/scalar_forms.hpp)
+  ScalarReciprocal, // index: leaf; 1 / the Scalar leaf's value (src/plan/scalar_forms.hpp)
   GenA,        // index: leaf; generator parameter A (see codegen/elementwise_kernel.cpp)
   GenB,
   GenC,

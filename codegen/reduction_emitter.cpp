@@ -13,10 +13,10 @@
 
 #include "codegen/preamble.hpp"
 #include "codegen/user_kernel.hpp"
+#include "core/reduce_attrs.hpp"
+#include "core/walk.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/stream.hpp"
-#include "graph/walk.hpp"
-#include "graph/reduce_attrs.hpp"
 #include "runtime/device.hpp"
 
 namespace cufuse::detail::red {
@@ -129,7 +129,7 @@ void RedEmitter::split_strides(const Strides& st, Strides& ks, Strides& rs) cons
 }
 
 // Row context: nodes over S evaluated at (row, r).
-// (Walked with an explicit stack: graph/walk.hpp.)
+// (Walked with an explicit stack: core/walk.hpp.)
 void RedEmitter::collect_row(const Node* root) {
   walk_post_order(
       root, [&](const Node* n) { return row_acc.count(n) || scalar_of.count(n); },

@@ -15,7 +15,7 @@
 #include "codegen/expr_emitter.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/reduction_kernel.hpp"
-#include "graph/reduce_attrs.hpp"
+#include "core/reduce_attrs.hpp"
 
 namespace cufuse::detail::red {
 

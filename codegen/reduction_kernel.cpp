@@ -23,7 +23,7 @@
 
 #include "codegen/preamble.hpp"
 #include "codegen/reduction_emitter.hpp"
-#include "graph/reduce_attrs.hpp"
+#include "core/reduce_attrs.hpp"
 
 namespace cufuse::detail {
 namespace red {

@@ -7,7 +7,7 @@
 
 #include "codegen/expr_emitter.hpp"
 #include "codegen/kernel.hpp"
-#include "graph/node.hpp"
+#include "core/node.hpp"
 #include "plan/plan.hpp"
 
 namespace cufuse::detail {

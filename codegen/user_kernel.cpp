@@ -31,8 +31,8 @@
 #include <fmt/format.h>
 
 #include "codegen/expr_emitter.hpp"
+#include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
-#include "graph/reduce_attrs.hpp"
 
 namespace cufuse::detail {
 

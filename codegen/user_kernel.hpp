@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/node.hpp"
 #include "cufuse/dtype.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::detail {
 

@@ -16,9 +16,9 @@
 #include "cli/evaluator.hpp"
 #include "cli/report.hpp"
 #include "cli/syntax.hpp"
+#include "core/node.hpp"
 #include "cufuse/cufuse.hpp"
 #include "graph/elementwise.hpp"
-#include "graph/node.hpp"
 #include "runtime/storage.hpp"
 
 namespace cf = cufuse;

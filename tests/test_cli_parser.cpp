@@ -9,7 +9,7 @@
 #include "cli/numbers.hpp"
 #include "cli/registry.hpp"
 #include "cli/syntax.hpp"
-#include "codegen/op_table.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/cufuse.hpp"
 
 namespace cli = cufuse::cli;

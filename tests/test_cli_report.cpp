@@ -11,9 +11,9 @@
 #include "cli/evaluator.hpp"
 #include "cli/report.hpp"
 #include "cli/syntax.hpp"
+#include "core/library_call.hpp"
+#include "core/node.hpp"
 #include "cufuse/cufuse.hpp"
-#include "graph/node.hpp"
-#include "library/library_call.hpp"
 #include "reference/host_data.hpp"
 
 namespace cli = cufuse::cli;

@@ -1,4 +1,4 @@
-// tests/test_compiler.cpp: codegen/compiler without a GPU: NVRTC to CUBIN for sm_90, ptxas
+// tests/test_compiler.cpp: src/compile/compiler without a GPU: NVRTC to CUBIN for sm_90, ptxas
 // info, the in-memory cache (full keys, single flight), CompileError, default_arch and
 // CUFUSE_DUMP_KERNELS. Each test runs in its own temp cache dir with fresh settings.
 #include <doctest/doctest.h>
@@ -18,15 +18,15 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
-#include "codegen/disk_cache.hpp"
-#include "codegen/dump.hpp"
-#include "codegen/nvrtc.hpp"
 #include "codegen/preamble.hpp"
+#include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
+#include "compile/dump.hpp"
+#include "compile/nvrtc.hpp"
+#include "core/counters.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"
 #include "cufuse/stream.hpp"
-#include "exec/counters.hpp"
 #include "test_sandbox.hpp"
 
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "codegen/host_helpers.hpp"
-#include "codegen/op_table.hpp"
+#include "core/op_table.hpp"
 #include "test_core_helpers.hpp"
 
 using namespace cf::detail;

@@ -4,8 +4,8 @@
 #include <functional>
 #include <thread>
 
+#include "core/registry.hpp"
 #include "test_core_helpers.hpp"
-#include "graph/registry.hpp"
 
 using cf::_;
 using cf::none;

@@ -6,8 +6,8 @@
 #include <random>
 #include <thread>
 
+#include "core/registry.hpp"
 #include "test_core_helpers.hpp"
-#include "graph/registry.hpp"
 
 using cf::_;
 using cf::none;

@@ -19,12 +19,12 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
-#include "codegen/disk_cache.hpp"
-#include "codegen/dump.hpp"
-#include "codegen/nvrtc.hpp"
+#include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
+#include "compile/dump.hpp"
+#include "compile/nvrtc.hpp"
+#include "core/counters.hpp"
 #include "cufuse/error.hpp"
-#include "exec/counters.hpp"
 #include "test_sandbox.hpp"
 
 namespace fs = std::filesystem;

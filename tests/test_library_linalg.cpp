@@ -3,9 +3,9 @@
 // (Q R = A, U S Vh = A, A V = V diag(w)), shapes of every mode, batches, NumPy's errors.
 #include <cmath>
 
-#include "test_core_helpers.hpp"
-#include "codegen/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "library/blas_runtime.hpp"
+#include "test_core_helpers.hpp"
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <random>
 
-#include "test_core_helpers.hpp"
-#include "codegen/compiler.hpp"
 #include "codegen/conv_kernel.hpp"
+#include "compile/compiler.hpp"
 #include "library/convolve_call.hpp"
+#include "test_core_helpers.hpp"
 
 namespace {
 

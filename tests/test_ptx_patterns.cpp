@@ -1,12 +1,12 @@
 // tests/test_ptx_patterns.cpp: the PTX NVRTC makes of generated kernels avoids instruction
 // patterns that ptxas (CUDA 13.0, sm_90) miscompiles. Runs without a GPU: the kernels are
-// compiled to PTX here, with the options of codegen/compiler.cpp, and the text is scanned.
+// compiled to PTX here, with the options of src/compile/compiler.cpp, and the text is scanned.
 #include <nvrtc.h>
 
 #include <algorithm>
 
-#include "codegen/compiler.hpp"
-#include "codegen/op_table.hpp"
+#include "compile/compiler.hpp"
+#include "core/op_table.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {

@@ -13,11 +13,11 @@
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
-#include "cufuse/error.hpp"
-#include "graph/node.hpp"
-#include "reference/evaluator.hpp"
 #include "codegen/host_helpers.hpp"
+#include "core/node.hpp"
+#include "core/op_table.hpp"
+#include "cufuse/error.hpp"
+#include "reference/evaluator.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"
 

@@ -79,10 +79,10 @@
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
+#include "core/node.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/cufuse.hpp"
 #include "cufuse/error.hpp"
-#include "graph/node.hpp"
 #include "reference/evaluator.hpp"
 #include "reference/host_data.hpp"
 #include "runtime/storage.hpp"

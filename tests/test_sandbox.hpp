@@ -1,5 +1,5 @@
 // tests/test_sandbox.hpp: scoped environment variables, temporary directories and a private
-// kernel-cache sandbox, for the tests of codegen/compiler and the disk cache.
+// kernel-cache sandbox, for the tests of src/compile/compiler and the disk cache.
 #pragma once
 #include <unistd.h>
 
@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
-#include "codegen/disk_cache.hpp"
-#include "codegen/dump.hpp"
+#include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
+#include "compile/dump.hpp"
 
 namespace cufuse_test {
 

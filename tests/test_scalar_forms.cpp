@@ -1,4 +1,4 @@
-// tests/test_scalar_forms.cpp: the value-dependent kernel forms (codegen/scalar_forms.hpp)
+// tests/test_scalar_forms.cpp: the value-dependent kernel forms (src/plan/scalar_forms.hpp)
 // without a GPU: which divisors take the exact-reciprocal form, that the graph key tells the
 // forms apart (a plan for x / 2 serves x / 4, never x / 3), what the binder writes, and that a
 // divisor bound to a fuse() argument never takes it. tests/gpu/test_elementwise_gpu.cpp
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "codegen/scalar_forms.hpp"
 #include "exec/binding.hpp"
 #include "fuse/engine.hpp"
+#include "plan/scalar_forms.hpp"
 #include "test_core_helpers.hpp"
 
 using namespace cf::detail;

@@ -26,7 +26,7 @@ namespace cufuse {
 namespace detail {
 struct Node;
 struct LazyBase;
-// A node of the lazy graph, reference-counted in the node itself (src/graph/node.hpp has
+// A node of the lazy graph, reference-counted in the node itself (src/core/node.hpp has
 // the count's hooks; nothing in this header copies or releases one).
 using NodePtr = boost::intrusive_ptr<Node>;
 }  // namespace detail

@@ -11,11 +11,11 @@
 #include "cli/eval_support.hpp"
 #include "cli/numbers.hpp"
 #include "cli/registry.hpp"
-#include "codegen/op_table.hpp"
+#include "core/node.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/ops.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::cli {
 

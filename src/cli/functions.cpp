@@ -1,6 +1,6 @@
 // src/cli/functions.cpp: THE function table of cufuse-dump-kernels: every function a program
 // can call, by its NumPy name, with its parameters and a few lines mapping it to cufuse.
-// Every op of the op table (codegen/op_table.hpp) is a row without being listed here; the
+// Every op of the op table (src/core/op_table.hpp) is a row without being listed here; the
 // rows below add NumPy's aliases, casts, views, reductions and creation functions, and
 // functions_library.cpp's rows the contractions and linear algebra. To expose a new
 // function, add one row and its implementation to the file of its kind; registry.cpp binds
@@ -12,13 +12,13 @@
 #include <fmt/format.h>
 
 #include "cli/registry.hpp"
-#include "codegen/op_table.hpp"
+#include "core/node.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::cli {
 

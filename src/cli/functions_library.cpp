@@ -9,13 +9,13 @@
 #include <fmt/format.h>
 
 #include "cli/registry.hpp"
+#include "core/node.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
 #include "cufuse/signal.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::cli {
 

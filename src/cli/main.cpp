@@ -24,7 +24,7 @@
 #include "cli/registry.hpp"
 #include "cli/report.hpp"
 #include "cli/syntax.hpp"
-#include "codegen/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"
 

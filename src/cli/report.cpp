@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
-#include "codegen/op_table.hpp"
 #include "codegen/preamble.hpp"
+#include "compile/compiler.hpp"
+#include "core/library_call.hpp"
+#include "core/op_table.hpp"
+#include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
 #include "exec/executable.hpp"
-#include "graph/reduce_attrs.hpp"
-#include "library/library_call.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
 #include "runtime/storage.hpp"

@@ -25,10 +25,10 @@
 #include "cli/eval_support.hpp"
 #include "cli/evaluator.hpp"
 #include "cli/numbers.hpp"
+#include "core/node.hpp"
 #include "cufuse/ops.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/lazy_base.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::cli {
 

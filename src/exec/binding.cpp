@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "codegen/scalar_forms.hpp"
-#include "exec/counters.hpp"
+#include "core/counters.hpp"
+#include "core/library_call.hpp"
 #include "exec/executable.hpp"
-#include "library/library_call.hpp"
+#include "plan/scalar_forms.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"

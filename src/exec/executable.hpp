@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "codegen/compiler.hpp"
 #include "codegen/kernel.hpp"
+#include "compile/compiler.hpp"
+#include "core/library_call.hpp"
 #include "plan/hazards.hpp"
 #include "plan/plan.hpp"
 #include "plan/signature.hpp"
-#include "library/library_call.hpp"
 #include "runtime/kernel_chain.hpp"
 
 namespace cufuse::detail {

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "core/node.hpp"
 #include "cufuse/array.hpp"
 #include "cufuse/creation.hpp"
 #include "exec/binding.hpp"
-#include "graph/node.hpp"
 #include "runtime/device.hpp"
 #include "runtime/runtime_internal.hpp"
 #include "runtime/storage.hpp"

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <vector>
 
+#include "core/node.hpp"
 #include "cufuse/fuse.hpp"
 #include "exec/executable.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::detail {
 

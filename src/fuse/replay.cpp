@@ -14,11 +14,11 @@
 
 #include <fmt/format.h>
 
+#include "core/counters.hpp"
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
-#include "exec/counters.hpp"
-#include "exec/realize.hpp"
 #include "fuse/engine.hpp"
+#include "graph/realize.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"

@@ -20,11 +20,11 @@
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
-#include "exec/realize.hpp"
 #include "fuse/engine.hpp"
+#include "graph/realize.hpp"
 #include "plan/signature.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"

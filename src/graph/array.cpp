@@ -4,17 +4,17 @@
 #include <fmt/format.h>
 
 #include "cufuse/array.hpp"
+#include "core/registry.hpp"
 #include "cufuse/ops.hpp"
 #include "exec/binding.hpp"
-#include "exec/realize.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/lazy_base.hpp"
-#include "graph/registry.hpp"
+#include "graph/realize.hpp"
 #include "graph/views.hpp"
-#include "runtime/storage.hpp"
-#include "runtime/transfer.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"
+#include "runtime/storage.hpp"
+#include "runtime/transfer.hpp"
 
 namespace cufuse {
 

@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "core/node.hpp"
 #include "cufuse/backend.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/random.hpp"
-#include "graph/node.hpp"
 #include "runtime/device.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "core/registry.hpp"
 #include "cufuse/ops.hpp"
 #include "exec/binding.hpp"
-#include "exec/realize.hpp"
 #include "fuse/engine.hpp"
-#include "graph/registry.hpp"
+#include "graph/realize.hpp"
 #include "graph/views.hpp"
 
 namespace cufuse {
@@ -236,7 +236,7 @@ NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to
   for (int i = 0; i < n; ++i) out->inputs.push_back(operand(i));
   finish_node(*out);
   // Registered here, before an Array holds it, in the one registry lock that also lets the
-  // temporaries' nodes go (graph/registry.hpp).
+  // temporaries' nodes go (core/registry.hpp).
   register_replacing(out.get(), given_up, n_given_up);
   return finish(std::move(out));
 }

@@ -1,9 +1,9 @@
 // src/graph/elementwise.hpp: building elementwise nodes from operands: NumPy 2 promotion
 // with weak C++ scalars, broadcasting, the op table's type rules, and the graph budget.
 #pragma once
-#include "codegen/op_table.hpp"
+#include "core/node.hpp"
+#include "core/op_table.hpp"
 #include "cufuse/array.hpp"
-#include "graph/node.hpp"
 
 namespace cufuse::detail {
 

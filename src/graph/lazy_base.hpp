@@ -2,7 +2,7 @@
 // `view` maps the view's indices to row-major positions of `node`'s value; once `node` is
 // materialized (contiguous, offset 0) the view becomes a strided Buffer leaf on its memory.
 #pragma once
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/reduce_attrs.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
-#include "exec/realize.hpp"
 #include "graph/elementwise.hpp"
-#include "graph/reduce_attrs.hpp"
-#include "library/matrix_norm.hpp"
+#include "graph/realize.hpp"
+#include "library_build/matrix_norm.hpp"
 
 namespace cufuse {
 
@@ -265,7 +265,7 @@ Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtyp
 namespace linalg {
 Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
   Array x = is_float(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
-  // Matrix norms (2 axes, or a 2-D array with an ord): src/library/linalg.cpp.
+  // Matrix norms (2 axes, or a 2-D array with an ord): src/library_build/linalg.cpp.
   if (axis.all() && ord && x.ndim() == 2) return detail::matrix_norm_axes(x, ord, 0, 1, keepdims);
   if (axis.all() && ord && x.ndim() > 2)
     throw ValueError(fmt::format("norm: improper number of dimensions to norm ({}-D with ord={})", x.ndim(), *ord));

@@ -3,8 +3,8 @@
 
 #include <unordered_map>
 
+#include "core/walk.hpp"
 #include "cufuse/error.hpp"
-#include "graph/walk.hpp"
 
 namespace cufuse::detail {
 
@@ -119,7 +119,7 @@ struct Pusher {
   }
 
   // n with the movement applied, the elementwise work under it rebuilt over moved inputs
-  // (walked with an explicit stack: graph/walk.hpp).
+  // (walked with an explicit stack: core/walk.hpp).
   NodePtr rec(const NodePtr& root) {
     walk_post_order(
         root, [&](const NodePtr& n) { return memo.count(n.get()) != 0; },

@@ -6,7 +6,7 @@
 // every strided access in a kernel is a leaf's. On a Reduce or Library node (materialized
 // by its own kernel) it wraps the node in a View.
 #pragma once
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

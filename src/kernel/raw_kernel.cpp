@@ -1,5 +1,5 @@
 // src/kernel/raw_kernel.cpp: RawKernel and RawModule (include/cufuse/kernel.hpp): user CUDA
-// source compiled through codegen/compiler (NVRTC, memory and disk caches, one compile per
+// source compiled through src/compile/compiler (NVRTC, memory and disk caches, one compile per
 // key), loaded once per device, launched with cudaLaunchKernel on the current stream. Array
 // arguments are materialized first, pending lazy work reading their memory is settled (the
 // kernel may write them), and their use on this stream is recorded (cross-stream safety).
@@ -12,12 +12,12 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
+#include "compile/compiler.hpp"
+#include "core/counters.hpp"
+#include "core/registry.hpp"
 #include "cufuse/kernel.hpp"
 #include "exec/binding.hpp"
-#include "exec/counters.hpp"
-#include "exec/realize.hpp"
-#include "graph/registry.hpp"
+#include "graph/realize.hpp"
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"

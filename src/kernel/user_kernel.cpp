@@ -11,14 +11,14 @@
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
 #include "codegen/user_kernel.hpp"
+#include "core/op_table.hpp"
+#include "core/reduce_attrs.hpp"
 #include "cufuse/kernel.hpp"
 #include "cufuse/ops.hpp"
 #include "exec/binding.hpp"
-#include "exec/realize.hpp"
-#include "graph/reduce_attrs.hpp"
 #include "graph/elementwise.hpp"
+#include "graph/realize.hpp"
 
 namespace cufuse {
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "cufuse/error.hpp"
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "cufuse/error.hpp"
 #include "reference/evaluator.hpp"
 #include "reference/host_data.hpp"

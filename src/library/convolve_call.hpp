@@ -1,14 +1,14 @@
 // src/library/convolve_call.hpp: the direct convolution node. One call computes, in the
 // correlation form of codegen/conv_kernel.hpp, a 2-D (or one-row) convolution or
-// correlation of an image by a filter with a boundary rule; src/library/convolve.cpp maps
+// correlation of an image by a filter with a boundary rule; src/library_build/convolve.cpp maps
 // scipy's and NumPy's parameters (modes, swaps, offsets) onto it. On the device it is one
 // generated kernel; the host reference sums in float64 (uint64, wrapping, for integers).
 #pragma once
 #include <mutex>
 
-#include "codegen/compiler.hpp"
 #include "codegen/conv_kernel.hpp"
-#include "library/library_call.hpp"
+#include "compile/compiler.hpp"
+#include "core/library_call.hpp"
 
 namespace cufuse::detail {
 

@@ -7,7 +7,7 @@
 #pragma once
 #include <optional>
 
-#include "library/library_call.hpp"
+#include "core/library_call.hpp"
 
 namespace cufuse::detail {
 

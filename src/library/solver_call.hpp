@@ -17,7 +17,7 @@
 // matrices where they exist, else a loop). The run() reads info back where an error is
 // possible (one stream synchronization).
 #pragma once
-#include "library/library_call.hpp"
+#include "core/library_call.hpp"
 
 namespace cufuse::detail {
 

@@ -12,10 +12,10 @@
 #include <cstring>
 #include <typeinfo>
 
-#include "codegen/op_table.hpp"
 #include "codegen/user_kernel.hpp"
-#include "graph/reduce_attrs.hpp"
-#include "library/library_call.hpp"
+#include "core/library_call.hpp"
+#include "core/op_table.hpp"
+#include "core/reduce_attrs.hpp"
 #include "runtime/log.hpp"
 
 namespace cufuse::detail {

@@ -31,7 +31,7 @@
 #pragma once
 #include <vector>
 
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

@@ -23,7 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

@@ -19,10 +19,10 @@
 
 #include <fmt/format.h>
 
+#include "core/library_call.hpp"
+#include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
-#include "graph/reduce_attrs.hpp"
-#include "library/library_call.hpp"
-#include "library/epilogue.hpp"
+#include "plan/epilogue.hpp"
 #include "plan/kernel_size.hpp"
 #include "plan/param_budget.hpp"
 #include "plan/plan.hpp"
@@ -533,7 +533,7 @@ struct Planner {
       }
     }
     // Rule library, fused epilogue: a bias add / GELU root of one GEMM result is that
-    // GEMM with a cuBLASLt epilogue (src/library/epilogue.hpp); the plain GEMM's group then
+    // GEMM with a cuBLASLt epilogue (src/plan/epilogue.hpp); the plain GEMM's group then
     // writes nothing and goes.
     std::unordered_set<const Node*> absorbed;
     std::vector<bool> fused_root(roots.size(), false);

@@ -2,10 +2,10 @@
 #include "plan/signature.hpp"
 
 
-#include "codegen/op_table.hpp"
-#include "codegen/scalar_forms.hpp"
-#include "graph/reduce_attrs.hpp"
-#include "library/library_call.hpp"
+#include "core/library_call.hpp"
+#include "core/op_table.hpp"
+#include "core/reduce_attrs.hpp"
+#include "plan/scalar_forms.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {

@@ -33,7 +33,7 @@ struct GraphScan {
 };
 
 bool is_aligned16(const Node* buffer_leaf);
-// value_forms: record the value-dependent kernel forms (codegen/scalar_forms.hpp) in the key;
+// value_forms: record the value-dependent kernel forms (src/plan/scalar_forms.hpp) in the key;
 // off only where two graphs are compared for structure alone (fuse()'s scalar detection).
 void scan_graph(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets, GraphScan& out,
                 bool value_forms = true);

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/op_table.hpp"
+#include "core/op_table.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
 

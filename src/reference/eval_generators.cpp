@@ -2,7 +2,7 @@
 // through the same codegen/device_helpers.inc functions the kernels call.
 //
 // Each element's position is pos = layout.offset + sum(idx * strides), and its value is
-// the formula at pos, as src/graph/node.hpp's GenParams comment defines it:
+// the formula at pos, as src/core/node.hpp's GenParams comment defines it:
 //
 //   Arange: first = start (float dtypes) or istart (integer and bool dtypes), second = step
 //       or istep_second: the FIRST and SECOND values, already values of the dtype (the graph
@@ -23,9 +23,9 @@
 
 #include <fmt/format.h>
 
+#include "codegen/host_helpers.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
-#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail::ref {
 

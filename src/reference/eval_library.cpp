@@ -1,6 +1,6 @@
 // src/reference/eval_library.cpp: the reference of a Library node: the call's own host
 // reference (src/library), run on the inputs' host values; the node takes its output.
-#include "library/library_call.hpp"
+#include "core/library_call.hpp"
 #include "reference/eval_nodes.hpp"
 
 namespace cufuse::detail::ref {

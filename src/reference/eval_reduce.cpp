@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "graph/reduce_attrs.hpp"
+#include "codegen/host_helpers.hpp"
+#include "core/reduce_attrs.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
-#include "codegen/host_helpers.hpp"
 
 namespace cufuse::detail::ref {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "graph/node.hpp"
+#include "core/node.hpp"
 
 namespace cufuse::detail {
 

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <set>
 
-#include "codegen/op_table.hpp"
-#include "codegen/scalar_forms.hpp"
+#include "core/op_table.hpp"
 #include "gpu_compare.hpp"
+#include "plan/scalar_forms.hpp"
 
 using namespace cf::detail;
 

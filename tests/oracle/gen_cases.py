@@ -10,7 +10,7 @@ arrays, raw little-endian storage of each dtype: bool as 1 byte, float16/bfloat1
 their 16 bits) and <out>/stamp. When the stamp says the cases were made by this very
 script, from this op table, with these NumPy, ml_dtypes and SciPy versions, nothing is redone.
 
-The ops come from codegen/op_table.hpp (every row, by its NumPy name), so a new row is
+The ops come from src/core/op_table.hpp (every row, by its NumPy name), so a new row is
 tested, or this script fails naming it. Needs numpy >= 2 and ml_dtypes (bfloat16); scipy
 for the convolve2d/correlate2d cases, which are skipped (saying so) without it.
 
@@ -76,11 +76,11 @@ def dname(dt):
 
 
 def read_ops(src):
-    """(name, arity) of every row of codegen/op_table.hpp, in table order."""
-    text = open(os.path.join(src, "codegen", "op_table.hpp")).read()
+    """(name, arity) of every row of src/core/op_table.hpp, in table order."""
+    text = open(os.path.join(src, "src", "core", "op_table.hpp")).read()
     rows = re.findall(r'X\(\s*\w+\s*,\s*"(\w+)"\s*,\s*"[^"]*"\s*,\s*(\d)\s*,', text)
     if not rows:
-        sys.exit("gen_cases.py: found no rows in codegen/op_table.hpp")
+        sys.exit("gen_cases.py: found no rows in src/core/op_table.hpp")
     return [(n, int(a)) for n, a in rows]
 
 
@@ -473,7 +473,7 @@ def gen_layouts(w, rng):
 
 def gen_matmul_factors(w, rng):
     """(a * c) @ b and (a / c) @ b with Python-float factors, zeros, NaN and inf in a: NumPy
-    scales the operand; cufuse may fold the factor into the GEMM's alpha (src/library/matmul.cpp)."""
+    scales the operand; cufuse may fold the factor into the GEMM's alpha (src/library_build/matmul.cpp)."""
     facs = [2.0, -0.5, 0.1, 3.0, 1e-3, 0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, 1e-30, 65536.0, 2.0 ** -20]
     for d in ("float32", "float64", "float16"):
         a = rng.standard_normal((6, 5)).astype(d)
@@ -1144,7 +1144,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     h = hashlib.sha256()
     h.update(open(__file__, "rb").read())
-    h.update(open(os.path.join(args.src, "codegen", "op_table.hpp"), "rb").read())
+    h.update(open(os.path.join(args.src, "src", "core", "op_table.hpp"), "rb").read())
     ss = scipy_signal()
     scipy_version = sys.modules["scipy"].__version__ if ss is not None else "none"
     h.update(f"{np.__version__} {ml_dtypes.__version__} {scipy_version}".encode())

@@ -1,5 +1,5 @@
 // tests/programs/cache_probe.cpp: a small program the disk-cache tests start as separate
-// processes. It compiles tiny kernels through codegen/compiler (the environment picks the
+// processes. It compiles tiny kernels through src/compile/compiler (the environment picks the
 // cache dir) and prints one line per kernel saying whether it came from disk:
 //   cache_probe [variant] [count]
 //     -> "probe disk_hit=1 compiled=0 registers=8 cubin=3456 file=<cache file name>"
@@ -10,9 +10,9 @@
 #include <exception>
 #include <string>
 
-#include "codegen/compiler.hpp"
-#include "codegen/disk_cache.hpp"
-#include "exec/counters.hpp"
+#include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
+#include "core/counters.hpp"
 
 namespace d = cufuse::detail;
 

@@ -1,0 +1,18 @@
+// src/compile/dump.hpp: CUFUSE_DUMP_KERNELS=<dir>. Writes what a program compiled or planned
+// (kernel sources, ptxas info, plan text) into one directory for reading later.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace cufuse::detail {
+
+// The dump directory if CUFUSE_DUMP_KERNELS is set (read at first use; created then).
+std::optional<std::filesystem::path> dump_dir();
+// Writes `content` to <dump dir>/<filename> (whole, via temp file + rename) when dumping is
+// on; does nothing otherwise. A failure is one warning on stderr per process.
+void dump_file(const std::string& filename, const std::string& content);
+// Tests: re-read CUFUSE_DUMP_KERNELS at the next use and re-arm the warning.
+void reset_dump_settings();
+
+}  // namespace cufuse::detail

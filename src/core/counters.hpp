@@ -1,0 +1,15 @@
+// src/core/counters.hpp: the process-wide counters behind cufuse::stats().
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace cufuse::detail {
+
+struct Counters {
+  std::atomic<uint64_t> evaluations{0}, plans_built{0}, plan_cache_hits{0}, kernels_launched{0}, graph_launches{0},
+      kernels_compiled{0}, memory_cache_hits{0}, disk_cache_hits{0}, auto_evaluations{0},
+      compile_us{0};  // NVRTC wall time, microseconds
+};
+Counters& counters();
+
+}  // namespace cufuse::detail

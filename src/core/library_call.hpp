@@ -1,0 +1,59 @@
+// src/core/library_call.hpp: a library node (matmul, einsum contraction, solver call)
+// says what it computes; src/library does the call. The planner gives a call its own
+// group: its inputs are read as they are where the call can read their layout (a GEMM
+// reads transposed and strided views through op flags, leading dimensions and batch
+// strides), otherwise one elementwise kernel writes them contiguously first; its outputs
+// go to memory, read by later kernels (the elementwise work after a GEMM is one kernel).
+// Each output of a call is a node of kind Library; the nodes of one call share it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.hpp"
+#include "core/node.hpp"
+
+namespace cufuse::detail {
+
+struct HostArray;
+
+// An operand as the call sees it: memory, dtype, shape and strides in elements.
+struct TensorRef {
+  void* ptr = nullptr;  // device memory (host memory under the reference backend)
+  DType dtype = DType::Float32;
+  Shape shape;
+  Strides strides;
+};
+
+class LibraryCall {
+ public:
+  virtual ~LibraryCall() = default;
+  // One line for plan dumps: "matmul float32 (64, 128) @ (128, 32) -> (64, 32), cuBLAS, TF32 off".
+  virtual std::string describe() const = 0;
+  virtual int num_outputs() const = 0;
+  virtual DType output_dtype(int i) const = 0;
+  virtual Shape output_shape(int i) const = 0;
+  // Can input i be read with this layout as it is? (Default: contiguous only.)
+  virtual bool accepts_layout(int input, const Layout& l, DType t) const { return l.is_contiguous(); }
+  // Runs on the device, on `stream`; every output is contiguous new memory.
+  virtual void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const = 0;
+  // The host reference: inputs and outputs row-major HostArrays (outputs pre-shaped).
+  virtual void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const = 0;
+  // Attributes that change the generated plan or call (for plan caching): must differ
+  // between calls that compute different things from same-shaped inputs.
+  virtual uint64_t attributes_hash() const = 0;
+  // A call that runs a kernel cufuse generates (not a vendor library) fills `k` with it,
+  // pointers unbound, for plan dumps; the others return false.
+  virtual bool generated_kernel(KernelSpec& k) const { return false; }
+};
+
+struct LibraryAttrs {
+  std::shared_ptr<const LibraryCall> call;
+  int output = 0;
+};
+inline const LibraryAttrs& library_attrs(const Node& n) { return *static_cast<const LibraryAttrs*>(n.attrs.get()); }
+
+// The nodes of a call, one per output (all share `inputs`).
+std::vector<NodePtr> make_library_nodes(std::shared_ptr<const LibraryCall> call, InputVec inputs);
+
+}  // namespace cufuse::detail

@@ -1,0 +1,199 @@
+// src/core/op_table.cpp: the rows of the op table, the type rules, and the host reference
+// of each op instantiated from the very expression the CUDA code uses.
+#include "core/op_table.hpp"
+#include "codegen/host_helpers.hpp"
+
+#include <cmath>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "cufuse/error.hpp"
+#include "reference/host_data.hpp"
+
+namespace cufuse::detail {
+
+// The helpers, compiled for the host (sin(a) on a float calls the float function, as in CUDA).
+namespace kern = ref_kern;
+
+namespace {
+
+template <class T>
+constexpr uint8_t kind_bit() {
+  if constexpr (std::is_same_v<T, bool>) return kKB;
+  else if constexpr (std::is_floating_point_v<T>) return kKF;
+  else if constexpr (std::is_signed_v<T>) return kKI;
+  else return kKU;
+}
+
+constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
+  switch (r) {
+    case TypeRule::Same: return b8 ? (accepts & ~kKB) : accepts;
+    case TypeRule::Float: case TypeRule::TrueDivide: return kKF;
+    case TypeRule::Logical: return kKB;
+    default: return accepts;
+  }
+}
+constexpr bool bool_result(TypeRule r) {
+  return r == TypeRule::Compare || r == TypeRule::Logical || r == TypeRule::Predicate;
+}
+
+template <class L, TypeRule Rule, uint8_t CMask, int Arity>
+void ref_impl(DType compute, DType result, const void* const* in, void* out, int64_t n) {
+  bool done = false;
+  ref::with_compute_type(compute, [&](auto tg) {
+    using T = typename decltype(tg)::type;
+    if constexpr ((CMask & kind_bit<T>()) != 0) {
+      using R = std::conditional_t<bool_result(Rule), bool, T>;
+      using A = std::conditional_t<Rule == TypeRule::Where, bool, T>;
+      const A* a = static_cast<const A*>(in[0]);
+      const T* b = static_cast<const T*>(Arity > 1 ? in[1] : in[0]);
+      const T* c = static_cast<const T*>(Arity > 2 ? in[2] : in[0]);
+      R* o = static_cast<R*>(out);
+      L f{};
+      for (int64_t i = 0; i < n; ++i) o[i] = f.template operator()<R, A, T>(a[i], b[i], c[i]);
+      done = true;
+    }
+  });
+  if (!done) throw InternalError(fmt::format("reference: op has no {} loop", name(compute)));
+}
+
+void ref_cast(DType compute, DType result, const void* const* in, void* out, int64_t n) {
+  ref::with_compute_type(compute, [&](auto tf) {
+    using F = typename decltype(tf)::type;
+    ref::with_compute_type(result, [&](auto tt) {
+      using R = typename decltype(tt)::type;
+      const F* a = static_cast<const F*>(in[0]);
+      R* o = static_cast<R*>(out);
+      for (int64_t i = 0; i < n; ++i) o[i] = kern::cf_cast<R>(a[i]);
+    });
+  });
+}
+
+// The expression's lambda: a, b, c as the row's types, R the result type.
+#define CUFUSE_LAMBDA(...)                                                          \
+  decltype([]<class R, class A, class T>(A a, [[maybe_unused]] T b, [[maybe_unused]] T c) { \
+    using namespace kern;                                                           \
+    return static_cast<R>(__VA_ARGS__);                                             \
+  })
+
+#define CUFUSE_ROW(id, nm, sym, ar, rule, acc, b8, ...)                                          \
+  OpRow{Op::id, nm, sym, ar, TypeRule::rule, acc, b8, #__VA_ARGS__,                              \
+        TypeRule::rule == TypeRule::Cast                                                         \
+            ? &ref_cast                                                                          \
+            : &ref_impl<CUFUSE_LAMBDA(__VA_ARGS__), TypeRule::rule,                              \
+                        compute_mask(TypeRule::rule, acc, b8), ar>},
+
+// (Cast's row also instantiates ref_impl, with R = T; only ref_cast is used for it.)
+const OpRow kRows[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_ROW)};
+
+}  // namespace
+
+const OpRow& op_row(Op op) { return kRows[static_cast<int>(op)]; }
+
+bool float_is_operator(Op op) { return op == Op::Add || op == Op::Subtract || op == Op::Multiply; }
+
+std::optional<Op> find_op(std::string_view numpy_name) {
+  for (const auto& r : kRows)
+    if (numpy_name == r.name) return r.id;
+  return std::nullopt;
+}
+
+const char* rule_name(TypeRule r) {
+  switch (r) {
+    case TypeRule::Same: return "same";
+    case TypeRule::Float: return "float";
+    case TypeRule::TrueDivide: return "true_divide";
+    case TypeRule::Compare: return "compare";
+    case TypeRule::Logical: return "logical";
+    case TypeRule::Predicate: return "predicate";
+    case TypeRule::Where: return "where";
+    case TypeRule::Cast: return "cast";
+  }
+  return "?";
+}
+
+const char* compute_ctype(DType t) {
+  switch (t) {
+    case DType::Float16: case DType::BFloat16: return "float";
+    default: return info(t).cuda_type.data();
+  }
+}
+
+static uint8_t kind_mask(DType t) {
+  switch (kind(t)) {
+    case DKind::Bool: return kKB;
+    case DKind::Int: return kKI;
+    case DKind::UInt: return kKU;
+    default: return kKF;
+  }
+}
+
+OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
+  const OpRow& row = op_row(op);
+  if (n != row.arity)
+    throw ValueError(fmt::format("{} takes {} argument(s), got {}", row.name, row.arity, n));
+  auto fail = [&]() -> OpTyping {
+    std::string ts;
+    for (int i = 0; i < n; ++i) ts += (i ? ", " : "") + std::string(name(in[i]));
+    throw TypeError(fmt::format("ufunc '{}' does not support input dtype(s) ({})", row.name, ts));
+  };
+  OpTyping t{};
+  // Two operands of one floating dtype (most of what numeric code writes): the general rules
+  // below give that dtype, or bool for a comparison; answered without them.
+  if (n == 2 && in[0] == in[1] && kind(in[0]) == DKind::Float && (kind_mask(in[0]) & row.accepts) &&
+      (row.rule == TypeRule::Same || row.rule == TypeRule::TrueDivide || row.rule == TypeRule::Compare)) {
+    t.compute[0] = t.compute[1] = in[0];
+    t.result = row.rule == TypeRule::Compare ? DType::Bool : in[0];
+    return t;
+  }
+  switch (row.rule) {
+    case TypeRule::Cast:
+      t.compute[0] = in[0];
+      t.result = cast_to;
+      return t;
+    case TypeRule::Where: {
+      DType p = promote_types(in[1], in[2]);
+      t.compute[0] = DType::Bool;
+      t.compute[1] = t.compute[2] = p;
+      t.result = p;
+      return t;
+    }
+    case TypeRule::Logical:
+      for (int i = 0; i < n; ++i) t.compute[i] = DType::Bool;
+      t.result = DType::Bool;
+      return t;
+    case TypeRule::Predicate:
+      t.compute[0] = in[0];
+      t.result = DType::Bool;
+      return t;
+    default: break;
+  }
+  DType p = in[0];
+  for (int i = 1; i < n; ++i) p = promote_types(p, in[i]);
+  if (p == DType::Bool && row.bool_as_int8) p = DType::Int8;
+  if (!(kind_mask(p) & row.accepts)) return fail();
+  switch (row.rule) {
+    case TypeRule::Float: {
+      // NumPy's loop: the first float type every input casts to safely. Not float_for of
+      // the promoted type: arctan2(int8, uint8) runs in float16 though int16 is their
+      // promotion (whose float would be float32).
+      for (DType f : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+        bool all = true;
+        for (int i = 0; i < n; ++i) all = all && can_cast_safe(in[i], f);
+        if (all) {
+          p = f;
+          break;
+        }
+      }
+      break;
+    }
+    case TypeRule::TrueDivide: p = is_float(p) ? p : DType::Float64; break;
+    default: break;
+  }
+  for (int i = 0; i < n; ++i) t.compute[i] = p;
+  t.result = row.rule == TypeRule::Compare ? DType::Bool : p;
+  return t;
+}
+
+}  // namespace cufuse::detail

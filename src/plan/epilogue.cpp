@@ -1,0 +1,136 @@
+// src/plan/epilogue.cpp: relu/gelu as graph expressions, and the planner's hook that
+// turns "GEMM then bias add / GELU" into one GEMM with a cuBLASLt epilogue
+// (see epilogue.hpp). The GELU pattern matched is exactly the tree cufuse::gelu builds.
+#include "plan/epilogue.hpp"
+
+#include <cmath>
+#include <unordered_set>
+
+#include "core/op_table.hpp"
+#include "cufuse/linalg.hpp"
+#include "cufuse/ops.hpp"
+#include "library/gemm_call.hpp"
+
+namespace cufuse {
+
+namespace {
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2/pi)
+constexpr double kGeluA = 0.044715;
+}  // namespace
+
+Array relu(const Array& x) { return maximum(x, 0); }
+
+Array gelu(const Array& x) {
+  Array x3 = multiply(multiply(x, x), x);
+  Array inner = add(x, multiply(x3, kGeluA));
+  Array t = tanh(multiply(inner, kGeluC));
+  return multiply(multiply(x, 0.5), add(t, 1.0));
+}
+
+}  // namespace cufuse
+
+namespace cufuse::detail {
+
+namespace {
+
+bool is_op(const NodePtr& n, Op op) { return n && n->k() == NodeKind::Elementwise && static_cast<Op>(n->op) == op; }
+bool is_scalar(const NodePtr& n, double v) {
+  if (!n || n->k() != NodeKind::Scalar) return false;
+  const double s = n->scalar.to_double();
+  // The constant as the node holds it: rounded to its dtype (float16 keeps ~3 digits).
+  const double want = Scalar::typed(Scalar(v), n->dtype).to_double();
+  return s == want || std::fabs(s - v) <= 1e-6 * std::fabs(v) + 1e-12;
+}
+
+// gelu(x) as cufuse::gelu builds it: (x * 0.5) * (tanh((x + (x * x * x) * a) * c) + 1). Returns x.
+NodePtr match_gelu(const NodePtr& g) {
+  if (!is_op(g, Op::Multiply)) return nullptr;
+  const NodePtr& h = g->inputs[0];
+  const NodePtr& w = g->inputs[1];
+  if (!is_op(h, Op::Multiply) || !is_scalar(h->inputs[1], 0.5)) return nullptr;
+  const NodePtr& x = h->inputs[0];
+  if (!is_op(w, Op::Add) || !is_scalar(w->inputs[1], 1.0)) return nullptr;
+  const NodePtr& th = w->inputs[0];
+  if (!is_op(th, Op::Tanh)) return nullptr;
+  const NodePtr& sc = th->inputs[0];
+  if (!is_op(sc, Op::Multiply) || !is_scalar(sc->inputs[1], kGeluC)) return nullptr;
+  const NodePtr& in = sc->inputs[0];
+  if (!is_op(in, Op::Add) || in->inputs[0] != x) return nullptr;
+  const NodePtr& cube = in->inputs[1];
+  if (!is_op(cube, Op::Multiply) || !is_scalar(cube->inputs[1], kGeluA)) return nullptr;
+  const NodePtr& x3 = cube->inputs[0];
+  if (!is_op(x3, Op::Multiply) || x3->inputs[1] != x) return nullptr;
+  const NodePtr& x2 = x3->inputs[0];
+  if (!is_op(x2, Op::Multiply) || x2->inputs[0] != x || x2->inputs[1] != x) return nullptr;
+  return x;
+}
+
+const GemmCall* plain_gemm(const NodePtr& n) {
+  if (!n || n->k() != NodeKind::Library) return nullptr;
+  const auto* g = dynamic_cast<const GemmCall*>(library_attrs(*n).call.get());
+  if (!g) return nullptr;
+  const GemmSpec& s = g->spec();
+  const bool dtype_ok = s.dtype == DType::Float16 || s.dtype == DType::BFloat16 || s.dtype == DType::Float32;
+  if (!dtype_ok || s.bias || s.act != GemmAct::None || s.a_vec || s.b_vec || s.K == 0) return nullptr;
+  if (s.out_shape.empty() || s.out_shape.back() != s.N) return nullptr;  // a reshaped result: no bias axis
+  return g;
+}
+
+}  // namespace
+
+bool try_fuse_epilogue(const NodePtr& root, const std::vector<NodePtr>& topo, const std::vector<NodePtr>& roots,
+                       EpilogueFusion& out) {
+  if (!root || root->k() != NodeKind::Elementwise) return false;
+  GemmAct act = GemmAct::None;
+  NodePtr e = root;
+  if (NodePtr x = match_gelu(root)) {
+    act = GemmAct::Gelu;
+    e = x;
+  }
+  NodePtr lib, bias;
+  if (is_op(e, Op::Add)) {
+    for (int i = 0; i < 2; ++i)
+      if (plain_gemm(e->inputs[i]) && e->inputs[1 - i]->k() == NodeKind::Buffer) {
+        lib = e->inputs[i];
+        bias = e->inputs[1 - i];
+        break;
+      }
+  } else if (act != GemmAct::None && plain_gemm(e)) {
+    lib = e;
+  }
+  if (!lib) return false;
+  const GemmCall* g = plain_gemm(lib);
+  if (root->dtype != lib->dtype || e->dtype != lib->dtype || root->shape() != lib->shape()) return false;
+  GemmSpec s = g->spec();
+  s.act = act;
+  s.bias = bias != nullptr;
+  auto call = std::make_shared<GemmCall>(s);
+  if (bias && (bias->dtype != s.dtype || !call->accepts_layout(2, bias->layout, bias->dtype))) return false;
+
+  // Nothing outside the pattern may read the GEMM result or the work between it and the root.
+  std::unordered_set<const Node*> cone;
+  std::vector<const Node*> stack{root.get()};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (n->is_leaf() || !cone.insert(n).second || n == lib.get()) continue;
+    for (const auto& in : n->inputs) stack.push_back(in.get());
+  }
+  for (const auto& n : topo) {
+    if (cone.count(n.get())) continue;
+    for (const auto& in : n->inputs)
+      if (cone.count(in.get())) return false;
+  }
+  for (const auto& r : roots)
+    if (r != root && cone.count(r.get())) return false;
+
+  out.call = std::move(call);
+  out.inputs.clear();
+  out.inputs.push_back(lib->inputs[0]);
+  out.inputs.push_back(lib->inputs[1]);
+  if (bias) out.inputs.push_back(bias);
+  out.absorbed = lib;
+  return true;
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,36 @@
+// src/plan/scalar_forms.cpp: the value-dependent kernel forms (see scalar_forms.hpp).
+#include "plan/scalar_forms.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/op_table.hpp"
+
+namespace cufuse::detail {
+
+double exact_reciprocal(double v, DType compute) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!is_float(compute) || !std::isfinite(v) || v == 0) return nan;
+  int e = 0;
+  const double m = std::frexp(v, &e);  // v = m * 2^e, |m| in [0.5, 1)
+  if (std::fabs(m) != 0.5) return nan;
+  const int k = e - 1;                 // v = +-2^k
+  // Register type: double for float64, float for the others (halves compute in float). v and
+  // 1/v both normal there, so the conversions of v on its way into the kernel are exact too.
+  const int lim = compute == DType::Float64 ? 1022 : 126;
+  if (k < -lim || k > lim) return nan;
+  return 1.0 / v;
+}
+
+bool divides_by_exact_reciprocal(const Node* n) {
+  if (n->k() != NodeKind::Elementwise || n->op != static_cast<uint16_t>(Op::TrueDivide) || n->inputs.size() != 2)
+    return false;
+  const Node* d = n->inputs[1].get();
+  if (d->k() != NodeKind::Scalar || d->varies) return false;
+  // A true division computes in its result dtype (op_table's TrueDivide rule), so n->dtype is
+  // the divisor's compute dtype, without type_op on this path (every graph key asks). The
+  // Scalar keeps its value in its own dtype (make_scalar): the value is what the kernel sees.
+  return !std::isnan(exact_reciprocal(d->scalar.to_double(), n->dtype));
+}
+
+}  // namespace cufuse::detail
