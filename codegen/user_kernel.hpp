@@ -20,9 +20,6 @@ namespace cufuse::detail {
 
 class ExprEmitter;
 
-inline constexpr uint16_t kUserOpBase = 0x8000;
-inline bool is_user_op(uint16_t op) { return op >= kUserOpBase; }
-
 struct UserVar {
   std::string name;  // the name the user's code uses
   DType dtype;       // its resolved dtype (declared with its compute type: float for half types)

@@ -1,9 +1,11 @@
 // src/core/dtype.cpp: dtype facts, NumPy 2 promotion, host half conversions, Scalar.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "core/node.hpp"
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/scalar.hpp"
@@ -265,3 +267,18 @@ std::string to_string(const Shape& s) {
 }
 
 }  // namespace cufuse
+
+namespace cufuse::detail {
+
+bool same_scalar(const Scalar& a, const Scalar& b) {
+  if (a.kind() != b.kind() || a.weak() != b.weak() || a.dtype() != b.dtype()) return false;
+  switch (a.kind()) {
+    case Scalar::Kind::Bool: return a.payload().b == b.payload().b;
+    case Scalar::Kind::Int: return a.payload().i == b.payload().i;
+    case Scalar::Kind::UInt: return a.payload().u == b.payload().u;
+    case Scalar::Kind::Float: return std::memcmp(&a.payload().f, &b.payload().f, sizeof(double)) == 0;
+  }
+  return false;
+}
+
+}  // namespace cufuse::detail

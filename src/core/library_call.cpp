@@ -1,8 +1,6 @@
 // src/core/library_call.cpp: building the nodes of a library call.
 #include "core/library_call.hpp"
 
-#include "graph/realize.hpp"
-
 namespace cufuse::detail {
 
 std::vector<NodePtr> make_library_nodes(std::shared_ptr<const LibraryCall> call, InputVec inputs) {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "codegen/kernel.hpp"
 #include "core/node.hpp"
 
 namespace cufuse::detail {
 
 struct HostArray;
+struct KernelSpec;  // codegen/kernel.hpp
 
 // An operand as the call sees it: memory, dtype, shape and strides in elements.
 struct TensorRef {
@@ -45,6 +45,13 @@ class LibraryCall {
   // A call that runs a kernel cufuse generates (not a vendor library) fills `k` with it,
   // pointers unbound, for plan dumps; the others return false.
   virtual bool generated_kernel(KernelSpec& k) const { return false; }
+  // The GEMM-epilogue rule (plan/epilogue.cpp): can this call also compute, in the same run,
+  // a bias add along its output's last axis and/or a GELU on its one output? (A plain GEMM
+  // can; the default, and every other call, cannot.)
+  virtual bool takes_epilogue() const { return false; }
+  // The call computing gelu?(this call's output + bias?), its bias as input 2; only where
+  // takes_epilogue().
+  virtual std::shared_ptr<const LibraryCall> with_epilogue(bool bias, bool gelu) const { return nullptr; }
 };
 
 struct LibraryAttrs {

@@ -57,6 +57,11 @@ struct WriteDest {
   Layout layout;
 };
 
+// Elementwise and Reduce nodes whose op is at or past kUserOpBase run user code: the id of a
+// user op of codegen/user_kernel.hpp's registry (ElementwiseKernel, ReductionKernel).
+inline constexpr uint16_t kUserOpBase = 0x8000;
+inline bool is_user_op(uint16_t op) { return op >= kUserOpBase; }
+
 enum class GenKind : uint8_t { Arange, Linspace, RandomUniform, RandomNormal };
 const char* gen_name(GenKind g);
 
@@ -172,6 +177,8 @@ NodePtr new_node(NodeKind k);
 NodePtr make_buffer(DType t, Layout layout, std::shared_ptr<Storage> storage);
 NodePtr make_placeholder(DType t, const Shape& shape, int slot = -1);
 NodePtr make_scalar(const Scalar& value, DType t, const Shape& shape = {});  // held as dtype t
+// Two scalars equal in kind, weak-ness, dtype and bits (core/dtype.cpp): one Scalar leaf serves both.
+bool same_scalar(const Scalar& a, const Scalar& b);
 NodePtr make_generator(GenKind g, DType t, Layout layout, const GenParams& p);
 NodePtr make_elementwise(uint16_t op, DType t, const Shape& shape, InputVec inputs);
 // make_elementwise in two steps, for a builder that puts the inputs in place (no InputVec

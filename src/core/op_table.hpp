@@ -3,7 +3,7 @@
 // Each row gives an op's NumPy name, its operator spelling in the tools, its arity, its
 // type rule and the dtype kinds it takes, and one C++ expression over a, b, c. That same
 // expression is compiled on the host (the reference evaluator's implementation, through
-// src/core/op_table.cpp) and pasted into generated CUDA (codegen/elementwise_kernel.cpp),
+// src/reference/op_reference.cpp) and pasted into generated CUDA (codegen/elementwise_kernel.cpp),
 // with the helpers of codegen/device_helpers.inc available to both.
 // Adding an elementwise op is one row here, one public function, and one test.
 #pragma once
@@ -109,10 +109,6 @@ enum class Op : uint16_t {
 };
 inline constexpr int kNumOps = static_cast<int>(Op::Count);
 
-// Host reference of one op over n elements: inputs already converted to their compute
-// types (float for float16/bfloat16), output written in the result's compute type.
-using RefFn = void (*)(DType compute, DType result, const void* const* in, void* out, int64_t n);
-
 struct OpRow {
   Op id;
   const char* name;
@@ -121,8 +117,7 @@ struct OpRow {
   TypeRule rule;
   uint8_t accepts;
   bool bool_as_int8;
-  const char* expr;
-  RefFn ref;
+  const char* expr;  // its host reference: src/reference/op_reference.hpp
 };
 
 const OpRow& op_row(Op op);

@@ -1,5 +1,6 @@
 // src/exec/binding.cpp: binding an executable to one evaluation (see binding.hpp): the
-// parameter patches, library operands, the evaluation's device, and cross-stream safety.
+// parameter patches, library operands, the evaluation's device, and its leaves noted as
+// used on its stream.
 #include "exec/binding.hpp"
 
 #include <cuda_runtime_api.h>
@@ -134,26 +135,6 @@ void run_library_step(const Step& st, const LeafSource& src, const std::vector<v
 }
 
 // ------------------------------------------------------------------ devices
-static std::string device_word(int d) { return d < 0 ? std::string("the host (reference backend)") : fmt::format("device {}", d); }
-
-void throw_two_devices(const NodePtr* const* nodes, int n, const char* what) {
-  int first = -2, at = -1;
-  for (int i = 0; i < n; ++i) {
-    if (!nodes[i] || !*nodes[i]) continue;
-    const int d = node_device(**nodes[i]);
-    if (d == -2) continue;  // no memory read (scalars, generators, placeholders)
-    if (first == -2) {
-      first = d;
-      at = i;
-    } else if (d != first) {
-      throw ValueError(fmt::format("{}: operand {} is on {} but operand {} is on {}; an operation takes arrays "
-                                   "of one device (copy one with to_device({}))",
-                                   what, at, device_word(first), i, device_word(d), first < 0 ? d : first));
-    }
-  }
-  throw InternalError(fmt::format("{}: throw_two_devices called with operands of one device", what));
-}
-
 int leaves_device(const GraphScan& scan) {
   int dev = -2;
   for (const Node* l : scan.leaves) {
@@ -167,70 +148,10 @@ int leaves_device(const GraphScan& scan) {
   return dev < 0 ? -1 : dev;
 }
 
-RunOnDevice::RunOnDevice(int device) {
-  if (device < 0) return;
-  const int cur = current_device();
-  if (cur == device) return;
-  set_current_device(device);
-  prev_ = cur;
-}
-
-RunOnDevice::~RunOnDevice() {
-  if (prev_ < 0) return;
-  try {
-    set_current_device(prev_);
-  } catch (...) {  // the device was valid when we left it; a destructor must not throw
-  }
-}
-
 // ------------------------------------------------------------------ streams
-namespace {
-std::mutex& uses_mutex() {
-  static std::mutex m;
-  return m;
-}
-}  // namespace
-
-void record_stream_use_slow(Storage& s, void* stream, int device) {
-  std::lock_guard<std::mutex> lk(uses_mutex());
-  for (const auto& u : s.other_streams)
-    if (u.stream == stream) return;
-  // The owner keeps a user's Stream alive until the wait at free time has been enqueued.
-  s.other_streams.push_back(Storage::StreamUse{stream, device, current_stream_owner()});
-  log(LogChannel::Memory, "device {}: block {} ({} B, ordered on stream {}) used on stream {}", s.device, s.ptr,
-      s.nbytes, s.stream, stream);
-}
-
 void note_leaves_used(const GraphScan& scan, void* stream, int device) {
   for (const Node* l : scan.leaves)
     if (l->k() == NodeKind::Buffer && l->storage) note_stream_use(*l->storage, stream, device);
-}
-
-// Called by ~Storage before cudaFreeAsync on s.stream: s.stream waits for the work each
-// other stream had queued by now, so the pool cannot hand the block out while it runs.
-// Errors are logged, never thrown (a destructor).
-void wait_for_stream_uses(Storage& s) {
-  int prev = -1;
-  if (cudaGetDevice(&prev) != cudaSuccess) {
-    cudaGetLastError();
-    prev = -1;
-  }
-  for (const auto& u : s.other_streams) {
-    cudaEvent_t ev = nullptr;
-    bool ok = cudaSetDevice(u.device) == cudaSuccess &&
-              cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess &&
-              cudaEventRecord(ev, static_cast<cudaStream_t>(u.stream)) == cudaSuccess &&
-              cudaSetDevice(s.device) == cudaSuccess &&
-              cudaStreamWaitEvent(static_cast<cudaStream_t>(s.stream), ev, 0) == cudaSuccess;
-    if (!ok) {
-      cudaError_t e = cudaGetLastError();
-      log(LogChannel::Memory, "device {}: ordering the free of {} after stream {} failed: {}", s.device, s.ptr,
-          u.stream, cudaGetErrorName(e));
-    }
-    if (ev != nullptr && cudaEventDestroy(ev) != cudaSuccess) cudaGetLastError();
-  }
-  s.other_streams.clear();
-  if (prev >= 0 && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();
 }
 
 }  // namespace cufuse::detail

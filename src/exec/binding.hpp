@@ -4,15 +4,17 @@
 //     (a GraphScan's nodes for the lazy path; a fused call's arguments for replay);
 //   - apply_patches: writing those values into a kernel's parameter bytes;
 //   - run_library_step: a library step's operands from the same source;
-//   - the device an evaluation runs on (where its leaves live; mixing devices is an error);
-//   - cross-stream safety: memory used by work on a stream other than the one it is ordered
-//     on is recorded, and before the block goes back to the pool its stream waits for that
-//     work (wait_for_stream_uses, called by Storage's destructor).
+//   - the device an evaluation runs on (where its leaves live; mixing devices is an error:
+//     core/node_device.hpp);
+//   - noting the leaves' memory used on the evaluation's stream (the cross-stream records
+//     and waits are runtime/storage.hpp's).
 #pragma once
 #include <vector>
 
 #include "codegen/kernel.hpp"
+#include "core/node_device.hpp"
 #include "plan/signature.hpp"
+#include "runtime/device.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
@@ -64,49 +66,10 @@ void* step_workspace(const KernelSpec& spec, std::vector<std::shared_ptr<Storage
 void run_library_step(const Step& st, const LeafSource& src, const std::vector<void*>& ptrs, void* stream);
 
 // ------------------------------------------------------------------ devices
-// The device of the memory a node reads: a device id, -1 for host memory, -2 for none
-// (scalars, generators, placeholders).
-inline int node_device(const Node& n) {
-  if (n.k() == NodeKind::Buffer) return n.storage ? n.storage->device : -2;
-  return n.device;  // set by finish_node from the first input that reads memory
-}
-// The ValueError of check_same_device, naming both devices.
-[[noreturn]] void throw_two_devices(const NodePtr* const* nodes, int n, const char* what);
-// Throws ValueError naming both devices when two operands live on different devices (null
-// entries skipped). Inline: every elementwise op runs it while building its node.
-inline void check_same_device(const NodePtr* const* nodes, int n, const char* what) {
-  int first = -2;
-  for (int i = 0; i < n; ++i) {
-    if (!nodes[i] || !*nodes[i]) continue;
-    const int d = node_device(**nodes[i]);
-    if (d == -2) continue;  // no memory read (scalars, generators, placeholders)
-    if (first == -2) first = d;
-    else if (d != first) throw_two_devices(nodes, n, what);
-  }
-}
 // The device the Buffer leaves of a scan live on (-1: host memory or no buffers); throws
 // ValueError naming both devices when they differ.
 int leaves_device(const GraphScan& scan);
-// Makes `device` this thread's current device for a scope when it is not (-1: no change).
-class RunOnDevice {
- public:
-  explicit RunOnDevice(int device);
-  ~RunOnDevice();
-  RunOnDevice(const RunOnDevice&) = delete;
-  RunOnDevice& operator=(const RunOnDevice&) = delete;
-
- private:
-  int prev_ = -1;
-};
-
 // ------------------------------------------------------------------ streams
-// Records that work on `stream` (this thread's current stream of `device`) used `s`. Free
-// when `stream` is the one `s` is ordered on.
-void record_stream_use_slow(Storage& s, void* stream, int device);
-inline void note_stream_use(Storage& s, void* stream, int device) {
-  if (s.stream != stream && s.device >= 0 && s.ptr != nullptr) [[unlikely]]
-    record_stream_use_slow(s, stream, device);
-}
 // Every Buffer leaf of a scan was used on `stream` by this evaluation.
 void note_leaves_used(const GraphScan& scan, void* stream, int device);
 

@@ -545,7 +545,7 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
   }
 }
 
-void realize(const std::vector<NodePtr>& in) {
+static void exec_realize(const std::vector<NodePtr>& in) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   std::vector<NodePtr> roots;
   for (const auto& r : in) {
@@ -570,30 +570,21 @@ void realize(const std::vector<NodePtr>& in) {
   run(roots, tp, noted ? &notes : nullptr);
 }
 
-void settle_pending_writes() {
+static void exec_settle_pending_writes() {
   if (pending_write_count() == 0) return;
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   std::vector<NodePtr> w = pending_writes();
-  if (!w.empty()) realize(w);
+  if (!w.empty()) exec_realize(w);
 }
 
-namespace {
-// Stream boundaries (runtime/device.hpp) enqueue the thread's pending writes on the stream
-// they were made on.
-const bool g_boundary_hook_installed = [] {
-  set_stream_boundary_hook(&settle_pending_writes);
-  return true;
-}();
-}  // namespace
-
-void settle_pending_write(const NodePtr& leaf) {
+static void exec_settle_pending_write(const NodePtr& leaf) {
   if (!leaf || !leaf->storage) return;
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   void* w = leaf->storage->pending_write.load(std::memory_order_acquire);
   if (!w || w == leaf.get()) return;
   // Under graph_mutex() the pending write is held (by its thread's list or a handle).
   NodePtr writer(static_cast<Node*>(w));
-  realize({writer});
+  exec_realize({writer});
 }
 
 // Does `value` read the target's memory anywhere but element-for-element? Each node is
@@ -628,16 +619,16 @@ static NodePtr copy_of(const NodePtr& value) {
   return make_elementwise(static_cast<uint16_t>(Op::Cast), value->dtype, value->shape(), std::move(ins));
 }
 
-void write_into(const NodePtr& target, const NodePtr& value_in) {
+static void exec_write_into(const NodePtr& target, const NodePtr& value_in) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   NodePtr value = value_in;
   // Pending work reading this memory sees the values it was written against.
   auto readers = pending_roots_reading(target->storage.get());
-  if (!readers.empty()) realize(readers);
+  if (!readers.empty()) exec_realize(readers);
   if (reads_misaligned(value.get(), target.get())) {
     // Through a temporary: value's reads of the target must all happen before any write.
     value = copy_of(value);
-    realize({value});
+    exec_realize({value});
   }
   if (value->k() == NodeKind::Library && !target->layout.is_contiguous()) {
     // A library call (cuBLAS, cuSOLVER, a convolution) writes its result densely from the
@@ -651,7 +642,7 @@ void write_into(const NodePtr& target, const NodePtr& value_in) {
   run({value}, {tp});
 }
 
-void maybe_auto_eval(const NodePtr& node) {
+static void exec_maybe_auto_eval(const NodePtr& node) {
   if (node->reads_placeholder || node->is_leaf()) return;
   const int32_t max_nodes = g_max_pending.load(std::memory_order_relaxed);
   const uint64_t max_bytes = g_max_pinned.load(std::memory_order_relaxed);
@@ -682,11 +673,28 @@ void maybe_auto_eval(const NodePtr& node) {
     counters().auto_evaluations++;
     log(LogChannel::Plan, "auto-evaluation: a pending graph of {} nodes (budget {}) keeping {} bytes of memory alive "
         "(budget {})", node->pending, max_nodes, node->pins.total(), max_bytes);
-    realize({node});
+    exec_realize({node});
   }
 }
 
+// ------------------------------------------------------------------ hooks
+// graph/ sits below the executor and reaches evaluation through these (graph/realize.hpp);
+// stream boundaries (runtime/device.hpp) enqueue the thread's pending writes on the stream
+// they were made on. Installed before main; cufuse's link interface keeps this object in a
+// static link though nothing names it (CMakeLists.txt: cufuse_exec_link_anchor).
+namespace {
+constexpr EvalHooks kEvalHooks{&exec_realize, &exec_write_into, &exec_maybe_auto_eval, &exec_settle_pending_write,
+                               &exec_settle_pending_writes};
+const bool g_hooks_installed = [] {
+  install_eval_hooks(&kEvalHooks);
+  set_stream_boundary_hook(&exec_settle_pending_writes);
+  return true;
+}();
+}  // namespace
+
 }  // namespace detail
+
+extern "C" void cufuse_exec_link_anchor() {}  // see "hooks" above
 
 // ------------------------------------------------------------------ introspection
 std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {

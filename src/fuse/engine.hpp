@@ -12,6 +12,7 @@
 #include "core/node.hpp"
 #include "cufuse/fuse.hpp"
 #include "exec/executable.hpp"
+#include "graph/tracing.hpp"
 
 namespace cufuse::detail {
 
@@ -79,9 +80,6 @@ struct FuseEngine {
   std::atomic<bool> scalars_by_value{false};  // set once a trace found scalars used other than as operands
 };
 
-bool same_scalar(const Scalar& a, const Scalar& b);  // kind, weak-ness, dtype and bits
-// True while this thread runs a callable being traced (a fused call inside is inlined).
-bool fuse_is_tracing();
 // Traces `thunk` on the call's arguments (arrays already in memory) into a new entry.
 std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
                                    int nout);

@@ -25,6 +25,7 @@
 #include "exec/binding.hpp"
 #include "fuse/engine.hpp"
 #include "graph/realize.hpp"
+#include "graph/tracing.hpp"
 #include "plan/signature.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"
@@ -88,12 +89,6 @@ void run_thunk(const FuseEngine& e, const void* fn, TraceThunk thunk, const Fuse
     rethrow_in(err, e.opt.name);
   }
 }
-
-thread_local int t_tracing = 0;
-struct TracingScope {
-  TracingScope() { ++t_tracing; }
-  ~TracingScope() { --t_tracing; }
-};
 
 // Nodes that depend on an argument: placeholder leaves of a slot, or bound Scalar leaves.
 class DepWalk {
@@ -189,19 +184,6 @@ class TraceSource final : public LeafSource {
 };
 
 }  // namespace
-
-bool same_scalar(const Scalar& a, const Scalar& b) {
-  if (a.kind() != b.kind() || a.weak() != b.weak() || a.dtype() != b.dtype()) return false;
-  switch (a.kind()) {
-    case Scalar::Kind::Bool: return a.payload().b == b.payload().b;
-    case Scalar::Kind::Int: return a.payload().i == b.payload().i;
-    case Scalar::Kind::UInt: return a.payload().u == b.payload().u;
-    case Scalar::Kind::Float: return std::memcmp(&a.payload().f, &b.payload().f, sizeof(double)) == 0;
-  }
-  return false;
-}
-
-bool fuse_is_tracing() { return t_tracing > 0; }
 
 std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
                                    int nout) {

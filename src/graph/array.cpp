@@ -6,7 +6,6 @@
 #include "cufuse/array.hpp"
 #include "core/registry.hpp"
 #include "cufuse/ops.hpp"
-#include "exec/binding.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/lazy_base.hpp"
 #include "graph/realize.hpp"

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "core/node_device.hpp"
 #include "core/registry.hpp"
 #include "cufuse/ops.hpp"
-#include "exec/binding.hpp"
-#include "fuse/engine.hpp"
 #include "graph/realize.hpp"
+#include "graph/tracing.hpp"
 #include "graph/views.hpp"
 
 namespace cufuse {

@@ -1,4 +1,5 @@
-// src/graph/realize.hpp: the materialization points the graph layer calls.
+// src/graph/realize.hpp: the materialization points the graph layer calls, and the hooks
+// through which the executor, a layer above (src/exec/executor.cpp), answers them.
 #pragma once
 #include <vector>
 
@@ -29,5 +30,19 @@ void settle_pending_write(const NodePtr& leaf);
 // Carries out this thread's pending in-place writes (at a boundary that reads memory behind
 // the graph's back: a fuse() replay's captured arrays, a user's raw kernel).
 void settle_pending_writes();
+
+// The executor's implementations of the calls above. graph/ never includes src/exec: the
+// executor installs these once, at static initialization, and the calls above forward to
+// them (graph/realize.cpp). cufuse's link interface keeps the executor's object in a static
+// link although no symbol of it is named (CMakeLists.txt, cufuse_exec_link_anchor).
+struct EvalHooks {
+  void (*realize)(const std::vector<NodePtr>& roots);
+  void (*write_into)(const NodePtr& target, const NodePtr& value);
+  void (*maybe_auto_eval)(const NodePtr& node);
+  void (*settle_pending_write)(const NodePtr& leaf);
+  void (*settle_pending_writes)();
+};
+// `hooks` must outlive every evaluation (the executor passes a constant).
+void install_eval_hooks(const EvalHooks* hooks);
 
 }  // namespace cufuse::detail

@@ -10,7 +10,6 @@
 #include "cufuse/reduce.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/realize.hpp"
-#include "library_build/matrix_norm.hpp"
 
 namespace cufuse {
 
@@ -261,25 +260,5 @@ Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype
 Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
   return scan(ReduceOp::CumProd, a, axis, dtype, "cumprod");
 }
-
-namespace linalg {
-Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
-  Array x = is_float(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
-  // Matrix norms (2 axes, or a 2-D array with an ord): src/library_build/linalg.cpp.
-  if (axis.all() && ord && x.ndim() == 2) return detail::matrix_norm_axes(x, ord, 0, 1, keepdims);
-  if (axis.all() && ord && x.ndim() > 2)
-    throw ValueError(fmt::format("norm: improper number of dimensions to norm ({}-D with ord={})", x.ndim(), *ord));
-  if (!axis.all() && axis.axes().size() == 2)
-    return detail::matrix_norm_axes(x, ord, axis.axes()[0], axis.axes()[1], keepdims);
-  if (!axis.all() && axis.axes().size() != 1) throw ValueError("norm: improper number of dimensions to norm");
-  const double p = ord ? *ord : 2.0;
-  if (std::isinf(p)) return p > 0 ? max(abs(x), axis, keepdims) : min(abs(x), axis, keepdims);
-  if (p == 0) return sum(not_equal(x, 0), axis, keepdims, x.dtype());
-  if (p == 1) return sum(abs(x), axis, keepdims);
-  if (p == 2) return sqrt(sum(multiply(x, x), axis, keepdims));
-  Array s = sum(power(abs(x), p), axis, keepdims);
-  return power(s, 1.0 / p);
-}
-}  // namespace linalg
 
 }  // namespace cufuse

@@ -134,6 +134,21 @@ bool GemmCall::operand_readable(int which, const Layout& l) const {
   return collapse_batch(s_.batch, ext, str).has_value();
 }
 
+bool GemmCall::takes_epilogue() const {
+  const GemmSpec& s = s_;
+  const bool dtype_ok = s.dtype == DType::Float16 || s.dtype == DType::BFloat16 || s.dtype == DType::Float32;
+  if (!dtype_ok || s.bias || s.act != GemmAct::None || s.a_vec || s.b_vec || s.K == 0) return false;
+  if (s.out_shape.empty() || s.out_shape.back() != s.N) return false;  // a reshaped result: no bias axis
+  return true;
+}
+
+std::shared_ptr<const LibraryCall> GemmCall::with_epilogue(bool bias, bool gelu) const {
+  GemmSpec s = s_;
+  s.act = gelu ? GemmAct::Gelu : GemmAct::None;
+  s.bias = bias;
+  return std::make_shared<GemmCall>(s);
+}
+
 bool GemmCall::accepts_layout(int input, const Layout& l, DType t) const {
   if (t != s_.dtype) return false;
   if (input == 0 || input == 1) {

@@ -13,7 +13,7 @@ namespace cufuse::detail {
 
 // No ReLU: cuBLASLt's RELU epilogue turns a NaN into 0 in some of its kernels (H100, CUDA
 // 13.0: float16 at every K, float32 and bfloat16 at K = 1; NaN kept elsewhere), where
-// maximum(x, 0) keeps it. A ReLU after a GEMM is a generated kernel (epilogue.hpp).
+// maximum(x, 0) keeps it. A ReLU after a GEMM is a generated kernel (src/plan/epilogue.hpp).
 enum class GemmAct : uint8_t { None, Gelu };
 
 // One operand as the GEMM reads it.
@@ -63,6 +63,11 @@ class GemmCall : public LibraryCall {
   void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const override;
   void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const override;
   uint64_t attributes_hash() const override { return hash_; }
+
+  // A float16/bfloat16/float32 GEMM of matrices with no bias or activation yet, whose output's
+  // last axis is N (a reshaped result has no bias axis): the planner may fuse an epilogue.
+  bool takes_epilogue() const override;
+  std::shared_ptr<const LibraryCall> with_epilogue(bool bias, bool gelu) const override;
 
   // Can operand 0 (a) or 1 (b) be read with this layout (shape = the operand's logical shape)?
   bool operand_readable(int which, const Layout& l) const;

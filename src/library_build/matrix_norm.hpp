@@ -1,5 +1,5 @@
-// src/library_build/matrix_norm.hpp: the matrix norms linalg::norm (src/graph/reduce.cpp) routes
-// here: over two axes, or a 2-D array with an ord and no axis.
+// src/library_build/matrix_norm.hpp: the matrix norms linalg::norm (linalg.cpp) routes to:
+// over two axes, or a 2-D array with an ord and no axis.
 #pragma once
 #include <optional>
 

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <typeinfo>
 
-#include "codegen/user_kernel.hpp"
 #include "core/library_call.hpp"
 #include "core/op_table.hpp"
 #include "core/reduce_attrs.hpp"

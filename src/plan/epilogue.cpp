@@ -1,33 +1,14 @@
-// src/plan/epilogue.cpp: relu/gelu as graph expressions, and the planner's hook that
-// turns "GEMM then bias add / GELU" into one GEMM with a cuBLASLt epilogue
-// (see epilogue.hpp). The GELU pattern matched is exactly the tree cufuse::gelu builds.
+// src/plan/epilogue.cpp: the planner's rule that turns "GEMM then bias add / GELU" into one
+// GEMM with a cuBLASLt epilogue (see epilogue.hpp). The GELU pattern matched is exactly the
+// tree cufuse::gelu builds (graph/activations.cpp); the call with the epilogue comes from
+// the GEMM call itself (LibraryCall::with_epilogue, src/library/gemm_call.cpp).
 #include "plan/epilogue.hpp"
 
 #include <cmath>
 #include <unordered_set>
 
 #include "core/op_table.hpp"
-#include "cufuse/linalg.hpp"
-#include "cufuse/ops.hpp"
-#include "library/gemm_call.hpp"
-
-namespace cufuse {
-
-namespace {
-constexpr double kGeluC = 0.7978845608028654;  // sqrt(2/pi)
-constexpr double kGeluA = 0.044715;
-}  // namespace
-
-Array relu(const Array& x) { return maximum(x, 0); }
-
-Array gelu(const Array& x) {
-  Array x3 = multiply(multiply(x, x), x);
-  Array inner = add(x, multiply(x3, kGeluA));
-  Array t = tanh(multiply(inner, kGeluC));
-  return multiply(multiply(x, 0.5), add(t, 1.0));
-}
-
-}  // namespace cufuse
+#include "graph/activations.hpp"
 
 namespace cufuse::detail {
 
@@ -65,15 +46,11 @@ NodePtr match_gelu(const NodePtr& g) {
   return x;
 }
 
-const GemmCall* plain_gemm(const NodePtr& n) {
+// The call of a Library node that can take an epilogue (a plain GEMM), or null.
+const LibraryCall* plain_gemm(const NodePtr& n) {
   if (!n || n->k() != NodeKind::Library) return nullptr;
-  const auto* g = dynamic_cast<const GemmCall*>(library_attrs(*n).call.get());
-  if (!g) return nullptr;
-  const GemmSpec& s = g->spec();
-  const bool dtype_ok = s.dtype == DType::Float16 || s.dtype == DType::BFloat16 || s.dtype == DType::Float32;
-  if (!dtype_ok || s.bias || s.act != GemmAct::None || s.a_vec || s.b_vec || s.K == 0) return nullptr;
-  if (s.out_shape.empty() || s.out_shape.back() != s.N) return nullptr;  // a reshaped result: no bias axis
-  return g;
+  const LibraryCall* c = library_attrs(*n).call.get();
+  return c->takes_epilogue() ? c : nullptr;
 }
 
 }  // namespace
@@ -81,10 +58,10 @@ const GemmCall* plain_gemm(const NodePtr& n) {
 bool try_fuse_epilogue(const NodePtr& root, const std::vector<NodePtr>& topo, const std::vector<NodePtr>& roots,
                        EpilogueFusion& out) {
   if (!root || root->k() != NodeKind::Elementwise) return false;
-  GemmAct act = GemmAct::None;
+  bool gelu = false;
   NodePtr e = root;
   if (NodePtr x = match_gelu(root)) {
-    act = GemmAct::Gelu;
+    gelu = true;
     e = x;
   }
   NodePtr lib, bias;
@@ -95,17 +72,14 @@ bool try_fuse_epilogue(const NodePtr& root, const std::vector<NodePtr>& topo, co
         bias = e->inputs[1 - i];
         break;
       }
-  } else if (act != GemmAct::None && plain_gemm(e)) {
+  } else if (gelu && plain_gemm(e)) {
     lib = e;
   }
   if (!lib) return false;
-  const GemmCall* g = plain_gemm(lib);
+  const LibraryCall* g = plain_gemm(lib);
   if (root->dtype != lib->dtype || e->dtype != lib->dtype || root->shape() != lib->shape()) return false;
-  GemmSpec s = g->spec();
-  s.act = act;
-  s.bias = bias != nullptr;
-  auto call = std::make_shared<GemmCall>(s);
-  if (bias && (bias->dtype != s.dtype || !call->accepts_layout(2, bias->layout, bias->dtype))) return false;
+  auto call = g->with_epilogue(bias != nullptr, gelu);
+  if (bias && (bias->dtype != lib->dtype || !call->accepts_layout(2, bias->layout, bias->dtype))) return false;
 
   // Nothing outside the pattern may read the GEMM result or the work between it and the root.
   std::unordered_set<const Node*> cone;

@@ -1,9 +1,9 @@
-// src/plan/epilogue.hpp: the planner's hook for GEMM epilogues. An elementwise root that
+// src/plan/epilogue.hpp: the planner's rule for GEMM epilogues. An elementwise root that
 // is a bias add or a GELU (cufuse::gelu) — or a bias add followed by a GELU — of one
 // float16/bfloat16/float32 GEMM result, where nothing else reads that result or the work
 // between, is computed by a new GEMM call with a cuBLASLt epilogue; the planner plans the
 // root as that call's output and drops the plain GEMM. A ReLU (maximum(x, 0)) is not: the
-// RELU epilogue of some cuBLASLt kernels turns NaN into 0 (gemm_call.hpp), so a ReLU, and a
+// RELU epilogue of some cuBLASLt kernels turns NaN into 0 (src/library/gemm_call.hpp), so a ReLU, and a
 // bias add under it, run in the generated kernel after the GEMM.
 #pragma once
 #include <memory>

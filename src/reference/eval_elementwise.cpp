@@ -15,6 +15,7 @@
 #include "core/op_table.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
+#include "reference/op_reference.hpp"
 
 namespace cufuse::detail::ref {
 
@@ -109,9 +110,9 @@ HostArray eval_elementwise(const Node& n, const HostArray* const* inputs) {
     if (cast_f64_to_half) {
       f64_to_half_storage(n.dtype, static_cast<const double*>(args[0]), reinterpret_cast<uint16_t*>(o), cnt);
     } else if (out_in_place) {
-      row.ref(compute, ty.result, args, o, cnt);
+      op_reference(row.id)(compute, ty.result, args, o, cnt);
     } else {
-      row.ref(compute, ty.result, args, obuf.data(), cnt);
+      op_reference(row.id)(compute, ty.result, args, obuf.data(), cnt);
       compute_to_storage(n.dtype, obuf.data(), o, cnt);
     }
   }

@@ -37,6 +37,18 @@ struct DeviceProps {
 };
 const DeviceProps& device_props(int device);  // cached, thread-safe
 
+// Makes `device` this thread's current device for a scope when it is not (-1: no change).
+class RunOnDevice {
+ public:
+  explicit RunOnDevice(int device);
+  ~RunOnDevice();
+  RunOnDevice(const RunOnDevice&) = delete;
+  RunOnDevice& operator=(const RunOnDevice&) = delete;
+
+ private:
+  int prev_ = -1;
+};
+
 // Throws CudaError naming the call, the error and the file:line unless `err` is success.
 [[noreturn]] void throw_cuda_error(int err, const char* call, const char* file, int line);
 #define CUFUSE_CUDA_CHECK(call)                                                                 \

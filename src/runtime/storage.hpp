@@ -42,9 +42,17 @@ struct Storage {
   bool on_host() const { return device < 0; }
 };
 
-// Makes s.stream wait for the work of s.other_streams (defined in exec/binding.cpp; called
-// by ~Storage before the block is freed; logs, never throws).
+// Makes s.stream wait for the work of s.other_streams (runtime/stream_uses.cpp; called by
+// ~Storage before the block is freed; logs, never throws).
 void wait_for_stream_uses(Storage& s);
+
+// Records that work on `stream` (this thread's current stream of `device`) used `s`. Free
+// when `stream` is the one `s` is ordered on.
+void record_stream_use_slow(Storage& s, void* stream, int device);
+inline void note_stream_use(Storage& s, void* stream, int device) {
+  if (s.stream != stream && s.device >= 0 && s.ptr != nullptr) [[unlikely]]
+    record_stream_use_slow(s, stream, device);
+}
 
 // nbytes of device memory on the current device, ordered on the current stream, from the
 // pool. On out-of-memory: trims the pool and retries once, then throws OutOfMemoryError
