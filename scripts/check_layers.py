@@ -111,7 +111,7 @@ def main(argv):
         return 2
     for p in problems:
         print(p)
-    print(f"check_layers: {len(files)} files, {len(problems)} include(s) against the layer order")
+    print(f"check_layers: {len(files)} files, {len(problems)} problem(s) with the layer order")
     return 1 if problems else 0
 
 
