@@ -1,6 +1,6 @@
 // codegen/host_helpers.hpp: codegen/device_helpers.inc compiled for the host: the op table's
 // host references and the reference evaluator's casts, generators and reduction combines.
-// The same text the kernels and src/core/op_table.cpp compile, in a namespace of its own
+// The same text the kernels and src/reference/op_reference.cpp compile, in a namespace of its own
 // with <cmath>'s overloads brought in, so sqrt(float) is the float function as in CUDA.
 #pragma once
 #include <cmath>

@@ -127,7 +127,7 @@ struct Node {
   bool varies = false;               // a Scalar leaf bound to a fuse() argument: no value-dependent
                                      // kernel form (src/plan/scalar_forms.hpp)
   int16_t device = -2;               // device of the memory the node reads (-1 host, -2 none):
-                                     // for the mixed-device check of exec/binding.hpp
+                                     // for the mixed-device check of core/node_device.hpp
 
   // Made with its first reference counted (new_node): a node nobody else can see yet needs
   // no atomic read-modify-write for it.

@@ -1,5 +1,5 @@
 // src/fuse/devices.cpp: moving arrays between devices (Array::to_device). Every array lives on
-// one device; an op mixing devices throws (exec/binding.hpp check_same_device), and this is
+// one device; an op mixing devices throws (core/node_device.hpp check_same_device), and this is
 // how a user moves data instead: a peer copy on the destination device's current stream,
 // ordered after the source's pending work, with the source kept from the pool until the
 // copy is done (cross-stream use recorded on its Storage).

@@ -35,7 +35,7 @@ decltype(auto) with_storage_type(DType t, F&& f) {
   throw InternalError("reference: bad dtype");
 }
 
-// f(tag<C>) with C the type an op computes on for dtype t (what src/core/op_table.cpp's
+// f(tag<C>) with C the type an op computes on for dtype t (what src/reference/op_reference.cpp's
 // ref functions use too): float for float16/bfloat16, long long for int64.
 template <class F>
 decltype(auto) with_compute_type(DType t, F&& f) {

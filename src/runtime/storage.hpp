@@ -21,7 +21,7 @@ struct Storage {
   // too: current_stream_owner() goes with current_stream().
   std::shared_ptr<void> stream_owner;
   // Streams other than `stream` whose work used this block (recorded by the executor and
-  // fuse() replay, exec/binding.hpp): before the block goes back to the pool, `stream`
+  // fuse() replay, note_stream_use below): before the block goes back to the pool, `stream`
   // waits for the work each of them had queued (wait_for_stream_uses).
   struct StreamUse {
     void* stream;
