@@ -98,7 +98,7 @@ inline constexpr uint8_t kKAll = kKB | kKI | kKU | kKF, kKNum = kKI | kKU | kKF,
   X(Arcsinh, "arcsinh", "", 1, Float, kKAll, false, asinh(a))                            \
   X(Arccosh, "arccosh", "", 1, Float, kKAll, false, acosh(a))                            \
   X(Arctanh, "arctanh", "", 1, Float, kKAll, false, atanh(a))                            \
-  X(Where, "where", "", 3, Where, kKAll, false, a ? b : c)                               \
+  X(Where, "where", "", 3, Where, kKAll, false, cf_where<T>(a, b, c))                    \
   X(Cast, "astype", "", 1, Cast, kKAll, false, cf_cast<R>(a))
 
 enum class Op : uint16_t {

@@ -468,10 +468,10 @@ bool cse_enabled() {
   if (v < 0) {
     const char* e = std::getenv("CUFUSE_CSE");
     int expected = -1;
-    // Off by default: on the H100 a user-kernel test's int32 where() twins differed from the
-    // reference with the pass on and agreed with it off (test_user_kernel_gpu.cpp:74), a
-    // wrong answer not yet explained. CUFUSE_CSE=1 turns it on.
-    g_enabled.compare_exchange_strong(expected, e && std::strcmp(e, "1") == 0 ? 1 : 0, std::memory_order_relaxed);
+    // On unless CUFUSE_CSE=0. (It was off for a while: an int32 where() chain differed on
+    // the H100 with it on. The pass was right; sharing -x let NVVM make two max.s32 that
+    // ptxas miscompiles, now kept apart by cf_where in codegen/device_helpers.inc.)
+    g_enabled.compare_exchange_strong(expected, e && std::strcmp(e, "0") == 0 ? 0 : 1, std::memory_order_relaxed);
     v = g_enabled.load(std::memory_order_relaxed);
   }
   return v != 0;
