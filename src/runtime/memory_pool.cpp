@@ -6,12 +6,17 @@
 // an allocation of the same rounded size on the same stream takes one back without a driver
 // call (stream order makes that as safe as the pool's own reuse: work queued on the stream
 // after the free runs after the work that used the block). It takes ~0.7 us of driver calls
-// off each small evaluation (W7). Also Storage::~Storage and the cufuse::memory statistics.
+// off each small evaluation (W7). A block allocated while its stream is being captured is a
+// graph allocation, valid only inside the user's graph: it never enters the cache (its free
+// is captured too). Also Storage::~Storage and the cufuse::memory statistics.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -134,10 +139,41 @@ void* cache_take(size_t size, int device, void* stream) {
   return nullptr;
 }
 
+// Blocks allocated while their stream was being captured (graph memory: a cached one handed
+// to a later allocation outside the graph made its cudaMemcpyAsync fail with an invalid
+// argument, tests/gpu/test_graph_launch_gpu.cpp). Few and short-lived: a vector.
+struct GraphAllocs {
+  std::mutex mu;
+  std::vector<void*> ptrs;
+  std::atomic<size_t> count{0};
+};
+GraphAllocs& graph_allocs() {
+  static GraphAllocs* g = new GraphAllocs;  // never destroyed, like the block cache
+  return *g;
+}
+void note_graph_alloc(void* p) {
+  GraphAllocs& g = graph_allocs();
+  std::lock_guard<std::mutex> lk(g.mu);
+  g.ptrs.push_back(p);
+  g.count.store(g.ptrs.size(), std::memory_order_release);
+}
+// True (and forgets it) when `p` was allocated under capture.
+bool take_graph_alloc(void* p) {
+  GraphAllocs& g = graph_allocs();
+  if (g.count.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lk(g.mu);
+  auto it = std::find(g.ptrs.begin(), g.ptrs.end(), p);
+  if (it == g.ptrs.end()) return false;
+  g.ptrs.erase(it);
+  g.count.store(g.ptrs.size(), std::memory_order_release);
+  return true;
+}
+
 // Keeps a freed block for reuse; evicts the oldest blocks past the limits (freed to the pool).
 bool cache_put(Storage& s) {
   const size_t size = cache_size_of(s.nbytes);
   if (size > kCacheMaxBlock || s.device < 0 || s.device >= kMaxDevices) return false;
+  if (take_graph_alloc(s.ptr)) return false;
   std::vector<CachedBlock> evicted;
   {
     BlockCache& c = block_cache();
@@ -235,7 +271,16 @@ std::shared_ptr<Storage> allocate_device(size_t nbytes) {
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
   st->ptr = p;
-  log(LogChannel::Memory, "device {}: alloc {} B at {} on stream {}", dev, nbytes, p, st->stream);
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  // The legacy stream reports cudaErrorStreamCaptureImplicit while another stream captures
+  // (it cannot be captured itself): not capturing.
+  if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
+    cudaGetLastError();
+    cs = cudaStreamCaptureStatusNone;
+  }
+  if (cs != cudaStreamCaptureStatusNone) note_graph_alloc(p);
+  log(LogChannel::Memory, "device {}: alloc {} B at {} on stream {}{}", dev, nbytes, p, st->stream,
+      cs != cudaStreamCaptureStatusNone ? " (captured: graph memory)" : "");
   return st;
 }
 
