@@ -295,6 +295,16 @@ TEST_CASE("division by a power-of-two scalar multiplies by its reciprocal with t
       CHECK(check_against_reference(q, 0, "x / d") == 0);
     }
   }
+  // 1 / x takes the literal reciprocal (rcp.rn): the bits of the division, edges included
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16, cf::bf16, cf::i32}) {
+    auto x = random_array(t, {100003});
+    if (cf::is_float(t)) x[{cf::slice(0, int64_t(edge.size()))}] = cf::from_host(edge).astype(t);
+    for (double n : {1.0, 3.0}) {
+      auto q = n / x;
+      INFO(n << " / " << cf::name(t) << ", unit-numerator form " << divides_one(q.node().get()));
+      CHECK(check_against_reference(q, 0, "n / x") == 0);
+    }
+  }
   // a fused function's scalar argument stays a division: other values reuse the plan
   auto f = cf::fuse([](auto x, auto s) { return x / s; });
   auto x = random_array(cf::f32, {4099});
