@@ -422,18 +422,13 @@ std::string RedEmitter::vector_load(size_t j, const std::string& at) const {
 
 // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
 // l<j>u[u]; row_value reads them there while `prefetch` is set.
-std::string RedEmitter::prefetch_arrays(int U) const {
+std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel,
+                                       const std::string& guard) const {
   std::string s;
   for (size_t j = 0; j < accs.size(); ++j)
     if (is_prefetched(accs[j]))
       s += fmt::format("      {} l{}u[{}];\n", accs[j].vec ? fmt::format("cf_vec<{}, V>", storage_type(accs[j].node->dtype))
                                                          : storage_type(accs[j].node->dtype), j, U);
-  return s;
-}
-
-std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel,
-                                       const std::string& guard, bool declare) const {
-  std::string s = declare ? prefetch_arrays(U) : std::string();
   s += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
   if (!guard.empty()) s += "        if (" + guard + ") {\n";
   for (size_t j = 0; j < accs.size(); ++j) {

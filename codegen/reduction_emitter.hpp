@@ -126,11 +126,9 @@ struct RedEmitter {
 
   // The prefetched accessors' U turns of loads, turn u at vector (or element) `at_u`, into
   // l<j>u[u], each turn only where `guard` holds (when one is given); row_value reads them
-  // there while `prefetch` is set. `declare` false: the arrays exist already (prefetch_arrays),
-  // as where a tiled scan loads its next tile before the look-back of the current one.
+  // there while `prefetch` is set.
   std::string prefetch_turns(int U, const std::string& at_u, const std::string& q_unravel,
-                             const std::string& guard = "", bool declare = true) const;
-  std::string prefetch_arrays(int U) const;
+                             const std::string& guard = "") const;
 
   std::string row_offset(const Strides& rs, const std::string& name) const;
 
