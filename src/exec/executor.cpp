@@ -30,6 +30,7 @@
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
+#include "runtime/runtime_internal.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse {
@@ -345,7 +346,15 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
       const Group& g = ex->plan.groups[ex->steps[si].group];
       outs.clear();
       for (int id : ex->output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
-      std::vector<HostArray> vals = reference_evaluate(outs);
+      std::vector<HostArray> vals;
+      try {
+        vals = reference_evaluate(outs);
+      } catch (const std::bad_alloc&) {  // the reference's host buffers: an Error, as on the device
+        int64_t bytes = 0;
+        for (const auto& o : outs) bytes += o->numel() * itemsize(o->dtype);
+        throw OutOfMemoryError(fmt::format("out of host memory evaluating on the reference backend: {} of results ({})",
+                                           format_bytes(static_cast<size_t>(bytes)), to_string(outs[0]->shape())));
+      }
       counters().kernels_launched++;
       for (size_t k = 0; k < g.output_buffer.size(); ++k) {
         const int b = g.output_buffer[k];

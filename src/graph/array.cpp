@@ -204,6 +204,7 @@ Array Array::reshape(const Shape& newshape) const {
   Shape s = newshape;
   int infer = -1;
   int64_t known = 1;
+  bool too_big = false, empty = false;  // a zero dimension makes any product 0, as NumPy allows
   for (int i = 0; i < s.ndim(); ++i) {
     if (s[i] == -1) {
       if (infer >= 0) throw ValueError("reshape: can only specify one unknown dimension");
@@ -211,16 +212,20 @@ Array Array::reshape(const Shape& newshape) const {
     } else if (s[i] < 0) {
       throw ValueError(fmt::format("reshape: negative dimension in {}", to_string(newshape)));
     } else {
-      known *= s[i];
+      empty |= s[i] == 0;
+      too_big |= __builtin_mul_overflow(known, s[i], &known);
     }
   }
+  if (empty) known = 0;
+  else if (too_big)
+    throw ValueError(fmt::format("reshape: array is too big; shape {} has more than 2^63 elements", to_string(newshape)));
   const int64_t n = size();
   if (infer >= 0) {
     if (known == 0 || n % known != 0)
       throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
     s[infer] = n / known;
   }
-  if (numel(s) != n)
+  if (empty ? n != 0 : numel(s) != n)
     throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
   if (s == shape()) return Array(node, base);
   return apply_view(*this, node, base, Movement{Movement::Reshape, s, {}, {}, {}, {}});

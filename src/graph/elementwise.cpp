@@ -9,6 +9,7 @@
 #include "exec/realize.hpp"
 #include "fuse/engine.hpp"
 #include "graph/registry.hpp"
+#include "graph/size_check.hpp"
 #include "graph/views.hpp"
 
 namespace cufuse {
@@ -24,6 +25,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
                                    to_string(a), to_string(b)));
     out[i] = da == 1 ? db : da;
   }
+  detail::check_size(out, 1, "broadcast");
   return out;
 }
 
@@ -40,6 +42,7 @@ NodePtr broadcast_node(const NodePtr& n, const Shape& shape) {
   if (!ok)
     throw ValueError(fmt::format("operands could not be broadcast together with remapped shapes: "
                                  "{} and requested shape {}", to_string(s), to_string(shape)));
+  check_size(shape, itemsize(n->dtype), "broadcast_to");
   Movement m{Movement::Broadcast, shape, {}, {}, {}, {}};
   return apply_movement(n, m);
 }
