@@ -14,6 +14,7 @@
 #include "exec/counters.hpp"
 #include "exec/executable.hpp"
 #include "library/library_call.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"
@@ -185,10 +186,12 @@ RunOnDevice::~RunOnDevice() {
 
 // ------------------------------------------------------------------ streams
 namespace {
-std::mutex& uses_mutex() {
-  static std::mutex m;
-  return m;
-}
+// The lock on every Storage's list of other-stream uses: process state (runtime/context.hpp).
+struct StreamUses {
+  static constexpr StateSlot kSlot = StateSlot::StreamUses;
+  std::mutex mu;
+};
+std::mutex& uses_mutex() { return runtime().state<StreamUses>().mu; }
 }  // namespace
 
 void record_stream_use_slow(Storage& s, void* stream, int device) {

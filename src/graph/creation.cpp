@@ -14,6 +14,7 @@
 #include "cufuse/random.hpp"
 #include "graph/node.hpp"
 #include "graph/size_check.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"
@@ -24,13 +25,8 @@ using detail::GenKind;
 using detail::GenParams;
 
 // ------------------------------------------------------------------ backend
-static Backend backend_from_env() {
-  const char* e = std::getenv("CUFUSE_BACKEND");
-  if (!e || !*e || std::strcmp(e, "cuda") == 0) return Backend::Cuda;
-  if (std::strcmp(e, "reference") == 0 || std::strcmp(e, "host") == 0) return Backend::Reference;
-  throw ValueError(fmt::format("CUFUSE_BACKEND='{}': expected 'cuda' or 'reference'", e));
-}
-static thread_local Backend tl_backend = backend_from_env();
+// Each thread starts on CUFUSE_BACKEND's backend (runtime/env.cpp; an unknown value warns).
+static thread_local Backend tl_backend = detail::settings().backend;
 Backend current_backend() { return tl_backend; }
 BackendScope::BackendScope(Backend b) : prev_(tl_backend) { tl_backend = b; }
 BackendScope::~BackendScope() { tl_backend = prev_; }
@@ -145,15 +141,14 @@ Array placeholder(DType dtype, const Shape& shape) {
 // ------------------------------------------------------------------ random
 namespace random {
 namespace {
+// The unseeded calls' Philox stream: process state (runtime/context.hpp).
 struct Stream {
+  static constexpr detail::StateSlot kSlot = detail::StateSlot::RandomStream;
   std::mutex mu;
   bool seeded = false;
   uint64_t seed = 0, counter = 0;
 };
-Stream& global_stream() {
-  static Stream s;
-  return s;
-}
+Stream& global_stream() { return detail::runtime().state<Stream>(); }
 Array make_random(GenKind g, const Shape& shape, DType dtype, std::optional<uint64_t> seed, double a, double b,
                   const char* what) {
   check_shape(shape, dtype, what);

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/memory.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"
@@ -34,10 +35,52 @@ struct PoolSlot {
   std::atomic<cudaMemPool_t> pool{nullptr};
   std::mutex mu;
 };
-PoolSlot pool_slots[kMaxDevices];  // constant-initialized: no CUDA at static init
+
+// ------------------------------------------------------------------ the small-block cache
+constexpr size_t kCacheGranule = 512;             // sizes are rounded up to this
+constexpr size_t kCacheMaxBlock = size_t(1) << 20;  // larger blocks go straight to the pool
+constexpr size_t kCacheMaxBlocks = 64;
+constexpr size_t kCacheMaxBytes = size_t(32) << 20;
+
+size_t cache_size_of(size_t nbytes) { return (nbytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule; }
+
+struct CachedBlock {
+  void* ptr;
+  size_t size;  // rounded
+  int device;
+  void* stream;
+  std::shared_ptr<void> stream_owner;  // the Stream stays alive while its block waits here
+};
+
+struct BlockCache {
+  std::mutex mu;
+  std::vector<CachedBlock> blocks;  // oldest first
+  size_t bytes[kMaxDevices] = {};  // per device
+  size_t total = 0;                  // all devices
+};
+
+// Blocks allocated while their stream was being captured (graph memory: a cached one handed
+// to a later allocation outside the graph made its cudaMemcpyAsync fail with an invalid
+// argument, tests/gpu/test_graph_launch_gpu.cpp). Few and short-lived: a vector.
+struct GraphAllocs {
+  std::mutex mu;
+  std::vector<void*> ptrs;
+  std::atomic<size_t> count{0};
+};
+
+// Process state (runtime/context.hpp), never destroyed: blocks may be freed during exit.
+// Made at the first allocation or statistic, so no CUDA call happens at static init.
+struct MemoryPool {
+  static constexpr StateSlot kSlot = StateSlot::MemoryPool;
+  PoolSlot pools[kMaxDevices];
+  BlockCache cache;
+  GraphAllocs graph;
+};
+MemoryPool& memory_pool() { return runtime().state<MemoryPool>(); }
+BlockCache& block_cache() { return memory_pool().cache; }
 
 [[gnu::noinline]] cudaMemPool_t init_pool(int device) {
-  PoolSlot& s = pool_slots[device];
+  PoolSlot& s = memory_pool().pools[device];
   std::lock_guard<std::mutex> lk(s.mu);
   cudaMemPool_t p = s.pool.load(std::memory_order_acquire);
   if (p != nullptr) return p;
@@ -79,33 +122,6 @@ int resolve_device(int device) {
       format_bytes(pool_used), format_bytes(pool_reserved)));
 }
 
-// ------------------------------------------------------------------ the small-block cache
-constexpr size_t kCacheGranule = 512;             // sizes are rounded up to this
-constexpr size_t kCacheMaxBlock = size_t(1) << 20;  // larger blocks go straight to the pool
-constexpr size_t kCacheMaxBlocks = 64;
-constexpr size_t kCacheMaxBytes = size_t(32) << 20;
-
-size_t cache_size_of(size_t nbytes) { return (nbytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule; }
-
-struct CachedBlock {
-  void* ptr;
-  size_t size;  // rounded
-  int device;
-  void* stream;
-  std::shared_ptr<void> stream_owner;  // the Stream stays alive while its block waits here
-};
-
-struct BlockCache {
-  std::mutex mu;
-  std::vector<CachedBlock> blocks;  // oldest first
-  size_t bytes[kMaxDevices] = {};  // per device
-  size_t total = 0;                  // all devices
-};
-BlockCache& block_cache() {
-  static BlockCache* c = new BlockCache;  // never destroyed: blocks may be freed during exit
-  return *c;
-}
-
 void free_block(void* ptr, int device, void* stream) {
   int prev = -1;  // the legacy default stream means "of the current device"
   if (stream == nullptr) {
@@ -139,18 +155,7 @@ void* cache_take(size_t size, int device, void* stream) {
   return nullptr;
 }
 
-// Blocks allocated while their stream was being captured (graph memory: a cached one handed
-// to a later allocation outside the graph made its cudaMemcpyAsync fail with an invalid
-// argument, tests/gpu/test_graph_launch_gpu.cpp). Few and short-lived: a vector.
-struct GraphAllocs {
-  std::mutex mu;
-  std::vector<void*> ptrs;
-  std::atomic<size_t> count{0};
-};
-GraphAllocs& graph_allocs() {
-  static GraphAllocs* g = new GraphAllocs;  // never destroyed, like the block cache
-  return *g;
-}
+GraphAllocs& graph_allocs() { return memory_pool().graph; }
 void note_graph_alloc(void* p) {
   GraphAllocs& g = graph_allocs();
   std::lock_guard<std::mutex> lk(g.mu);
@@ -225,7 +230,7 @@ size_t cache_bytes(int device) {
 }  // namespace
 
 cudaMemPool_t device_pool(int device) {
-  cudaMemPool_t p = pool_slots[device].pool.load(std::memory_order_acquire);
+  cudaMemPool_t p = memory_pool().pools[device].pool.load(std::memory_order_acquire);
   return p != nullptr ? p : init_pool(device);
 }
 
