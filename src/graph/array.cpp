@@ -601,6 +601,9 @@ Array& Array::assign(Array&& value) {
 Array& Array::assign(const Scalar& value) {
   require_defined("assign");
   Scalar v = value;
+  // NumPy 2 (NEP 50): a Python int out of an integer array's range raises (a[...] = -2, uint32)
+  if (v.weak() && (v.kind() == Scalar::Kind::Int || v.kind() == Scalar::Kind::UInt) && is_integer(dtype()) && !v.fits(dtype()))
+    throw OverflowError(fmt::format("Python integer {} out of bounds for {} (in assign)", v.str(), name(dtype())));
   if (!v.weak() && v.dtype() != dtype()) v = Scalar::typed(v, dtype());
   return write(detail::make_scalar(v, dtype(), shape()));
 }
