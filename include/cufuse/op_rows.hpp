@@ -23,18 +23,20 @@
 //                EXACT_PM0    the same, except that on a tie of zeros either sign may come
 //                             back (NumPy's own loops disagree there: its float16 loops give
 //                             the first operand, its SIMD float32/float64 loops the second)
-//                ULPS(n)      a float32/float64 result within n units in the last place of
-//                             the exact value (as float64 evaluates it); float16/bfloat16
-//                             compute in float and round once, to within one unit. Two such
-//                             results (ours and NumPy's, the device's and the host's) may
-//                             differ by twice that: codegen/op_table.hpp's compare_ulps.
+//                ULPS(n)      a float32 result within n units in the last place of NumPy's
+//                             float64 value of the same inputs rounded to float32, a float16
+//                             or bfloat16 result (computed in float, rounded once) within one
+//                             (tests/test_reference_oracle.cpp checks both against float64);
+//                             a float64 result within n of NumPy's. Two such results (ours
+//                             and NumPy's in one dtype, the device's and the host's) may differ
+//                             by twice that: codegen/op_table.hpp's compare_ulps.
 #pragma once
 
 // Kernel rows: X(id, NumPy name, operator spelling, signature, type rule, dtype kinds taken,
 // bool computes as int8, precision, expression...)
 // The expression sees a, b, c of the compute type T and the result type R (codegen/op_table.hpp
 // has the type rules and dtype kinds).
-#define CUFUSE_ELEMENTWISE_OPS(X)                                                                  \
+#define CUFUSE_ELEMENTWISE_OPS(X)                                                                   \
   X(Add, add, "+", BINARY, Same, kKAll, false, EXACT, cf_add(a, b))                                 \
   X(Subtract, subtract, "-", BINARY, Same, kKNum, false, EXACT, cf_sub(a, b))                       \
   X(Multiply, multiply, "*", BINARY, Same, kKAll, false, EXACT, cf_mul(a, b))                       \
@@ -63,46 +65,46 @@
   X(BitwiseXor, bitwise_xor, "^", BINARY, Same, kKB | kKInt, false, EXACT, a ^ b)                   \
   X(LeftShift, left_shift, "<<", BINARY, Same, kKB | kKInt, true, EXACT, cf_left_shift(a, b))       \
   X(RightShift, right_shift, ">>", BINARY, Same, kKB | kKInt, true, EXACT, cf_right_shift(a, b))    \
-  X(Negative, negative, "", UNARY, Same, kKNum, false, EXACT, cf_neg(a))                              \
-  X(Positive, positive, "", UNARY, Same, kKNum, false, EXACT, a)                                      \
-  X(Absolute, absolute, "", UNARY, Same, kKAll, false, EXACT, cf_abs(a))                              \
-  X(Sign, sign, "", UNARY, Same, kKNum, false, EXACT_PM0, cf_sign(a))                                 \
-  X(Square, square, "", UNARY, Same, kKAll, true, EXACT, cf_mul(a, a))                                \
-  X(Reciprocal, reciprocal, "", UNARY, Same, kKAll, true, EXACT, cf_reciprocal(a))                    \
-  X(Floor, floor, "", UNARY, Same, kKAll, false, EXACT, cf_floor(a))                                  \
-  X(Ceil, ceil, "", UNARY, Same, kKAll, false, EXACT, cf_ceil(a))                                     \
-  X(Trunc, trunc, "", UNARY, Same, kKAll, false, EXACT, cf_trunc(a))                                  \
-  X(Rint, rint, "", UNARY, Float, kKAll, false, EXACT, rint(a))                                       \
-  X(LogicalNot, logical_not, "", UNARY, Logical, kKAll, false, EXACT, !a)                             \
-  X(Invert, invert, "~", UNARY, Same, kKB | kKInt, false, EXACT, cf_invert(a))                        \
-  X(IsNan, isnan, "", UNARY, Predicate, kKAll, false, EXACT, cf_isnan(a))                             \
-  X(IsInf, isinf, "", UNARY, Predicate, kKAll, false, EXACT, cf_isinf(a))                             \
-  X(IsFinite, isfinite, "", UNARY, Predicate, kKAll, false, EXACT, cf_isfinite(a))                    \
-  X(Sqrt, sqrt, "", UNARY, Float, kKAll, false, EXACT, sqrt(a))                                       \
-  X(Cbrt, cbrt, "", UNARY, Float, kKAll, false, ULPS(2), cbrt(a))                                     \
-  X(Exp, exp, "", UNARY, Float, kKAll, false, ULPS(2), exp(a))                                        \
-  X(Exp2, exp2, "", UNARY, Float, kKAll, false, ULPS(2), exp2(a))                                     \
-  X(Expm1, expm1, "", UNARY, Float, kKAll, false, ULPS(2), expm1(a))                                  \
-  X(Log, log, "", UNARY, Float, kKAll, false, ULPS(2), log(a))                                        \
-  X(Log2, log2, "", UNARY, Float, kKAll, false, ULPS(2), log2(a))                                     \
-  X(Log10, log10, "", UNARY, Float, kKAll, false, ULPS(2), log10(a))                                  \
-  X(Log1p, log1p, "", UNARY, Float, kKAll, false, ULPS(2), log1p(a))                                  \
-  X(Sin, sin, "", UNARY, Float, kKAll, false, ULPS(2), sin(a))                                        \
-  X(Cos, cos, "", UNARY, Float, kKAll, false, ULPS(2), cos(a))                                        \
-  X(Tan, tan, "", UNARY, Float, kKAll, false, ULPS(4), tan(a))                                        \
-  X(Arcsin, arcsin, "", UNARY, Float, kKAll, false, ULPS(4), asin(a))                                 \
-  X(Arccos, arccos, "", UNARY, Float, kKAll, false, ULPS(4), acos(a))                                 \
-  X(Arctan, arctan, "", UNARY, Float, kKAll, false, ULPS(2), atan(a))                                 \
-  X(Sinh, sinh, "", UNARY, Float, kKAll, false, ULPS(3), sinh(a))                                     \
-  X(Cosh, cosh, "", UNARY, Float, kKAll, false, ULPS(2), cosh(a))                                     \
-  X(Tanh, tanh, "", UNARY, Float, kKAll, false, ULPS(2), tanh(a))                                     \
-  X(Arcsinh, arcsinh, "", UNARY, Float, kKAll, false, ULPS(3), asinh(a))                              \
-  X(Arccosh, arccosh, "", UNARY, Float, kKAll, false, ULPS(4), acosh(a))                              \
-  X(Arctanh, arctanh, "", UNARY, Float, kKAll, false, ULPS(3), atanh(a))                              \
-  X(Where, where, "", WHERE, Where, kKAll, false, EXACT, a ? b : c)                               \
-  X(Cast, astype, "", CAST, Cast, kKAll, false, EXACT, cf_cast<R>(a))                             \
-  X(Logaddexp, logaddexp, "", BINARY, Float, kKAll, false, ULPS(4), cf_logaddexp(a, b))             \
-  X(Logaddexp2, logaddexp2, "", BINARY, Float, kKAll, false, ULPS(4), cf_logaddexp2(a, b))          \
+  X(Negative, negative, "", UNARY, Same, kKNum, false, EXACT, cf_neg(a))                            \
+  X(Positive, positive, "", UNARY, Same, kKNum, false, EXACT, a)                                    \
+  X(Absolute, absolute, "", UNARY, Same, kKAll, false, EXACT, cf_abs(a))                            \
+  X(Sign, sign, "", UNARY, Same, kKNum, false, EXACT_PM0, cf_sign(a))                               \
+  X(Square, square, "", UNARY, Same, kKAll, true, EXACT, cf_mul(a, a))                              \
+  X(Reciprocal, reciprocal, "", UNARY, Same, kKAll, true, EXACT, cf_reciprocal(a))                  \
+  X(Floor, floor, "", UNARY, Same, kKAll, false, EXACT, cf_floor(a))                                \
+  X(Ceil, ceil, "", UNARY, Same, kKAll, false, EXACT, cf_ceil(a))                                   \
+  X(Trunc, trunc, "", UNARY, Same, kKAll, false, EXACT, cf_trunc(a))                                \
+  X(Rint, rint, "", UNARY, Float, kKAll, false, EXACT, rint(a))                                     \
+  X(LogicalNot, logical_not, "", UNARY, Logical, kKAll, false, EXACT, !a)                           \
+  X(Invert, invert, "~", UNARY, Same, kKB | kKInt, false, EXACT, cf_invert(a))                      \
+  X(IsNan, isnan, "", UNARY, Predicate, kKAll, false, EXACT, cf_isnan(a))                           \
+  X(IsInf, isinf, "", UNARY, Predicate, kKAll, false, EXACT, cf_isinf(a))                           \
+  X(IsFinite, isfinite, "", UNARY, Predicate, kKAll, false, EXACT, cf_isfinite(a))                  \
+  X(Sqrt, sqrt, "", UNARY, Float, kKAll, false, EXACT, sqrt(a))                                     \
+  X(Cbrt, cbrt, "", UNARY, Float, kKAll, false, ULPS(2), cbrt(a))                                   \
+  X(Exp, exp, "", UNARY, Float, kKAll, false, ULPS(2), exp(a))                                      \
+  X(Exp2, exp2, "", UNARY, Float, kKAll, false, ULPS(2), exp2(a))                                   \
+  X(Expm1, expm1, "", UNARY, Float, kKAll, false, ULPS(2), expm1(a))                                \
+  X(Log, log, "", UNARY, Float, kKAll, false, ULPS(2), log(a))                                      \
+  X(Log2, log2, "", UNARY, Float, kKAll, false, ULPS(2), log2(a))                                   \
+  X(Log10, log10, "", UNARY, Float, kKAll, false, ULPS(2), log10(a))                                \
+  X(Log1p, log1p, "", UNARY, Float, kKAll, false, ULPS(2), log1p(a))                                \
+  X(Sin, sin, "", UNARY, Float, kKAll, false, ULPS(2), sin(a))                                      \
+  X(Cos, cos, "", UNARY, Float, kKAll, false, ULPS(2), cos(a))                                      \
+  X(Tan, tan, "", UNARY, Float, kKAll, false, ULPS(4), tan(a))                                      \
+  X(Arcsin, arcsin, "", UNARY, Float, kKAll, false, ULPS(4), asin(a))                               \
+  X(Arccos, arccos, "", UNARY, Float, kKAll, false, ULPS(4), acos(a))                               \
+  X(Arctan, arctan, "", UNARY, Float, kKAll, false, ULPS(2), atan(a))                               \
+  X(Sinh, sinh, "", UNARY, Float, kKAll, false, ULPS(3), sinh(a))                                   \
+  X(Cosh, cosh, "", UNARY, Float, kKAll, false, ULPS(2), cosh(a))                                   \
+  X(Tanh, tanh, "", UNARY, Float, kKAll, false, ULPS(2), tanh(a))                                   \
+  X(Arcsinh, arcsinh, "", UNARY, Float, kKAll, false, ULPS(3), asinh(a))                            \
+  X(Arccosh, arccosh, "", UNARY, Float, kKAll, false, ULPS(4), acosh(a))                            \
+  X(Arctanh, arctanh, "", UNARY, Float, kKAll, false, ULPS(3), atanh(a))                            \
+  X(Where, where, "", WHERE, Where, kKAll, false, EXACT, a ? b : c)                                 \
+  X(Cast, astype, "", CAST, Cast, kKAll, false, EXACT, cf_cast<R>(a))                               \
+  X(Logaddexp, logaddexp, "", BINARY, Float, kKAll, false, ULPS(2), cf_logaddexp(a, b))             \
+  X(Logaddexp2, logaddexp2, "", BINARY, Float, kKAll, false, ULPS(2), cf_logaddexp2(a, b))          \
   X(Fmod, fmod, "", BINARY, Same, kKAll, true, EXACT, cf_fmod(a, b))                                \
   X(Heaviside, heaviside, "", BINARY, Float, kKAll, false, EXACT, cf_heaviside(a, b))               \
   X(Deg2rad, deg2rad, "", UNARY, Float, kKAll, false, EXACT, a * (T(3.14159265358979323846) / T(180))) \
@@ -111,26 +113,26 @@
 // Composite rows: C(NumPy name, signature, precision, one line of doc). Each is defined from
 // other ops in src/graph/composites.cpp, step by step as NumPy's own Python code computes it,
 // so its dtypes, roundings and special values are NumPy's.
-#define CUFUSE_COMPOSITE_OPS(C)                                                                    \
+#define CUFUSE_COMPOSITE_OPS(C)                                                                     \
   C(sinc, UNARY, ULPS(4), "sin(pi x) / (pi x), 1 at 0 (NumPy's formula: pi x, zero replaced by eps)") \
   C(round, ROUND, EXACT, "round half to even to `decimals` places (integers unchanged for decimals >= 0)") \
   C(nan_to_num, NAN_TO_NUM, EXACT, "NaN -> nan, +inf -> posinf (default: the dtype's max), -inf -> neginf (lowest)") \
   C(isclose, ISCLOSE, EXACT, "|a - b| <= atol + rtol |b| (b taken as float), or a == b; NaN == NaN with equal_nan")
 
 // Alias rows: A(NumPy name, kernel row id, signature): another NumPy name of a kernel row.
-#define CUFUSE_OP_ALIASES(A)                            \
-  A(abs, Absolute, UNARY)                                   \
-  A(divide, TrueDivide, BINARY)                           \
-  A(mod, Remainder, BINARY)                               \
-  A(bitwise_not, Invert, UNARY)                             \
-  A(pow, Power, BINARY)                                   \
-  A(asin, Arcsin, UNARY)                                    \
-  A(acos, Arccos, UNARY)                                    \
-  A(atan, Arctan, UNARY)                                    \
-  A(asinh, Arcsinh, UNARY)                                  \
-  A(acosh, Arccosh, UNARY)                                  \
-  A(atanh, Arctanh, UNARY)                                  \
-  A(atan2, Arctan2, BINARY)                               \
-  A(bitwise_invert, Invert, UNARY)                          \
-  A(bitwise_left_shift, LeftShift, BINARY)                \
+#define CUFUSE_OP_ALIASES(A)                                                                        \
+  A(abs, Absolute, UNARY)                                                                           \
+  A(divide, TrueDivide, BINARY)                                                                     \
+  A(mod, Remainder, BINARY)                                                                         \
+  A(bitwise_not, Invert, UNARY)                                                                     \
+  A(pow, Power, BINARY)                                                                             \
+  A(asin, Arcsin, UNARY)                                                                            \
+  A(acos, Arccos, UNARY)                                                                            \
+  A(atan, Arctan, UNARY)                                                                            \
+  A(asinh, Arcsinh, UNARY)                                                                          \
+  A(acosh, Arccosh, UNARY)                                                                          \
+  A(atanh, Arctanh, UNARY)                                                                          \
+  A(atan2, Arctan2, BINARY)                                                                         \
+  A(bitwise_invert, Invert, UNARY)                                                                  \
+  A(bitwise_left_shift, LeftShift, BINARY)                                                          \
   A(bitwise_right_shift, RightShift, BINARY)
