@@ -324,6 +324,8 @@ std::vector<FunctionRow> build_table() {
   std::vector<FunctionRow> rows(std::begin(kRows), std::end(kRows));
   const auto& lib = library_function_rows();  // functions_library.cpp
   rows.insert(rows.end(), lib.begin(), lib.end());
+  const auto& surface = surface_function_rows();  // functions_surface.cpp
+  rows.insert(rows.end(), surface.begin(), surface.end());
   // Every op of the op table by its NumPy name (astype is the row above).
   for (int i = 0; i < detail::kNumOps; ++i) {
     const detail::OpRow& op = detail::op_row(static_cast<detail::Op>(i));
