@@ -120,7 +120,7 @@ std::pair<std::string, std::string> positional(double x, DType t, int precision)
     fp = dot == std::string::npos ? "" : s.substr(dot + 1);
     while (!fp.empty() && fp.back() == '0') fp.pop_back();
   }
-  if (neg) ip = "-" + ip;
+  if (neg) ip.insert(0, 1, '-');  // (not "-" + ip: GCC 12's -Wrestrict false positive)
   return {ip, fp};
 }
 
@@ -140,7 +140,8 @@ Sci scientific(double x, DType t, int precision) {
     d = parse_sci(buf);
   }
   Sci s;
-  s.ip = (neg ? "-" : "") + d.d.substr(0, 1);
+  s.ip = d.d.substr(0, 1);
+  if (neg) s.ip.insert(0, 1, '-');
   s.fp = d.d.size() > 1 ? d.d.substr(1) : "";
   s.exp = d.d == "0" ? 0 : d.exp;
   return s;
@@ -148,8 +149,9 @@ Sci scientific(double x, DType t, int precision) {
 
 std::string exp_str(int e, int digits) {
   std::string n = std::to_string(e < 0 ? -e : e);
-  while (static_cast<int>(n.size()) < digits) n = "0" + n;
-  return std::string(e < 0 ? "-" : "+") + n;
+  if (static_cast<int>(n.size()) < digits) n.insert(0, static_cast<size_t>(digits) - n.size(), '0');
+  n.insert(0, 1, e < 0 ? '-' : '+');
+  return n;
 }
 
 // x / y rounded as the dtype divides (float16/bfloat16 through float, as NumPy's loops).
@@ -241,7 +243,8 @@ struct FloatingFormat {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.*e", min_digits, std::fabs(x));
         Digits d = parse_sci(buf);
-        s.ip = (std::signbit(x) ? "-" : "") + d.d.substr(0, 1);
+        s.ip = d.d.substr(0, 1);
+        if (std::signbit(x)) s.ip.insert(0, 1, '-');
         s.exp = d.exp;
         fp = d.d.size() > 1 ? d.d.substr(1) : "";
         while (static_cast<int>(fp.size()) < min_digits) fp.push_back('0');
