@@ -304,6 +304,8 @@ std::vector<FunctionRow> build_table() {
   std::vector<FunctionRow> rows(std::begin(kRows), std::end(kRows));
   const auto& lib = library_function_rows();  // functions_library.cpp
   rows.insert(rows.end(), lib.begin(), lib.end());
+  const auto& surface = surface_function_rows();  // functions_surface.cpp
+  rows.insert(rows.end(), surface.begin(), surface.end());
   // Every op of the op table by its NumPy name (astype is the row above), aliases and
   // composites included, with its signature's parameters and NumPy's defaults.
   static const std::vector<std::string> texts = [] {

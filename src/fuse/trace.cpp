@@ -76,6 +76,7 @@ Scalar sentinel(const Scalar& v, int i) {
     case ErrorKind::NoDevice: throw NoDeviceError(m);
     case ErrorKind::Cuda: throw CudaError(m);
     case ErrorKind::NotSupported: throw NotSupportedError(m);
+    case ErrorKind::Assertion: throw AssertionError(m);
     default: throw InternalError(m);
   }
 }
