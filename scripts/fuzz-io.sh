@@ -19,10 +19,13 @@ SRC=(src/io/byte_source.cpp src/io/npy_format.cpp src/io/zip.cpp src/graph/dtype
 FMT_INC=$(dirname "$(dirname "$(find /usr/include ${CUFUSE_EXTRA_INCLUDE:-} -name format.h -path '*fmt/*' 2>/dev/null | head -1)")")
 rc=0
 for t in npy npz; do
-  echo "== building fuzz_$t"
-  "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -DFMT_HEADER_ONLY=1 -Iinclude -Isrc -I"$FMT_INC" "tests/fuzz_io/fuzz_$t.cpp" "${SRC[@]}" \
-    "${ZLIB_FLAGS[@]}" -o "$OUT/fuzz_$t"
+  # Rebuilt when a source is newer than the binary.
+  if [ ! -x "$OUT/fuzz_$t" ] || [ -n "$(find tests/fuzz_io "${SRC[@]}" src/io include/cufuse -newer "$OUT/fuzz_$t" | head -1)" ]; then
+    echo "== building fuzz_$t"
+    "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+      -DFMT_HEADER_ONLY=1 -Iinclude -Isrc -I"$FMT_INC" "tests/fuzz_io/fuzz_$t.cpp" "${SRC[@]}" \
+      "${ZLIB_FLAGS[@]}" -o "$OUT/fuzz_$t"
+  fi
   corpus=tests/io/corpus/$t
   work=$OUT/work_$t
   mkdir -p "$work" "$OUT/crash_$t"
