@@ -159,6 +159,7 @@ Orphans& orphans() { return runtime().state<NodeRegistry>().orphans; }
 bool unobservable(const Node& w) {
   if (w.array_refs.load(std::memory_order_relaxed) > 0) return false;
   const Storage* s = w.dest->storage.get();
+  if (s->release) return false;  // foreign memory (DLPack, from_device_pointer): its owner reads it
   long own = 1;
   std::vector<const Node*> stack{&w};
   std::unordered_set<const Node*> seen;
