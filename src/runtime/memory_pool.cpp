@@ -59,22 +59,12 @@ struct BlockCache {
   size_t total = 0;                  // all devices
 };
 
-// Blocks allocated while their stream was being captured (graph memory: a cached one handed
-// to a later allocation outside the graph made its cudaMemcpyAsync fail with an invalid
-// argument, tests/gpu/test_graph_launch_gpu.cpp). Few and short-lived: a vector.
-struct GraphAllocs {
-  std::mutex mu;
-  std::vector<void*> ptrs;
-  std::atomic<size_t> count{0};
-};
-
 // Process state (runtime/context.hpp), never destroyed: blocks may be freed during exit.
 // Made at the first allocation or statistic, so no CUDA call happens at static init.
 struct MemoryPool {
   static constexpr StateSlot kSlot = StateSlot::MemoryPool;
   PoolSlot pools[kMaxDevices];
   BlockCache cache;
-  GraphAllocs graph;
 };
 MemoryPool& memory_pool() { return runtime().state<MemoryPool>(); }
 BlockCache& block_cache() { return memory_pool().cache; }
@@ -155,30 +145,11 @@ void* cache_take(size_t size, int device, void* stream) {
   return nullptr;
 }
 
-GraphAllocs& graph_allocs() { return memory_pool().graph; }
-void note_graph_alloc(void* p) {
-  GraphAllocs& g = graph_allocs();
-  std::lock_guard<std::mutex> lk(g.mu);
-  g.ptrs.push_back(p);
-  g.count.store(g.ptrs.size(), std::memory_order_release);
-}
-// True (and forgets it) when `p` was allocated under capture.
-bool take_graph_alloc(void* p) {
-  GraphAllocs& g = graph_allocs();
-  if (g.count.load(std::memory_order_acquire) == 0) return false;
-  std::lock_guard<std::mutex> lk(g.mu);
-  auto it = std::find(g.ptrs.begin(), g.ptrs.end(), p);
-  if (it == g.ptrs.end()) return false;
-  g.ptrs.erase(it);
-  g.count.store(g.ptrs.size(), std::memory_order_release);
-  return true;
-}
-
 // Keeps a freed block for reuse; evicts the oldest blocks past the limits (freed to the pool).
 bool cache_put(Storage& s) {
   const size_t size = cache_size_of(s.nbytes);
   if (size > kCacheMaxBlock || s.device < 0 || s.device >= kMaxDevices) return false;
-  if (take_graph_alloc(s.ptr)) return false;
+  if (s.graph_memory) return false;  // the user's graph owns it (Storage::graph_memory)
   std::vector<CachedBlock> evicted;
   {
     BlockCache& c = block_cache();
@@ -283,7 +254,7 @@ std::shared_ptr<Storage> allocate_device(size_t nbytes) {
     cudaGetLastError();
     cs = cudaStreamCaptureStatusNone;
   }
-  if (cs != cudaStreamCaptureStatusNone) note_graph_alloc(p);
+  st->graph_memory = cs != cudaStreamCaptureStatusNone;
   log(LogChannel::Memory, "device {}: alloc {} B at {} on stream {}{}", dev, nbytes, p, st->stream,
       cs != cudaStreamCaptureStatusNone ? " (captured: graph memory)" : "");
   return st;
