@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include "cufuse/backend.hpp"
 #include "harness.hpp"
 
 namespace bench {
@@ -234,10 +235,10 @@ int run(int argc, char** argv) {
     h.device = prop.name;
     h.cc = prop.major * 10 + prop.minor;
   }
-  const char* backend = std::getenv("CUFUSE_BACKEND");
+  const bool not_cuda = cufuse::current_backend() != cufuse::Backend::Cuda;  // CUFUSE_BACKEND, as parsed
   std::printf("cufuse-bench on %s (sm_%d)%s%s%s\n", h.device.c_str(), h.cc, opt.quick ? ", quick" : "",
               opt.isolate ? ", one process per workload" : "",
-              backend && std::strcmp(backend, "cuda") != 0 ? ", WARNING: CUFUSE_BACKEND is not cuda" : "");
+              not_cuda ? ", WARNING: CUFUSE_BACKEND is not cuda" : "");
   std::fflush(stdout);
 
   std::vector<std::string> records, rows;

@@ -38,19 +38,16 @@
 #include "codegen/preamble.hpp"
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse::detail {
 
 int elementwise_unroll() {
-  static const int u = [] {
-    const char* e = std::getenv("CUFUSE_EW_UNROLL");
-    // 2, not 4: on the H100 two 16-byte vectors per thread per operand already keep enough
-    // loads in flight for copy speed (W1: 99.4% at 2, 99.0% at 4, 97.5% at 1), while each
-    // extra copy of the body costs NVRTC time (W7b's kernel: ~47 ms at 2, ~57 ms at 4 here).
-    int v = e ? std::atoi(e) : 2;
-    return v < 1 ? 1 : (v > 8 ? 8 : v);
-  }();
-  return u;
+  // CUFUSE_EW_UNROLL, 1..8, default 2 (runtime/env.cpp). 2, not 4: on the H100 two 16-byte
+  // vectors per thread per operand already keep enough loads in flight for copy speed (W1:
+  // 99.4% at 2, 99.0% at 4, 97.5% at 1), while each extra copy of the body costs NVRTC time
+  // (W7b's kernel: ~47 ms at 2, ~57 ms at 4 here).
+  return settings().ew_unroll;
 }
 
 namespace {

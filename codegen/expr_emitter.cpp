@@ -238,6 +238,8 @@ std::string ExprEmitter::op_value(const Node* n, const std::string* in_v) {
     const std::string name = fmt::format("rcp{}", bind.leaf_index(d));
     if (once(name)) add_patch(pl.add(T, compute_size(ty.compute[1]), name), PatchSrc::ScalarReciprocal, ty.compute[1], bind.leaf_index(d));
     expr = "a * p." + name;
+  } else if (row.id == Op::TrueDivide && divides_one(n)) {  // rcp.rn, the same bits (scalar_forms.hpp)
+    expr = "T(1) / b";
   }
   decl += fmt::format("{} = static_cast<R>({}); }}", v, expr);
   line(decl);

@@ -17,6 +17,7 @@ inline long long cf_smax64(long long a, long long b) { return a > b ? a : b; }
 inline long long cf_smin64(long long a, long long b) { return a < b ? a : b; }
 inline unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 inline unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline long long cf_sel64(bool c, long long a, long long b) { return c ? a : b; }
 inline short cf_s16_add(short a, short b) { return short(static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
 inline short cf_s16_sub(short a, short b) { return short(static_cast<unsigned>(a) - static_cast<unsigned>(b)); }
 inline short cf_s16_mul(short a, short b) { return short(static_cast<unsigned>(a) * static_cast<unsigned>(b)); }

@@ -13,7 +13,7 @@ namespace cufuse::detail {
 namespace {
 
 // Device definitions the helpers call (codegen/host_helpers.hpp has the host's): 64-bit
-// integer max/min as inline PTX (why: cf_imax in device_helpers.inc), cf_opq, a value
+// integer max/min and select as inline PTX (why: cf_imax and cf_where in device_helpers.inc), cf_opq, a value
 // NVVM cannot see through (an empty asm; no instruction), for cf_fmax / cf_fmin, and int16
 // + - * in 32-bit PTX, truncated (why: cf_add in device_helpers.inc).
 const char* kFirst = R"CF(
@@ -26,6 +26,7 @@ __device__ __forceinline__ long long cf_smax64(long long a, long long b) { long 
 __device__ __forceinline__ long long cf_smin64(long long a, long long b) { long long r; asm("min.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
 __device__ __forceinline__ unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("max.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
 __device__ __forceinline__ unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("min.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
+__device__ __forceinline__ long long cf_sel64(bool c, long long a, long long b) { long long r; asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b64 %0, %1, %2, p; }" : "=l"(r) : "l"(a), "l"(b), "r"((unsigned)c)); return r; }
 )CF";
 
 const char* kHelpers =

@@ -17,6 +17,7 @@
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/stream.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 
 namespace cufuse::detail::red {
@@ -31,12 +32,7 @@ namespace cufuse::detail::red {
 // f32 sums over axis 0: [8192,8192] 0.0945 ms at 1024 blocks against 0.105 at 3072;
 // [1M,16] 0.032 at 1024 against 0.045 at 3168).
 int64_t split_blocks(int per_sm) {
-  static const int64_t env = [] {
-    const char* e = std::getenv("CUFUSE_SPLIT_BLOCKS");
-    const long long x = e ? std::atoll(e) : 0;
-    return static_cast<int64_t>(x < 1 ? 0 : (x > (1 << 20) ? (1 << 20) : x));
-  }();
-  if (env > 0) return env;
+  if (const int64_t env = settings().split_blocks; env > 0) return env;  // CUFUSE_SPLIT_BLOCKS, 1..2^20
   if (Device::count() > 0) {
     const int sms = device_props(current_device()).sm_count;
     if (sms > 0) return int64_t(per_sm) * sms;

@@ -22,6 +22,7 @@ namespace cufuse::detail::red {
 constexpr int kFinishBatch = 8;  // split reductions: partials each lane of the last block loads at once
 constexpr int64_t kLaneThreads = int64_t(1) << 18;  // strided lanes: threads to aim for
 constexpr int64_t kScanTileMin = 4096;  // contiguous rows scanned in tiles (scan_tiles.cpp) from this length
+constexpr int64_t kScanLongRow = int64_t(1) << 18;  // from here 4-byte scans take tiles of twice the size
 
 // Blocks a split reduction aims for over all its rows (reduction_emitter.cpp says how many).
 int64_t split_blocks(int per_sm);

@@ -115,9 +115,14 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const Red& r = reds[0];
   const std::string T = r.T, id = identity(r);
   V = scan_row_vectors();
-  // 64 bytes of sums a thread (16 f32, 8 f64) in blocks of 256
+  // 64 bytes of sums a thread (16 f32, 8 f64) in blocks of 256; 128 (32 f32, tiles of 8192)
+  // where 4-byte rows run past 2^18 elements: there the look-back's chain, not the loads,
+  // holds the scan back, and half as many tiles make it half as long. H200, cumsum of f32[64M]
+  // (a copy 0.126 ms): tiles of 4096 0.240 ms, of 8192 0.210; 2048: 0.324; blocks of 512
+  // no better. Rows of 4096 lose with the larger tile (0.132 -> 0.163 ms): one tile a row.
+  // (Loading the next tile before the look-back made it slower: 0.285 -> 0.294 ms, H100.)
   const int tsz = itemsize(r.in) == 8 ? 8 : 4;
-  const int U = std::max(1, 64 / tsz / V);
+  const int U = std::max(1, 64 / tsz / V) * (tsz == 4 && N >= kScanLongRow ? 2 : 1);
   B = 256;
   const int NW = B / 32;
   const int64_t CH = int64_t(B) * U * V;

@@ -33,6 +33,7 @@
 #include "codegen/expr_emitter.hpp"
 #include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse::detail {
 
@@ -40,16 +41,16 @@ namespace {
 
 constexpr int kMaxUserOps = 0x10000 - kUserOpBase;
 
+// The user-op registry: process state (runtime/context.hpp), never destroyed (kernels may be
+// emitted during static teardown).
 struct Registry {
+  static constexpr StateSlot kSlot = StateSlot::UserOps;
   std::mutex mu;
   std::unordered_multimap<size_t, uint16_t> by_hash;
   std::array<std::atomic<const UserOp*>, kMaxUserOps> ops{};  // never freed: ids live for the process
   int next = 0;
 };
-Registry& registry() {
-  static auto* r = new Registry;  // never destroyed: kernels may be emitted during static teardown
-  return *r;
-}
+Registry& registry() { return runtime().state<Registry>(); }
 
 size_t hash_of(const UserOp& op) {
   std::hash<std::string> hs;

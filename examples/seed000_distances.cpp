@@ -26,28 +26,9 @@ static double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A 1-D or 2-D array as NumPy prints it (roughly), with its dtype and shape.
+// An array under a label, as NumPy's repr prints it (cufuse/print.hpp).
 static void print_array(const std::string& label, const cf::Array& a) {
-  const auto v = a.astype(cf::f64).to_host<double>();
-  const bool integer = cf::is_integer(a.dtype());
-  const int digits = a.dtype() == cf::f16 ? 4 : a.dtype() == cf::f32 ? 7 : 10;
-  const int64_t cols = a.ndim() == 2 ? a.shape(1) : a.size();
-  const int64_t rows = a.ndim() == 2 ? a.shape(0) : 1;
-  std::printf("%s  (%s, %s)\n  ", label.c_str(), std::string(cf::name(a.dtype())).c_str(),
-              cf::to_string(a.shape()).c_str());
-  if (a.ndim() == 2) std::printf("[");
-  for (int64_t r = 0; r < rows; ++r) {
-    std::printf("%s[", r ? "\n   " : "");
-    for (int64_t c = 0; c < cols; ++c) {
-      const double x = v[static_cast<size_t>(r * cols + c)];
-      if (integer)
-        std::printf("%s%lld", c ? " " : "", static_cast<long long>(x));
-      else
-        std::printf("%s%.*g", c ? " " : "", digits, x);
-    }
-    std::printf("]");
-  }
-  std::printf("%s\n", a.ndim() == 2 ? "]" : "");
+  std::printf("%s\n%s\n", label.c_str(), cf::to_string(a).c_str());
 }
 
 // The notebook's expression. `2 * q` goes into the GEMM's alpha; the einsums are fused

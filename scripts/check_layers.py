@@ -30,7 +30,7 @@ LAYERS = [
     ("src/library",),        # the calls: cuBLAS(Lt), cuSOLVER, the convolution kernel, host references
     ("src/library_build",),  # matmul, einsum, linalg, convolve: library nodes built from arrays
     ("src/exec",),           # the executor: look-up, binding, launch, realization; installs graph's hooks
-    ("src/fuse", "src/kernel"),  # fuse(), profiler, devices; ElementwiseKernel, ReductionKernel, RawKernel
+    ("src/fuse", "src/kernel", "src/io"),  # fuse(), profiler, devices; Elementwise/Reduction/RawKernel; files, DLPack, foreign and pinned memory
     ("src/cli",),            # cufuse-dump-kernels and its interpreter; included by nothing
 ]
 SOURCE_TOPS = ("include", "src", "codegen")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/deps.sh: installs what cufuse builds with, where it is missing (Debian/Ubuntu):
-# Boost (Hana), fmt, doctest, CLI11, DLPack headers; and NumPy + ml_dtypes + SciPy for the
+# Boost (Hana), fmt, doctest, CLI11, DLPack headers, zlib; and NumPy + ml_dtypes + SciPy for the
 # tests' NumPy/SciPy oracle when called with --tests. Needs root (or sudo) only if something is missing.
 set -euo pipefail
 need=()
@@ -9,6 +9,7 @@ need=()
 [ -f /usr/include/doctest/doctest.h ] || need+=(doctest-dev)
 [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
 [ -f /usr/include/dlpack/dlpack.h ] || need+=(libdlpack-dev)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 if [ ${#need[@]} -gt 0 ]; then

@@ -70,6 +70,12 @@ CTEST_CAP=260
 # ------------------------------------------------------------------ configure + build
 EXTRA=()
 [ -d "$ROOT/.deps/include" ] && EXTRA+=("-DCUFUSE_EXTRA_INCLUDE=$ROOT/.deps/include")
+# No libdlpack-dev on the GPU machine: use the DLPack header a Python framework ships (CuPy, ...).
+if [ ! -f /usr/include/dlpack/dlpack.h ] && [ ! -f "$ROOT/.deps/include/dlpack/dlpack.h" ]; then
+  DLH=$(find "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)" \
+        -path '*/dlpack/dlpack.h' 2>/dev/null | head -1)
+  [ -n "$DLH" ] && EXTRA+=("-DDLPACK_INCLUDE_DIR=$(dirname "$(dirname "$DLH")")")
+fi
 step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}"
 KEEP_GOING=(-- -k)
@@ -113,6 +119,14 @@ if [ $((EX_OK + ${#EX_FAIL[@]} + EX_SKIP)) -eq 0 ]; then STATUS[examples]="none 
 else STATUS[examples]="$EX_OK ok, ${#EX_FAIL[@]} failed${EX_FAIL:+: ${EX_FAIL[*]}}$([ $EX_SKIP -gt 0 ] && echo ", $EX_SKIP skipped (no time)")"
 fi
 SECS[examples]=0
+
+# ------------------------------------------------------------------ DLPack with other frameworks
+# cufuse <-> NumPy / PyTorch / CuPy / JAX through capsules and libcufuse_dlpack_bridge.so
+# (scripts/dlpack_check.py; frameworks that are not installed are reported as skipped).
+if [ "$PART" != bench ] && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
+  step dlpack 60 $RESERVE_TAIL "$LOGS/dlpack.log" \
+    "$PY" "$ROOT/scripts/dlpack_check.py" --lib "$BUILD/libcufuse_dlpack_bridge.so"
+fi
 
 # ------------------------------------------------------------------ bench, peers, report
 BENCH_JSON=$LOGS/cufuse-bench.json

@@ -328,6 +328,8 @@ inline void draw_writes(Program& p, const std::vector<cf::Array>& v, const Confi
       w.src = 1;
       w.int_scalar = coin(0.6);
       w.s = w.int_scalar ? static_cast<double>(irange(-3, 5)) : (coin(0.5) ? 0.5 : -2.25);
+      // NumPy 2 raises OverflowError for a negative Python int stored into an unsigned array
+      if (w.int_scalar && w.op.empty() && w.s < 0 && cf::is_unsigned_int(v[static_cast<size_t>(w.target)].dtype())) w.s = -w.s;
     } else {  // the array written, read again through another view, or reduced
       w.src = 2;
       w.rview = static_cast<int>(irange(Whole, Min));

@@ -393,6 +393,20 @@ TEST_CASE("cli function table: every op of the op table is callable by name") {
                                : std::vector<std::string>{"x=f32[2,3]", "y=f32[3]"});
     CHECK(r.shape() == cufuse::Shape{2, 3});
   }
+  // Aliases and composites too, with NumPy's keyword parameters.
+  for (const auto& f : cufuse::detail::op_functions()) {
+    if (f.sig == cufuse::detail::Sig::CAST) continue;
+    CAPTURE(f.name);
+    REQUIRE(cli::find_function(f.name) != nullptr);
+    CHECK(std::string(cli::find_function(f.name)->params) == cufuse::detail::python_params(f.sig));
+  }
+  const std::vector<std::string> xy = {"x=f32[2,3]", "y=f32[3]", "i=i8[3]"};
+  CHECK(result("isclose(x, y, rtol=0.1, atol=0, equal_nan=True)", xy).dtype() == cufuse::DType::Bool);
+  CHECK(result("np.round(x, 2)", xy).dtype() == cufuse::DType::Float32);
+  CHECK(result("round(i, decimals=-1)", xy).dtype() == cufuse::DType::Int8);
+  CHECK(result("nan_to_num(x, posinf=1, neginf=-1)", xy).shape() == cufuse::Shape{2, 3});
+  CHECK(result("bitwise_left_shift(i, 1) + pow(x, 2) + atan2(x, y) + sinc(y)", xy).shape() == cufuse::Shape{2, 3});
+  CHECK(result("logaddexp(i, i)", xy).dtype() == cufuse::DType::Float16);
   // Rows are unique by name, and each parameter list parses.
   for (const auto& row : cli::function_table()) {
     CAPTURE(row.name);

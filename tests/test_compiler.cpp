@@ -273,7 +273,7 @@ TEST_CASE("compiler: ptxas info is parsed per entry function") {
   CHECK(garbage.registers == -1);
 }
 
-TEST_CASE("compiler: default_arch reads CUFUSE_ARCH, else the device, else 90") {
+TEST_CASE("compiler: default_arch reads CUFUSE_ARCH, else the device, else 90 (a bad value warns)") {
   {
     ScopedEnv e("CUFUSE_ARCH", std::nullopt);
     if (cufuse::Device::count() == 0) CHECK(d::default_arch() == 90);
@@ -288,8 +288,9 @@ TEST_CASE("compiler: default_arch reads CUFUSE_ARCH, else the device, else 90") 
     CHECK(d::default_arch() == 90);
   }
   {
-    ScopedEnv e("CUFUSE_ARCH", "banana");
-    CHECK_THROWS_AS(d::default_arch(), cufuse::ValueError);
+    ScopedEnv e("CUFUSE_ARCH", "banana");  // warned once (runtime/env.cpp); the default instead
+    if (cufuse::Device::count() == 0) CHECK(d::default_arch() == 90);
+    else CHECK(d::default_arch() == cufuse::Device::current().compute_capability());
   }
 }
 

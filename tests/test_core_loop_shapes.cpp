@@ -395,7 +395,7 @@ TEST_CASE("loop shapes: conjugate gradient reaches a steady state") {
   CgCase c;
   const LoopRun r = run_cg(c);
   REQUIRE(!c.converged);  // every counted iteration is a whole one
-  check_steady_state(r, 8);
+  check_steady_state(r, 7);  // matmul(A, p) written twice is one GEMM (plan/cse.cpp)
 }
 
 TEST_CASE("loop shapes: k-means reaches a steady state") {

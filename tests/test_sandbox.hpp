@@ -14,20 +14,24 @@
 #include "compile/compiler.hpp"
 #include "compile/disk_cache.hpp"
 #include "compile/dump.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse_test {
 
-// Sets (or, with nullopt, unsets) an environment variable for a scope.
+// Sets (or, with nullopt, unsets) an environment variable for a scope, and has the runtime
+// context read the environment again (runtime/context.hpp) at both ends.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
     if (value) ::setenv(name, value->c_str(), 1);
     else ::unsetenv(name);
+    cufuse::detail::runtime().reload_settings();
   }
   ~ScopedEnv() {
     if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
     else ::unsetenv(name_.c_str());
+    cufuse::detail::runtime().reload_settings();
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

@@ -131,3 +131,32 @@ TEST_CASE("exact reciprocals: a fuse() scalar argument divides; a constant insid
   const std::string gs = g.engine()->entries.at(0)->ex->steps.at(0).spec.source;
   CHECK(count_of(gs, "a * p.rcp") >= 1);
 }
+
+TEST_CASE("unit numerators: 1 / x is the literal reciprocal, in the source and in the key") {
+  auto x = cf::placeholder(cf::f64, {1000});
+  auto y = cf::placeholder(cf::f64, {1000});
+  CHECK(divides_one((1 / x).node().get()));
+  CHECK(divides_one((1.0 / (1 + 0.25 * cf::abs(x))).node().get()));  // W15's cumulative normal
+  CHECK(divides_one((1 / cf::placeholder(cf::f32, {8})).node().get()));
+  CHECK_FALSE(divides_one((2 / x).node().get()));
+  CHECK_FALSE(divides_one((-1 / x).node().get()));
+  CHECK_FALSE(divides_one((x / 1).node().get()));  // the scalar divides: the exact reciprocal's form
+  CHECK_FALSE(divides_one((y / x).node().get()));
+  CHECK(divides_one((1 / cf::placeholder(cf::i32, {8})).node().get()));  // int / int computes in float64
+  CHECK(division_form((x / 2).node().get()) == 1);
+  CHECK(division_form((1 / x).node().get()) == 2);
+  CHECK(division_form((3 / x).node().get()) == 0);
+  const std::string s1 = source_of(1 / x), s3 = source_of(3 / x);
+  CHECK(count_of(s1, "T(1) / b") == 1);
+  CHECK(count_of(s3, "T(1) / b") == 0);
+  CHECK(count_of(s3, "static_cast<R>(a / b)") == 1);
+  // a plan made for 1 / x is never reused for 3 / x, nor the other way round
+  CHECK(key_of(1 / x) != key_of(3 / x));
+  CHECK(key_of(3 / x) == key_of(5 / x));
+  // the reference and the host path agree with the plain division
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto v = cf::linspace(-3, 3, 101);
+  auto got = (1 / (1 + 0.2316419 * cf::abs(v))).to_host<double>();
+  const auto vs = v.to_host<double>();
+  for (size_t i = 0; i < vs.size(); ++i) CHECK(got[i] == 1 / (1 + 0.2316419 * std::fabs(vs[i])));
+}

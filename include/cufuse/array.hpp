@@ -61,6 +61,7 @@ class Index {
 };
 
 class Operand;
+class PinnedBuffer;  // cufuse/pinned.hpp
 
 // ------------------------------------------------------------------ Array
 class Array {
@@ -138,6 +139,13 @@ class Array {
     }
   }
   void copy_to_host(void* dst, size_t nbytes) const;  // row-major, this array's dtype
+  // Into page-locked memory of the same dtype and size, asynchronously on the current stream
+  // (cufuse/pinned.hpp; dst.synchronize() before reading it).
+  void copy_to_host(const PinnedBuffer& dst) const;
+  // Materializes, carries out pending writes into its memory, and returns the address of
+  // element 0 (device memory, or host memory under the reference backend): the work that
+  // made it is queued on the current stream (cufuse/foreign.hpp has the other direction).
+  void* data_ptr() const;
   template <class T>
   T item() const {
     Scalar s = item_scalar();

@@ -6,15 +6,25 @@
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"
+#include "cufuse/foreign.hpp"
 #include "cufuse/fuse.hpp"
+#include "cufuse/io.hpp"
 #include "cufuse/kernel.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/memory.hpp"
 #include "cufuse/ops.hpp"
+#include "cufuse/pinned.hpp"
+#include "cufuse/print.hpp"
 #include "cufuse/profiler.hpp"
 #include "cufuse/random.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
 #include "cufuse/signal.hpp"
 #include "cufuse/stream.hpp"
+#include "cufuse/testing.hpp"
 #include "cufuse/reduce.hpp"
+// DLPack where its header is installed (libdlpack-dev); the library implements it when
+// CMake found the header too (CUFUSE_HAVE_DLPACK).
+#if __has_include(<dlpack/dlpack.h>)
+#include "cufuse/dlpack.hpp"
+#endif

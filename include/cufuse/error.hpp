@@ -18,6 +18,7 @@ enum class ErrorKind {
   Cuda,         // a CUDA runtime / library call failed
   NotSupported, // a valid request this build cannot serve
   Internal,     // a bug in cufuse: please report
+  Assertion,    // a cufuse::testing check failed (assert_allclose, assert_array_equal)
 };
 
 class Error : public std::runtime_error {
@@ -43,6 +44,7 @@ CUFUSE_DEFINE_ERROR(NoDeviceError, NoDevice)
 CUFUSE_DEFINE_ERROR(CudaError, Cuda)
 CUFUSE_DEFINE_ERROR(NotSupportedError, NotSupported)
 CUFUSE_DEFINE_ERROR(InternalError, Internal)
+CUFUSE_DEFINE_ERROR(AssertionError, Assertion)  // cufuse/testing.hpp
 #undef CUFUSE_DEFINE_ERROR
 
 // NVRTC failure: carries the compiler log and the path where the source was saved.

@@ -1,5 +1,7 @@
 // cufuse/memory.hpp: the stream-ordered device memory pool (cudaMallocAsync).
 // Freed blocks stay in the pool for reuse; free_all_blocks gives them back to the driver.
+// The pinned host pool's pinned_used_bytes / pinned_total_bytes / pinned_free_all_blocks are
+// declared with PinnedBuffer in cufuse/pinned.hpp.
 #pragma once
 #include <cstddef>
 

@@ -2,40 +2,60 @@
 // All are lazy; each broadcasts its operands (an error names both shapes) and promotes
 // dtypes by NumPy 2's rules, C++ scalars being weak like Python scalars.
 #pragma once
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "cufuse/array.hpp"
+#include "cufuse/op_rows.hpp"
 
 namespace cufuse {
 
-// Any op of the op table by NumPy name: apply("hypot", {x, y}).
-Array apply(std::string_view numpy_name, const std::vector<Operand>& args);
+// Every op of the op table (cufuse/op_rows.hpp), declared from its row: kernel rows,
+// composites and aliases, with NumPy's parameter names and defaults.
+#define CUFUSE_DECLARE_UNARY(fn) Array fn(const Operand& x);
+#define CUFUSE_DECLARE_BINARY(fn) Array fn(const Operand& x1, const Operand& x2);
+#define CUFUSE_DECLARE_WHERE(fn) Array fn(const Operand& condition, const Operand& x, const Operand& y);
+#define CUFUSE_DECLARE_CAST(fn)  // astype, below
+// Round half to even; integers come back unchanged (a copy) for decimals >= 0.
+#define CUFUSE_DECLARE_ROUND(fn) Array fn(const Operand& a, int decimals = 0);
+// posinf/neginf default to the dtype's largest/lowest finite value; integers and bool come
+// back unchanged (a copy). NumPy's copy=False (in place) has no meaning for lazy arrays.
+#define CUFUSE_DECLARE_NAN_TO_NUM(fn) \
+  Array fn(const Operand& x, double nan = 0.0, std::optional<double> posinf = {}, std::optional<double> neginf = {});
+#define CUFUSE_DECLARE_ISCLOSE(fn) \
+  Array fn(const Operand& a, const Operand& b, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
+#define CUFUSE_DECLARE_KERNEL(id, fn, sym, sig, ...) CUFUSE_DECLARE_##sig(fn)
+#define CUFUSE_DECLARE_COMPOSITE(fn, sig, ...) CUFUSE_DECLARE_##sig(fn)
+#define CUFUSE_DECLARE_ALIAS(fn, id, sig) CUFUSE_DECLARE_##sig(fn)
+CUFUSE_ELEMENTWISE_OPS(CUFUSE_DECLARE_KERNEL)
+CUFUSE_COMPOSITE_OPS(CUFUSE_DECLARE_COMPOSITE)
+CUFUSE_OP_ALIASES(CUFUSE_DECLARE_ALIAS)
+#undef CUFUSE_DECLARE_KERNEL
+#undef CUFUSE_DECLARE_COMPOSITE
+#undef CUFUSE_DECLARE_ALIAS
+#undef CUFUSE_DECLARE_UNARY
+#undef CUFUSE_DECLARE_BINARY
+#undef CUFUSE_DECLARE_WHERE
+#undef CUFUSE_DECLARE_CAST
+#undef CUFUSE_DECLARE_ROUND
+#undef CUFUSE_DECLARE_NAN_TO_NUM
+#undef CUFUSE_DECLARE_ISCLOSE
 
-#define CUFUSE_UNARY(fn) Array fn(const Operand& a);
-#define CUFUSE_BINARY(fn) Array fn(const Operand& a, const Operand& b);
-CUFUSE_BINARY(add) CUFUSE_BINARY(subtract) CUFUSE_BINARY(multiply) CUFUSE_BINARY(divide)
-CUFUSE_BINARY(true_divide) CUFUSE_BINARY(floor_divide) CUFUSE_BINARY(remainder) CUFUSE_BINARY(mod)
-CUFUSE_BINARY(power) CUFUSE_BINARY(maximum) CUFUSE_BINARY(minimum) CUFUSE_BINARY(fmax) CUFUSE_BINARY(fmin)
-CUFUSE_BINARY(arctan2) CUFUSE_BINARY(hypot) CUFUSE_BINARY(copysign)
-CUFUSE_BINARY(less) CUFUSE_BINARY(less_equal) CUFUSE_BINARY(greater) CUFUSE_BINARY(greater_equal)
-CUFUSE_BINARY(equal) CUFUSE_BINARY(not_equal)
-CUFUSE_BINARY(logical_and) CUFUSE_BINARY(logical_or) CUFUSE_BINARY(logical_xor)
-CUFUSE_BINARY(bitwise_and) CUFUSE_BINARY(bitwise_or) CUFUSE_BINARY(bitwise_xor)
-CUFUSE_BINARY(left_shift) CUFUSE_BINARY(right_shift)
-CUFUSE_UNARY(negative) CUFUSE_UNARY(positive) CUFUSE_UNARY(abs) CUFUSE_UNARY(absolute) CUFUSE_UNARY(sign)
-CUFUSE_UNARY(square) CUFUSE_UNARY(reciprocal) CUFUSE_UNARY(floor) CUFUSE_UNARY(ceil) CUFUSE_UNARY(trunc)
-CUFUSE_UNARY(rint) CUFUSE_UNARY(logical_not) CUFUSE_UNARY(invert) CUFUSE_UNARY(bitwise_not)
-CUFUSE_UNARY(isnan) CUFUSE_UNARY(isinf) CUFUSE_UNARY(isfinite)
-CUFUSE_UNARY(sqrt) CUFUSE_UNARY(cbrt) CUFUSE_UNARY(exp) CUFUSE_UNARY(exp2) CUFUSE_UNARY(expm1)
-CUFUSE_UNARY(log) CUFUSE_UNARY(log2) CUFUSE_UNARY(log10) CUFUSE_UNARY(log1p)
-CUFUSE_UNARY(sin) CUFUSE_UNARY(cos) CUFUSE_UNARY(tan) CUFUSE_UNARY(arcsin) CUFUSE_UNARY(arccos) CUFUSE_UNARY(arctan)
-CUFUSE_UNARY(sinh) CUFUSE_UNARY(cosh) CUFUSE_UNARY(tanh) CUFUSE_UNARY(arcsinh) CUFUSE_UNARY(arccosh) CUFUSE_UNARY(arctanh)
-#undef CUFUSE_UNARY
-#undef CUFUSE_BINARY
+// A parameter of an op called by name (apply): {"rtol", 1e-3}, {"equal_nan", true}.
+struct OpParam {
+  std::string_view name;
+  Scalar value;
+};
+// Any op of the op table by NumPy name, aliases and composites included: apply("hypot", {x, y}),
+// apply("isclose", {a, b}, {{"atol", 0.0}}). A parameter left out takes NumPy's default.
+// ValueError for an unknown name or the wrong number of operands, TypeError for a parameter
+// the op does not have.
+Array apply(std::string_view numpy_name, const std::vector<Operand>& args, const std::vector<OpParam>& params = {});
 
-Array where(const Operand& condition, const Operand& x, const Operand& y);
+// NumPy 2's permute_dims: the axes in the given order (transpose).
+inline Array permute_dims(const Array& a, const Axes& axes) { return a.transpose(axes); }
 // NumPy's clip: minimum(maximum(x, lo), hi), NaN propagating.
 Array clip(const Operand& x, const Operand& lo, const Operand& hi);
 Array astype(const Array& a, DType t);

@@ -78,6 +78,7 @@ const char* error_kind_name(ErrorKind k) {
     case ErrorKind::Cuda: return "CudaError";
     case ErrorKind::NotSupported: return "NotSupportedError";
     case ErrorKind::Internal: return "InternalError";
+    case ErrorKind::Assertion: return "AssertionError";
   }
   return "Error";
 }
@@ -425,11 +426,11 @@ Value Evaluator::eval_call(const Expr& e) {
 }
 
 Value Evaluator::module_attribute(const Value& m, const Expr& e) {
-  if (m.text == "linalg") {  // np.linalg.norm: rows named "linalg.norm"
-    const std::string full = "linalg." + e.text;
+  if (m.text == "linalg" || m.text == "testing") {  // np.linalg.norm: rows named "linalg.norm"
+    const std::string full = m.text + "." + e.text;
     if (const FunctionRow* f = find_function(full)) return Value::fn(f);
     if (auto msg = not_available_yet(full)) fail_at(e.op_loc, e.text.size(), *msg);
-    fail_at(e.op_loc, e.text.size(), fmt::format("module 'linalg' has no attribute '{}'", e.text));
+    fail_at(e.op_loc, e.text.size(), fmt::format("module '{}' has no attribute '{}'", m.text, e.text));
   }
   if (m.text == "signal") {  // scipy.signal.convolve2d: the rows convolve2d and correlate2d
     if (e.text == "convolve2d" || e.text == "correlate2d") return Value::fn(find_function(e.text));
@@ -439,6 +440,7 @@ Value Evaluator::module_attribute(const Value& m, const Expr& e) {
   }
   const std::string& n = e.text;
   if (n == "linalg") return Value::module("linalg");
+  if (n == "testing") return Value::module("testing");  // np.testing.assert_allclose
   if (n == "signal") return Value::module("signal");
   if (const FunctionRow* f = find_function(n)) return Value::fn(f);
   static const std::vector<Builtin> b = builtins();

@@ -1,7 +1,7 @@
 // src/cli/functions.cpp: THE function table of cufuse-dump-kernels: every function a program
 // can call, by its NumPy name, with its parameters and a few lines mapping it to cufuse.
-// Every op of the op table (src/core/op_table.hpp) is a row without being listed here; the
-// rows below add NumPy's aliases, casts, views, reductions and creation functions, and
+// Every op of the op table (cufuse/op_rows.hpp: kernel rows, composites and NumPy's aliases)
+// is a row without being listed here; the rows below add casts, views, reductions and creation functions, and
 // functions_library.cpp's rows the contractions and linear algebra. To expose a new
 // function, add one row and its implementation to the file of its kind; registry.cpp binds
 // the arguments, `@` finds the row named "matmul", and np.linalg.X the row "linalg.X".
@@ -50,23 +50,19 @@ void require_order_c(const Args& a) {
   if (a.string("order") != "C") a.fail("order", "only order='C' is supported");
 }
 
-const char* const* operand_names(int arity, detail::TypeRule rule) {
-  static const char* const one[] = {"x"};
-  static const char* const two[] = {"x1", "x2"};
-  static const char* const where[] = {"condition", "x", "y"};
-  if (rule == detail::TypeRule::Where) return where;
-  return arity == 1 ? one : two;
-}
-
 // ------------------------------------------------------------------ elementwise
+// Every op of the op table (kernel rows, composites, aliases), bound by its signature's
+// operand and parameter names (src/core/op_table.cpp's kSignatures) and called by name.
 Value fn_elementwise(const Args& a) {
   const char* op = a.row().op ? a.row().op : a.row().name;
-  const auto id = detail::find_op(op);
-  const detail::OpRow& row = detail::op_row(*id);
-  const char* const* names = operand_names(row.arity, row.rule);
+  const detail::OpFunction* f = detail::find_function(op);
+  const detail::Signature& s = detail::signature(f->sig);
   std::vector<Operand> ops;
-  for (int i = 0; i < row.arity; ++i) ops.push_back(a.operand(names[i]));
-  return Value::of(cufuse::apply(op, ops));
+  for (int i = 0; i < s.n_operands; ++i) ops.push_back(a.operand(s.operands[i]));
+  std::vector<OpParam> params;
+  for (int i = 0; i < s.n_params; ++i)
+    if (a.given(s.params[i].name)) params.push_back(OpParam{s.params[i].name, a.number(s.params[i].name)});
+  return Value::of(cufuse::apply(op, ops, params));
 }
 
 Value fn_astype(const Args& a) { return Value::of(cufuse::astype(a.array("x"), *a.dtype("dtype"))); }
@@ -257,22 +253,6 @@ const FunctionRow kRows[] = {
     {"astype", "x, dtype", fn_astype, true, "cast: astype(x, 'f16'), x.astype(float16)"},
     {"copy", "a", fn_copy, true, "a copy (one elementwise kernel)"},
     {"clip", "a, a_min=None, a_max=None", fn_clip, true, "minimum(maximum(a, a_min), a_max), NaN propagating"},
-    // NumPy's other names for ops of the op table
-    {"abs", "x", fn_elementwise, false, "alias of absolute", "absolute"},
-    {"divide", "x1, x2", fn_elementwise, false, "alias of true_divide", "true_divide"},
-    {"mod", "x1, x2", fn_elementwise, false, "alias of remainder", "remainder"},
-    {"pow", "x1, x2", fn_elementwise, false, "alias of power", "power"},
-    {"bitwise_not", "x", fn_elementwise, false, "alias of invert", "invert"},
-    {"bitwise_invert", "x", fn_elementwise, false, "alias of invert", "invert"},
-    {"bitwise_left_shift", "x1, x2", fn_elementwise, false, "alias of left_shift", "left_shift"},
-    {"bitwise_right_shift", "x1, x2", fn_elementwise, false, "alias of right_shift", "right_shift"},
-    {"asin", "x", fn_elementwise, false, "alias of arcsin", "arcsin"},
-    {"acos", "x", fn_elementwise, false, "alias of arccos", "arccos"},
-    {"atan", "x", fn_elementwise, false, "alias of arctan", "arctan"},
-    {"atan2", "x1, x2", fn_elementwise, false, "alias of arctan2", "arctan2"},
-    {"asinh", "x", fn_elementwise, false, "alias of arcsinh", "arcsinh"},
-    {"acosh", "x", fn_elementwise, false, "alias of arccosh", "arccosh"},
-    {"atanh", "x", fn_elementwise, false, "alias of arctanh", "arctanh"},
     // views (lazy: they move into the kernels' index arithmetic)
     {"reshape", "a, *shape, order='C'", fn_reshape, true, "reshape(x, (2, -1)), x.reshape(2, -1)"},
     {"transpose", "a, *axes", fn_transpose, true, "reverse or permute the axes"},
@@ -324,14 +304,26 @@ std::vector<FunctionRow> build_table() {
   std::vector<FunctionRow> rows(std::begin(kRows), std::end(kRows));
   const auto& lib = library_function_rows();  // functions_library.cpp
   rows.insert(rows.end(), lib.begin(), lib.end());
-  // Every op of the op table by its NumPy name (astype is the row above).
-  for (int i = 0; i < detail::kNumOps; ++i) {
-    const detail::OpRow& op = detail::op_row(static_cast<detail::Op>(i));
-    if (op.id == detail::Op::Cast) continue;
-    if (std::any_of(rows.begin(), rows.end(), [&](const FunctionRow& r) { return std::string_view(r.name) == op.name; }))
+  const auto& surface = surface_function_rows();  // functions_surface.cpp
+  rows.insert(rows.end(), surface.begin(), surface.end());
+  // Every op of the op table by its NumPy name (astype is the row above), aliases and
+  // composites included, with its signature's parameters and NumPy's defaults.
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> t;
+    for (const detail::OpFunction& f : detail::op_functions()) {
+      t.push_back(detail::python_params(f.sig));
+      t.push_back(f.doc ? std::string(f.doc) : "alias of " + std::string(detail::op_row(f.op).name));
+    }
+    return t;
+  }();
+  size_t k = 0;
+  for (const detail::OpFunction& f : detail::op_functions()) {
+    const char* params = texts[k++].c_str();
+    const char* doc = texts[k++].c_str();
+    if (f.sig == detail::Sig::CAST) continue;
+    if (std::any_of(rows.begin(), rows.end(), [&](const FunctionRow& r) { return std::string_view(r.name) == f.name; }))
       continue;
-    const char* params = op.rule == detail::TypeRule::Where ? "condition, x, y" : (op.arity == 1 ? "x" : "x1, x2");
-    rows.push_back(FunctionRow{op.name, params, fn_elementwise, false, "elementwise (op table)", op.name});
+    rows.push_back(FunctionRow{f.name, params, fn_elementwise, false, doc, f.name});
   }
   return rows;
 }

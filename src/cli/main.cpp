@@ -27,6 +27,7 @@
 #include "compile/compiler.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"
+#include "runtime/context.hpp"
 
 namespace cli = cufuse::cli;
 
@@ -112,7 +113,10 @@ int main(int argc, char** argv) {
     return kExitBadProgram;
   }
   if (program == "-") program.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  if (no_cache) ::setenv("CUFUSE_CACHE", "0", 1);
+  if (no_cache) {
+    ::setenv("CUFUSE_CACHE", "0", 1);
+    cufuse::detail::runtime().reload_settings();  // the context may have read the environment already
+  }
 
   int arch = 0;
   try {

@@ -82,6 +82,8 @@ const std::vector<FunctionRow>& function_table();
 Axes to_axes(const Args& a, const char* param, const Value& v);
 // The library rows (functions_library.cpp), part of function_table().
 const std::vector<FunctionRow>& library_function_rows();
+// The rows of issue 30's creation and comparison functions (functions_surface.cpp).
+const std::vector<FunctionRow>& surface_function_rows();
 const FunctionRow* find_function(std::string_view name);
 // Functions of the library that the tool does not have yet: a message saying so
 // ("matmul is not available yet"), or nullopt.

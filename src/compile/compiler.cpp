@@ -30,6 +30,8 @@
 #include "core/counters.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/stream.hpp"
+#include "core/counters.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
@@ -55,8 +57,8 @@ const std::vector<std::string>& include_options() {
       list = semi == std::string_view::npos ? std::string_view() : list.substr(semi + 1);
     }
 #endif
-    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char* e = std::getenv(env); e && *e) dirs.push_back(std::string(e) + "/include");
+    for (const auto* env : {&settings().cuda_home, &settings().cuda_path})
+      if (*env && !(*env)->empty()) dirs.push_back(**env + "/include");
     std::error_code ec;
     for (const auto& d : dirs)
       if (!d.empty() && fs::exists(fs::path(d) / "cuda_fp16.h", ec)) {
@@ -155,30 +157,8 @@ PtxasInfo parse_ptxas_info(const std::string& log, const std::string& name) {
 
 // ------------------------------------------------------------------ arch
 
-namespace {
-
-std::optional<int> arch_from_env() {
-  const char* e = std::getenv("CUFUSE_ARCH");
-  if (!e || !*e) return std::nullopt;
-  std::string_view s(e);
-  if (s.substr(0, 3) == "sm_") s.remove_prefix(3);
-  else if (s.substr(0, 8) == "compute_") s.remove_prefix(8);
-  int v = 0;
-  bool ok = !s.empty() && s.size() <= 4;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) ok = false;
-    else v = v * 10 + (c - '0');
-  }
-  if (!ok || v < 10)
-    throw ValueError(fmt::format("CUFUSE_ARCH='{}' is not a GPU architecture: use the compute capability "
-                                 "as digits, e.g. 90 or sm_90", e));
-  return v;
-}
-
-}  // namespace
-
 int default_arch() {
-  if (auto env = arch_from_env()) return *env;  // read each call: a getenv, cheap next to a plan
+  if (int a = settings().arch) return a;  // CUFUSE_ARCH (runtime/env.cpp; a bad value warns)
   if (Device::count() > 0) return device_props(current_device()).cc;
   return 90;
 }
@@ -220,15 +200,15 @@ struct Entry {
   std::shared_future<CompiledKernelPtr> pending;
 };
 
+// Compiled kernels by full key: process state (runtime/context.hpp), never destroyed (safe
+// from other statics' destructors).
 struct MemoryCache {
+  static constexpr StateSlot kSlot = StateSlot::KernelCache;
   std::mutex mu;
   std::unordered_multimap<size_t, std::shared_ptr<Entry>> map;
 };
 
-MemoryCache& memory_cache() {
-  static auto* c = new MemoryCache;  // never destroyed: safe from other statics' destructors
-  return *c;
-}
+MemoryCache& memory_cache() { return runtime().state<MemoryCache>(); }
 
 inline size_t mix(size_t h, size_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "compile/nvrtc.hpp"
+#include "runtime/context.hpp"
 #include "runtime/log.hpp"
 
 #ifndef CUFUSE_VERSION_STRING
@@ -89,34 +90,37 @@ uint64_t checksum64(const void* data, size_t size) {
 
 namespace {
 
-std::mutex g_settings_mu;
-std::optional<DiskCacheSettings> g_settings;  // guarded by g_settings_mu
-std::atomic<bool> g_warned{false};
+// The disk cache's process state (runtime/context.hpp): its settings, made from the
+// environment's (runtime/env.cpp) at first use and again after a reload or a reset, the one
+// write warning, and the temp-file counter.
+struct DiskCacheState {
+  static constexpr StateSlot kSlot = StateSlot::DiskCache;
+  std::mutex mu;
+  std::optional<DiskCacheSettings> settings;  // guarded by mu
+  uint64_t generation = 0;                    // of the Settings it was made from; guarded by mu
+  std::atomic<bool> warned{false};
+  std::atomic<uint64_t> temp_counter{0};
+};
+DiskCacheState& state() { return runtime().state<DiskCacheState>(); }
 
-std::string env_str(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
-std::string home_dir() {
-  std::string h = env_str("HOME");
-  if (!h.empty()) return h;
+std::string home_dir(const Settings& env) {
+  if (env.home && !env.home->empty()) return *env.home;
   struct passwd pw, *res = nullptr;
   char buf[4096];
   if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res && res->pw_dir) return res->pw_dir;
   return {};
 }
 
-DiskCacheSettings read_settings() {
+DiskCacheSettings read_settings(const Settings& env) {
   DiskCacheSettings s;
-  std::string dir = env_str("CUFUSE_CACHE_DIR"), xdg = env_str("XDG_CACHE_HOME");
+  const std::string& dir = env.cache_dir;
+  const std::string xdg = env.xdg_cache_home.value_or("");
   if (!dir.empty()) s.dir = dir;
   else if (!xdg.empty() && fs::path(xdg).is_absolute()) s.dir = fs::path(xdg) / "cufuse";
-  else if (auto home = home_dir(); !home.empty()) s.dir = fs::path(home) / ".cache" / "cufuse";
+  else if (auto home = home_dir(env); !home.empty()) s.dir = fs::path(home) / ".cache" / "cufuse";
 
-  std::string onoff = env_str("CUFUSE_CACHE");
-  if (onoff == "0" || onoff == "off" || onoff == "OFF" || onoff == "false" || onoff == "no")
-    s.why_off = fmt::format("CUFUSE_CACHE={}", onoff);
+  if (!env.cache_off.empty())
+    s.why_off = fmt::format("CUFUSE_CACHE={}", env.cache_off);
   else if (s.dir.empty())
     s.why_off = "no cache directory (set CUFUSE_CACHE_DIR, XDG_CACHE_HOME or HOME)";
   s.enabled = s.why_off.empty();
@@ -128,15 +132,21 @@ DiskCacheSettings read_settings() {
 }  // namespace
 
 DiskCacheSettings disk_cache_settings() {
-  std::lock_guard<std::mutex> lk(g_settings_mu);
-  if (!g_settings) g_settings = read_settings();
-  return *g_settings;
+  DiskCacheState& st = state();
+  const Settings& env = settings();
+  std::lock_guard<std::mutex> lk(st.mu);
+  if (!st.settings || st.generation != env.generation) {
+    st.settings = read_settings(env);
+    st.generation = env.generation;
+  }
+  return *st.settings;
 }
 
 void reset_disk_cache_settings() {
-  std::lock_guard<std::mutex> lk(g_settings_mu);
-  g_settings.reset();
-  g_warned.store(false);
+  DiskCacheState& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  st.settings.reset();
+  st.warned.store(false);
 }
 
 // ------------------------------------------------------------------ file naming
@@ -256,7 +266,7 @@ namespace {
 
 void warn_once(const std::string& what) {
   log(LogChannel::Cache, "{}", what);
-  if (!g_warned.exchange(true))
+  if (!state().warned.exchange(true))
     std::fprintf(stderr,
                  "cufuse: warning: %s; kernels will be compiled again in later runs "
                  "(set CUFUSE_CACHE_DIR to a writable directory, or CUFUSE_CACHE=0 to turn the disk "
@@ -275,8 +285,7 @@ uint64_t temp_nonce() {
                       uint64_t(::getpid()), uint64_t(std::hash<std::thread::id>{}(std::this_thread::get_id()))};
     return std::mt19937_64(seq);
   }();
-  static std::atomic<uint64_t> counter{0};
-  return rng() ^ (counter.fetch_add(1) << 48);
+  return rng() ^ (state().temp_counter.fetch_add(1) << 48);
 }
 
 }  // namespace

@@ -35,9 +35,10 @@ struct DiskCacheSettings {
   std::filesystem::path dir;  // where files live (set even when disabled, if resolvable)
   std::string why_off;        // why disabled ("" when enabled)
 };
-// The settings, read from the environment at first use.
+// The settings, made at first use from runtime().settings() (CUFUSE_CACHE_DIR, CUFUSE_CACHE,
+// XDG_CACHE_HOME, HOME; runtime/env.cpp), and again after the context reloads them.
 DiskCacheSettings disk_cache_settings();
-// Tests: re-read the environment at the next use and re-arm the one write warning.
+// Tests: make the settings again at the next use and re-arm the one write warning.
 void reset_disk_cache_settings();
 
 // The key as stored and hashed: `key` salted with the cufuse and NVRTC versions.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/context.hpp"
 #include "runtime/log.hpp"
 
 namespace cufuse::detail {
@@ -22,41 +23,52 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::mutex g_mu;
-bool g_read = false;                 // guarded by g_mu
-std::optional<fs::path> g_dir;       // guarded by g_mu
-std::atomic<bool> g_warned{false};
-std::atomic<uint64_t> g_counter{0};
+// The dump's process state (runtime/context.hpp): the directory, made from the environment's
+// CUFUSE_DUMP_KERNELS (runtime/env.cpp) at first use and again after a reload or a reset,
+// the one warning, and the temp-file counter.
+struct DumpState {
+  static constexpr StateSlot kSlot = StateSlot::KernelDump;
+  std::mutex mu;
+  bool read = false;            // guarded by mu
+  uint64_t generation = 0;      // of the Settings `dir` was made from; guarded by mu
+  std::optional<fs::path> dir;  // guarded by mu
+  std::atomic<bool> warned{false};
+  std::atomic<uint64_t> counter{0};
+};
+DumpState& state() { return runtime().state<DumpState>(); }
 
 void warn_once(const std::string& what) {
   log(LogChannel::Compile, "{}", what);
-  if (!g_warned.exchange(true))
+  if (!state().warned.exchange(true))
     std::fprintf(stderr, "cufuse: warning: CUFUSE_DUMP_KERNELS: %s (shown once)\n", what.c_str());
 }
 
 }  // namespace
 
 std::optional<fs::path> dump_dir() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  if (!g_read) {
-    g_read = true;
-    g_dir.reset();
-    const char* e = std::getenv("CUFUSE_DUMP_KERNELS");
-    if (e && *e) {
+  DumpState& st = state();
+  const Settings& env = settings();
+  std::lock_guard<std::mutex> lk(st.mu);
+  if (!st.read || st.generation != env.generation) {
+    st.read = true;
+    st.generation = env.generation;
+    st.dir.reset();
+    if (const std::string& e = env.dump_kernels; !e.empty()) {
       std::error_code ec;
       fs::create_directories(e, ec);
       if (ec) warn_once(fmt::format("cannot create {}: {}", e, ec.message()));
-      else g_dir = fs::path(e);
+      else st.dir = fs::path(e);
     }
   }
-  return g_dir;
+  return st.dir;
 }
 
 void reset_dump_settings() {
-  std::lock_guard<std::mutex> lk(g_mu);
-  g_read = false;
-  g_dir.reset();
-  g_warned.store(false);
+  DumpState& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  st.read = false;
+  st.dir.reset();
+  st.warned.store(false);
 }
 
 void dump_file(const std::string& filename, const std::string& content) {
@@ -73,7 +85,7 @@ void dump_file(const std::string& filename, const std::string& content) {
     if (rel.has_parent_path()) fs::create_directories(path.parent_path(), ec);
     fs::path tmp = path;
     tmp += fmt::format(".tmp-{}-{:x}-{}", ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()),
-                       g_counter.fetch_add(1));
+                       state().counter.fetch_add(1));
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out.write(content.data(), std::streamsize(content.size()));

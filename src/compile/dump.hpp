@@ -7,12 +7,13 @@
 
 namespace cufuse::detail {
 
-// The dump directory if CUFUSE_DUMP_KERNELS is set (read at first use; created then).
+// The dump directory if CUFUSE_DUMP_KERNELS is set (runtime().settings(); created at first
+// use, and again after the context reloads the settings).
 std::optional<std::filesystem::path> dump_dir();
 // Writes `content` to <dump dir>/<filename> (whole, via temp file + rename) when dumping is
 // on; does nothing otherwise. A failure is one warning on stderr per process.
 void dump_file(const std::string& filename, const std::string& content);
-// Tests: re-read CUFUSE_DUMP_KERNELS at the next use and re-arm the warning.
+// Tests: look at CUFUSE_DUMP_KERNELS again at the next use and re-arm the warning.
 void reset_dump_settings();
 
 }  // namespace cufuse::detail

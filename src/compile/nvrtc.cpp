@@ -9,12 +9,18 @@
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse::detail::nvrtc {
 
 namespace {
 
-std::atomic<uint64_t> g_compile_calls{0};
+// NVRTC compilations run by this process (compile_calls): process state (runtime/context.hpp).
+struct CompileCalls {
+  static constexpr StateSlot kSlot = StateSlot::NvrtcCalls;
+  std::atomic<uint64_t> n{0};
+};
+std::atomic<uint64_t>& compile_call_count() { return runtime().state<CompileCalls>().n; }
 
 [[noreturn]] void throw_nvrtc(nvrtcResult r, const char* call, const std::string& program) {
   throw CudaError(fmt::format("NVRTC call {} failed for '{}': {} ({})", call, program,
@@ -48,7 +54,7 @@ Output compile_to_cubin(const std::string& source, const std::string& program_na
   std::vector<const char*> opts;
   opts.reserve(options.size());
   for (const auto& o : options) opts.push_back(o.c_str());
-  g_compile_calls.fetch_add(1, std::memory_order_relaxed);
+  compile_call_count().fetch_add(1, std::memory_order_relaxed);
   nvrtcResult r = nvrtcCompileProgram(prog.p, static_cast<int>(opts.size()), opts.data());
   out.status = static_cast<int>(r);
   out.status_text = nvrtcGetErrorString(r);
@@ -83,6 +89,6 @@ const std::string& version() {
   return v;
 }
 
-uint64_t compile_calls() { return g_compile_calls.load(std::memory_order_relaxed); }
+uint64_t compile_calls() { return compile_call_count().load(std::memory_order_relaxed); }
 
 }  // namespace cufuse::detail::nvrtc

@@ -2,13 +2,11 @@
 #include "core/counters.hpp"
 
 #include "cufuse/eval.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse {
 namespace detail {
-Counters& counters() {
-  static Counters c;
-  return c;
-}
+Counters& counters() { return runtime().state<Counters>(); }
 }  // namespace detail
 
 Stats stats() {

@@ -3,9 +3,13 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/context.hpp"
+
 namespace cufuse::detail {
 
+// Process state: the runtime context's Counters slot (runtime/context.hpp).
 struct Counters {
+  static constexpr StateSlot kSlot = StateSlot::Counters;
   std::atomic<uint64_t> evaluations{0}, plans_built{0}, plan_cache_hits{0}, kernels_launched{0}, graph_launches{0},
       kernels_compiled{0}, memory_cache_hits{0}, disk_cache_hits{0}, auto_evaluations{0},
       compile_us{0};  // NVRTC wall time, microseconds

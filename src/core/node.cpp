@@ -6,9 +6,21 @@
 
 #include "core/registry.hpp"
 #include "cufuse/error.hpp"
+#include "core/registry.hpp"
+#include "runtime/context.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse::detail {
+
+namespace {
+// The graph's process state (runtime/context.hpp): the lock over its shared parts, and the
+// next block of creation numbers.
+struct GraphState {
+  static constexpr StateSlot kSlot = StateSlot::GraphState;
+  std::recursive_mutex mu;
+  std::atomic<uint32_t> seq{0};
+};
+}  // namespace
 
 Node::~Node() {
   if (dest && dest->storage) {  // a pending write that will never run no longer blocks its memory
@@ -107,10 +119,7 @@ bool release_sole_registered(Node* n) noexcept {
   return true;
 }
 
-std::recursive_mutex& graph_mutex() {
-  static std::recursive_mutex m;
-  return m;
-}
+std::recursive_mutex& graph_mutex() { return runtime().state<GraphState>().mu; }
 
 const char* kind_name(NodeKind k) {
   switch (k) {
@@ -180,11 +189,10 @@ namespace {
 // Creation numbers of unrealized nodes: each thread takes them in blocks, so they are
 // distinct across threads and increase along each thread's program.
 constexpr uint32_t kSeqBlock = 1u << 16;
-std::atomic<uint32_t> g_seq{0};
 uint32_t next_seq() {
   thread_local uint32_t next = 0, end = 0;
   if (next == end) {
-    next = g_seq.fetch_add(kSeqBlock, std::memory_order_relaxed);
+    next = runtime().state<GraphState>().seq.fetch_add(kSeqBlock, std::memory_order_relaxed);
     end = next + kSeqBlock;
   }
   return next++;

@@ -2,7 +2,6 @@
 // each op, instantiated from the same expression, is src/reference/op_reference.cpp.
 #include "core/op_table.hpp"
 
-
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
@@ -11,10 +10,48 @@ namespace cufuse::detail {
 
 namespace {
 
-#define CUFUSE_ROW(id, nm, sym, ar, rule, acc, b8, ...) \
-  OpRow{Op::id, nm, sym, ar, TypeRule::rule, acc, b8, #__VA_ARGS__},
+#define CUFUSE_PREC_EXACT (Precision{Precision::Exact, 0})
+#define CUFUSE_PREC_EXACT_PM0 (Precision{Precision::ExactPm0, 0})
+#define CUFUSE_PREC_ULPS(n) (Precision{Precision::Ulps, n})
+
+
+#define CUFUSE_ROW(id, nm, sym, sig, rule, acc, b8, prec, ...)                                  \
+  OpRow{Op::id, #nm, sym, sig_arity(Sig::sig), TypeRule::rule, acc, b8, #__VA_ARGS__, CUFUSE_PREC_##prec, Sig::sig},
 
 const OpRow kRows[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_ROW)};
+#undef CUFUSE_ROW
+
+#define CUFUSE_KERNEL_FN(id, nm, sym, sig, rule, acc, b8, prec, ...) \
+  OpFunction{OpFunction::Kernel, #nm, Sig::sig, CUFUSE_PREC_##prec, Op::id, "elementwise (op table)"},
+#define CUFUSE_COMPOSITE_FN(nm, sig, prec, doc) \
+  OpFunction{OpFunction::Composite, #nm, Sig::sig, CUFUSE_PREC_##prec, Op::Count, doc},
+#define CUFUSE_ALIAS_FN(nm, id, sig) \
+  OpFunction{OpFunction::Alias, #nm, Sig::sig, kRows[static_cast<int>(Op::id)].precision, Op::id, nullptr},
+const OpFunction kFunctions[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_KERNEL_FN) CUFUSE_COMPOSITE_OPS(CUFUSE_COMPOSITE_FN)
+                                     CUFUSE_OP_ALIASES(CUFUSE_ALIAS_FN)};
+#undef CUFUSE_KERNEL_FN
+#undef CUFUSE_COMPOSITE_FN
+#undef CUFUSE_ALIAS_FN
+
+// An alias row names a kernel row of its own signature.
+#define CUFUSE_ALIAS_CHECK(nm, id, sig) \
+  static_assert(Sig::sig == CUFUSE_ROW_SIG(id), "alias " #nm ": its signature is not its kernel row's");
+#define CUFUSE_SIG_OF(id, nm, sym, sig, ...) id_sig == Op::id ? Sig::sig :
+constexpr Sig row_sig(Op id_sig) { return CUFUSE_ELEMENTWISE_OPS(CUFUSE_SIG_OF) Sig::UNARY; }
+#define CUFUSE_ROW_SIG(id) row_sig(Op::id)
+CUFUSE_OP_ALIASES(CUFUSE_ALIAS_CHECK)
+#undef CUFUSE_ALIAS_CHECK
+#undef CUFUSE_SIG_OF
+
+const Signature kSignatures[] = {
+    /* UNARY */ {1, {"x"}, 0, {}},
+    /* BINARY */ {2, {"x1", "x2"}, 0, {}},
+    /* WHERE */ {3, {"condition", "x", "y"}, 0, {}},
+    /* CAST */ {1, {"x"}, 1, {{"dtype", "None"}}},
+    /* ROUND */ {1, {"a"}, 1, {{"decimals", "0"}}},
+    /* NAN_TO_NUM */ {1, {"x"}, 4, {{"copy", "True"}, {"nan", "0.0"}, {"posinf", "None"}, {"neginf", "None"}}},
+    /* ISCLOSE */ {2, {"a", "b"}, 3, {{"rtol", "1e-05"}, {"atol", "1e-08"}, {"equal_nan", "False"}}},
+};
 
 }  // namespace
 
@@ -26,6 +63,38 @@ std::optional<Op> find_op(std::string_view numpy_name) {
   for (const auto& r : kRows)
     if (numpy_name == r.name) return r.id;
   return std::nullopt;
+}
+
+std::span<const OpFunction> op_functions() { return kFunctions; }
+
+const OpFunction* find_function(std::string_view numpy_name) {
+  for (const auto& f : kFunctions)
+    if (numpy_name == f.name && f.sig != Sig::CAST) return &f;
+  return nullptr;
+}
+
+const Signature& signature(Sig s) { return kSignatures[static_cast<int>(s)]; }
+
+std::string python_params(Sig s) {
+  const Signature& g = signature(s);
+  std::string out;
+  for (int i = 0; i < g.n_operands; ++i) out += (i ? ", " : "") + std::string(g.operands[i]);
+  for (int i = 0; i < g.n_params; ++i) out += fmt::format(", {}={}", g.params[i].name, g.params[i].py_default);
+  return out;
+}
+
+int compare_ulps(Precision p, DType result) {
+  if (p.kind != Precision::Ulps || !is_float(result)) return 0;
+  return is_half(result) ? 2 : 2 * p.ulps;
+}
+
+std::string precision_name(Precision p) {
+  switch (p.kind) {
+    case Precision::Exact: return "exact";
+    case Precision::ExactPm0: return "exact (either zero on a tie of zeros)";
+    case Precision::Ulps: return fmt::format("{} ulps", p.ulps);
+  }
+  return "?";
 }
 
 const char* rule_name(TypeRule r) {

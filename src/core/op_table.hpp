@@ -1,17 +1,22 @@
-// src/core/op_table.hpp: the one table of elementwise ops.
+// src/core/op_table.hpp: the op table's types and look-ups. The rows themselves are in
+// cufuse/op_rows.hpp (public, so that cufuse/ops.hpp declares every op from them).
 //
-// Each row gives an op's NumPy name, its operator spelling in the tools, its arity, its
-// type rule and the dtype kinds it takes, and one C++ expression over a, b, c. That same
-// expression is compiled on the host (the reference evaluator's implementation, through
-// src/reference/op_reference.cpp) and pasted into generated CUDA (codegen/elementwise_kernel.cpp),
-// with the helpers of codegen/device_helpers.inc available to both.
-// Adding an elementwise op is one row here, one public function, and one test.
+// Each kernel row gives an op's NumPy name, its operator spelling in the tools, its
+// signature, its type rule and the dtype kinds it takes, its precision class, and one C++
+// expression over a, b, c. That same expression is compiled on the host (the reference
+// evaluator's implementation, through src/reference/op_reference.cpp) and pasted into generated CUDA
+// (codegen/elementwise_kernel.cpp), with the helpers of codegen/device_helpers.inc available
+// to both. Composite and alias rows are listed here too (OpFunction), so that the CLI, the
+// tests and apply() see every name the table gives the public API.
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "cufuse/dtype.hpp"
+#include "cufuse/op_rows.hpp"
 
 namespace cufuse::detail {
 
@@ -31,75 +36,33 @@ const char* rule_name(TypeRule r);
 inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8;
 inline constexpr uint8_t kKAll = kKB | kKI | kKU | kKF, kKNum = kKI | kKU | kKF, kKInt = kKI | kKU;
 
-// X(id, numpy name, operator spelling, arity, rule, kinds taken, bool computes as int8, expression...)
-// The expression sees a, b, c of the compute type T and the result type R.
-#define CUFUSE_ELEMENTWISE_OPS(X)                                                        \
-  X(Add, "add", "+", 2, Same, kKAll, false, cf_add(a, b))                                \
-  X(Subtract, "subtract", "-", 2, Same, kKNum, false, cf_sub(a, b))                      \
-  X(Multiply, "multiply", "*", 2, Same, kKAll, false, cf_mul(a, b))                      \
-  X(TrueDivide, "true_divide", "/", 2, TrueDivide, kKAll, false, a / b)                  \
-  X(FloorDivide, "floor_divide", "//", 2, Same, kKAll, true, cf_floor_divide(a, b))      \
-  X(Remainder, "remainder", "%", 2, Same, kKAll, true, cf_remainder(a, b))               \
-  X(Power, "power", "**", 2, Same, kKAll, true, cf_power(a, b))                          \
-  X(Maximum, "maximum", "", 2, Same, kKAll, false, cf_maximum(a, b))                     \
-  X(Minimum, "minimum", "", 2, Same, kKAll, false, cf_minimum(a, b))                     \
-  X(Fmax, "fmax", "", 2, Same, kKAll, false, cf_fmax(a, b))                              \
-  X(Fmin, "fmin", "", 2, Same, kKAll, false, cf_fmin(a, b))                              \
-  X(Arctan2, "arctan2", "", 2, Float, kKAll, false, atan2(a, b))                         \
-  X(Hypot, "hypot", "", 2, Float, kKAll, false, hypot(a, b))                             \
-  X(Copysign, "copysign", "", 2, Float, kKAll, false, copysign(a, b))                    \
-  X(Less, "less", "<", 2, Compare, kKAll, false, a < b)                                  \
-  X(LessEqual, "less_equal", "<=", 2, Compare, kKAll, false, a <= b)                     \
-  X(Greater, "greater", ">", 2, Compare, kKAll, false, a > b)                            \
-  X(GreaterEqual, "greater_equal", ">=", 2, Compare, kKAll, false, a >= b)               \
-  X(Equal, "equal", "==", 2, Compare, kKAll, false, a == b)                              \
-  X(NotEqual, "not_equal", "!=", 2, Compare, kKAll, false, a != b)                       \
-  X(LogicalAnd, "logical_and", "", 2, Logical, kKAll, false, a && b)                     \
-  X(LogicalOr, "logical_or", "", 2, Logical, kKAll, false, a || b)                       \
-  X(LogicalXor, "logical_xor", "", 2, Logical, kKAll, false, a != b)                     \
-  X(BitwiseAnd, "bitwise_and", "&", 2, Same, kKB | kKInt, false, a & b)                  \
-  X(BitwiseOr, "bitwise_or", "|", 2, Same, kKB | kKInt, false, a | b)                    \
-  X(BitwiseXor, "bitwise_xor", "^", 2, Same, kKB | kKInt, false, a ^ b)                  \
-  X(LeftShift, "left_shift", "<<", 2, Same, kKB | kKInt, true, cf_left_shift(a, b))      \
-  X(RightShift, "right_shift", ">>", 2, Same, kKB | kKInt, true, cf_right_shift(a, b))   \
-  X(Negative, "negative", "", 1, Same, kKNum, false, cf_neg(a))                          \
-  X(Positive, "positive", "", 1, Same, kKNum, false, a)                                  \
-  X(Absolute, "absolute", "", 1, Same, kKAll, false, cf_abs(a))                          \
-  X(Sign, "sign", "", 1, Same, kKNum, false, cf_sign(a))                                 \
-  X(Square, "square", "", 1, Same, kKAll, true, cf_mul(a, a))                            \
-  X(Reciprocal, "reciprocal", "", 1, Same, kKAll, true, cf_reciprocal(a))                \
-  X(Floor, "floor", "", 1, Same, kKAll, false, cf_floor(a))                              \
-  X(Ceil, "ceil", "", 1, Same, kKAll, false, cf_ceil(a))                                 \
-  X(Trunc, "trunc", "", 1, Same, kKAll, false, cf_trunc(a))                              \
-  X(Rint, "rint", "", 1, Float, kKAll, false, rint(a))                                   \
-  X(LogicalNot, "logical_not", "", 1, Logical, kKAll, false, !a)                         \
-  X(Invert, "invert", "~", 1, Same, kKB | kKInt, false, cf_invert(a))                    \
-  X(IsNan, "isnan", "", 1, Predicate, kKAll, false, cf_isnan(a))                         \
-  X(IsInf, "isinf", "", 1, Predicate, kKAll, false, cf_isinf(a))                         \
-  X(IsFinite, "isfinite", "", 1, Predicate, kKAll, false, cf_isfinite(a))                \
-  X(Sqrt, "sqrt", "", 1, Float, kKAll, false, sqrt(a))                                   \
-  X(Cbrt, "cbrt", "", 1, Float, kKAll, false, cbrt(a))                                   \
-  X(Exp, "exp", "", 1, Float, kKAll, false, exp(a))                                      \
-  X(Exp2, "exp2", "", 1, Float, kKAll, false, exp2(a))                                   \
-  X(Expm1, "expm1", "", 1, Float, kKAll, false, expm1(a))                                \
-  X(Log, "log", "", 1, Float, kKAll, false, log(a))                                      \
-  X(Log2, "log2", "", 1, Float, kKAll, false, log2(a))                                   \
-  X(Log10, "log10", "", 1, Float, kKAll, false, log10(a))                                \
-  X(Log1p, "log1p", "", 1, Float, kKAll, false, log1p(a))                                \
-  X(Sin, "sin", "", 1, Float, kKAll, false, sin(a))                                      \
-  X(Cos, "cos", "", 1, Float, kKAll, false, cos(a))                                      \
-  X(Tan, "tan", "", 1, Float, kKAll, false, tan(a))                                      \
-  X(Arcsin, "arcsin", "", 1, Float, kKAll, false, asin(a))                               \
-  X(Arccos, "arccos", "", 1, Float, kKAll, false, acos(a))                               \
-  X(Arctan, "arctan", "", 1, Float, kKAll, false, atan(a))                               \
-  X(Sinh, "sinh", "", 1, Float, kKAll, false, sinh(a))                                   \
-  X(Cosh, "cosh", "", 1, Float, kKAll, false, cosh(a))                                   \
-  X(Tanh, "tanh", "", 1, Float, kKAll, false, tanh(a))                                   \
-  X(Arcsinh, "arcsinh", "", 1, Float, kKAll, false, asinh(a))                            \
-  X(Arccosh, "arccosh", "", 1, Float, kKAll, false, acosh(a))                            \
-  X(Arctanh, "arctanh", "", 1, Float, kKAll, false, atanh(a))                            \
-  X(Where, "where", "", 3, Where, kKAll, false, a ? b : c)                               \
-  X(Cast, "astype", "", 1, Cast, kKAll, false, cf_cast<R>(a))
+// How an op is called (cufuse/op_rows.hpp lists the families).
+enum class Sig : uint8_t { UNARY, BINARY, WHERE, CAST, ROUND, NAN_TO_NUM, ISCLOSE };
+struct OpParamSpec {
+  const char* name;
+  const char* py_default;  // NumPy's default, as Python writes it ("1e-05", "None", "False")
+};
+struct Signature {
+  int n_operands;
+  const char* operands[3];  // NumPy's parameter names
+  int n_params;
+  OpParamSpec params[4];      // after the operands, each with a default
+};
+const Signature& signature(Sig s);
+// "a, b, rtol=1e-05, atol=1e-08, equal_nan=False"
+std::string python_params(Sig s);
+
+// What tests may allow (cufuse/op_rows.hpp): Exact, Exact but either zero on a tie of
+// zeros, or within `ulps` units in the last place of the exact value.
+struct Precision {
+  enum Kind : uint8_t { Exact, ExactPm0, Ulps } kind;
+  uint8_t ulps;
+};
+// The largest distance, in units in the last place of `result`, that two results of this
+// precision (ours and NumPy's, the device's and the host's) may lie apart: 0 for Exact, for
+// integers and bool; 2 for float16/bfloat16 (each rounded once from float); else 2 * ulps.
+int compare_ulps(Precision p, DType result);
+std::string precision_name(Precision p);  // "exact", "exact (either zero)", "4 ulps"
 
 enum class Op : uint16_t {
 #define CUFUSE_X(id, ...) id,
@@ -108,6 +71,15 @@ enum class Op : uint16_t {
   Count
 };
 inline constexpr int kNumOps = static_cast<int>(Op::Count);
+
+// The number of array operands of a signature.
+constexpr int sig_arity(Sig s) {
+  switch (s) {
+    case Sig::BINARY: case Sig::ISCLOSE: return 2;
+    case Sig::WHERE: return 3;
+    default: return 1;
+  }
+}
 
 struct OpRow {
   Op id;
@@ -118,6 +90,8 @@ struct OpRow {
   uint8_t accepts;
   bool bool_as_int8;
   const char* expr;  // its host reference: src/reference/op_reference.hpp
+  Precision precision;
+  Sig sig;
 };
 
 const OpRow& op_row(Op op);
@@ -128,7 +102,20 @@ const OpRow& op_row(Op op);
 // on W12's kernel).
 bool float_is_operator(Op op);
 inline const OpRow& op_row(uint16_t op) { return op_row(static_cast<Op>(op)); }
+// The kernel row of that NumPy name (not aliases: find_function has those).
 std::optional<Op> find_op(std::string_view numpy_name);
+
+// Every name the table gives the public API: kernel rows (astype aside), composites, aliases.
+struct OpFunction {
+  enum Kind : uint8_t { Kernel, Composite, Alias } kind;
+  const char* name;
+  Sig sig;
+  Precision precision;
+  Op op;            // Kernel and Alias: the kernel row
+  const char* doc;  // one line (nullptr for an alias: "alias of <its kernel row>")
+};
+std::span<const OpFunction> op_functions();
+const OpFunction* find_function(std::string_view numpy_name);
 
 struct OpTyping {
   DType compute[3];

@@ -5,6 +5,7 @@
 // count is above zero, under the lock that its destruction also takes.
 #include "core/registry.hpp"
 
+#include "runtime/context.hpp"
 #include "runtime/storage.hpp"
 
 #include <atomic>
@@ -30,14 +31,23 @@ class SpinLock {
   std::atomic<bool> busy_{false};
 };
 
+// Pending roots and the pending writes of ended threads: process state (runtime/context.hpp),
+// never destroyed (nodes may die during exit).
 struct Registry {
   SpinLock mu;
   std::vector<Node*> roots;  // each node's reg_slot is its index here
 };
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: nodes may die during exit
-  return *r;
-}
+struct Orphans {
+  std::mutex mu;
+  std::vector<NodePtr> list;
+  std::atomic<size_t> count{0};
+};
+struct NodeRegistry {
+  static constexpr StateSlot kSlot = StateSlot::NodeRegistry;
+  Registry roots;
+  Orphans orphans;
+};
+Registry& registry() { return runtime().state<NodeRegistry>().roots; }
 
 // A new reference to a live registered node, or null where its last one is being dropped.
 NodePtr try_take(Node* n) {
@@ -142,21 +152,14 @@ namespace {
 // Pending writes live in their thread's list; a thread that ends hands what is still pending
 // to the orphans, which the next materialization point of any thread carries out (running
 // an evaluation while the thread's other thread_local state is being destroyed is not safe).
-struct Orphans {
-  std::mutex mu;
-  std::vector<NodePtr> list;
-  std::atomic<size_t> count{0};
-};
-Orphans& orphans() {
-  static Orphans* o = new Orphans;  // never destroyed: threads may end during exit
-  return *o;
-}
+Orphans& orphans() { return runtime().state<NodeRegistry>().orphans; }
 // A pending write that nothing could ever read: no handle names it, and every reference to
 // its memory is its own (its WriteDest and leaves of its own graph that no handle names). Writing it would only
 // cost time (a temporary view written into and dropped with its array).
 bool unobservable(const Node& w) {
   if (w.array_refs.load(std::memory_order_relaxed) > 0) return false;
   const Storage* s = w.dest->storage.get();
+  if (s->release) return false;  // foreign memory (DLPack, from_device_pointer): its owner reads it
   long own = 1;
   std::vector<const Node*> stack{&w};
   std::unordered_set<const Node*> seen;

@@ -15,6 +15,7 @@
 #include "core/library_call.hpp"
 #include "exec/executable.hpp"
 #include "plan/scalar_forms.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"

@@ -27,27 +27,34 @@
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
 #include "reference/evaluator.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
+#include "runtime/runtime_internal.hpp"
 #include "runtime/storage.hpp"
 
 namespace cufuse {
 
 namespace {
-// Read on every node built: atomics, not a lock.
-std::atomic<int32_t> g_max_pending{Config{}.max_pending_nodes};
-std::atomic<uint64_t> g_max_pinned{Config{}.max_pinned_bytes};
+// cufuse::Config, process state (runtime/context.hpp). Read on every node built: atomics,
+// not a lock.
+struct GraphBudget {
+  static constexpr detail::StateSlot kSlot = detail::StateSlot::GraphBudget;
+  std::atomic<int32_t> max_pending{Config{}.max_pending_nodes};
+  std::atomic<uint64_t> max_pinned{Config{}.max_pinned_bytes};
+};
+GraphBudget& graph_budget() { return detail::runtime().state<GraphBudget>(); }
 }  // namespace
 Config config() {
   Config c;
-  c.max_pending_nodes = g_max_pending.load(std::memory_order_relaxed);
-  c.max_pinned_bytes = g_max_pinned.load(std::memory_order_relaxed);
+  c.max_pending_nodes = graph_budget().max_pending.load(std::memory_order_relaxed);
+  c.max_pinned_bytes = graph_budget().max_pinned.load(std::memory_order_relaxed);
   return c;
 }
 void set_config(const Config& c) {
-  g_max_pending.store(c.max_pending_nodes, std::memory_order_relaxed);
-  g_max_pinned.store(c.max_pinned_bytes, std::memory_order_relaxed);
+  graph_budget().max_pending.store(c.max_pending_nodes, std::memory_order_relaxed);
+  graph_budget().max_pinned.store(c.max_pinned_bytes, std::memory_order_relaxed);
 }
 
 namespace detail {
@@ -256,27 +263,17 @@ static Where where_to_run(const GraphScan& scan) {
   return current_backend() == Backend::Reference ? Where::Host : Where::Device;
 }
 
-static std::mutex& plan_cache_mutex() {
-  static std::mutex m;
-  return m;
-}
-static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>& plan_cache() {
-  static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash> c;
-  return c;
-}
-// Plans run by the host reference evaluator (built with or without kernels: kept apart).
-static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>& host_plan_cache() {
-  static std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash> c;
-  return c;
-}
-
-static bool reference_compiles() {
-  static const bool v = [] {
-    const char* e = std::getenv("CUFUSE_REFERENCE_COMPILE");
-    return !(e && std::string(e) == "0");
-  }();
-  return v;
-}
+// Executables by graph signature: process state (runtime/context.hpp), one lock for both.
+using PlanMap = std::unordered_map<std::vector<int64_t>, std::shared_ptr<Executable>, KeyHash>;
+struct PlanCache {
+  static constexpr StateSlot kSlot = StateSlot::PlanCache;
+  std::mutex mu;
+  PlanMap device;
+  PlanMap host;  // plans run by the host reference evaluator (built with or without kernels: kept apart)
+};
+static std::mutex& plan_cache_mutex() { return runtime().state<PlanCache>().mu; }
+static PlanMap& plan_cache() { return runtime().state<PlanCache>().device; }
+static PlanMap& host_plan_cache() { return runtime().state<PlanCache>().host; }
 
 // Scatters a contiguous host result into a strided host target.
 static void scatter_host(const HostArray& v, const Target& t) {
@@ -319,7 +316,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     if (ex) {
       counters().plan_cache_hits++;
     } else {
-      ex = build_executable(roots, targets, scan, reference_compiles(), default_arch(), notes);
+      ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes);
       std::unordered_map<const Node*, int> id;
       for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
       for (const auto& st : ex->steps) {
@@ -345,7 +342,15 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
       const Group& g = ex->plan.groups[ex->steps[si].group];
       outs.clear();
       for (int id : ex->output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
-      std::vector<HostArray> vals = reference_evaluate(outs);
+      std::vector<HostArray> vals;
+      try {
+        vals = reference_evaluate(outs);
+      } catch (const std::bad_alloc&) {  // the reference's host buffers: an Error, as on the device
+        int64_t bytes = 0;
+        for (const auto& o : outs) bytes += o->numel() * itemsize(o->dtype);
+        throw OutOfMemoryError(fmt::format("out of host memory evaluating on the reference backend: {} of results ({})",
+                                           format_bytes(static_cast<size_t>(bytes)), to_string(outs[0]->shape())));
+      }
       counters().kernels_launched++;
       for (size_t k = 0; k < g.output_buffer.size(); ++k) {
         const int b = g.output_buffer[k];
@@ -644,8 +649,9 @@ static void exec_write_into(const NodePtr& target, const NodePtr& value_in) {
 
 static void exec_maybe_auto_eval(const NodePtr& node) {
   if (node->reads_placeholder || node->is_leaf()) return;
-  const int32_t max_nodes = g_max_pending.load(std::memory_order_relaxed);
-  const uint64_t max_bytes = g_max_pinned.load(std::memory_order_relaxed);
+  GraphBudget& budget = graph_budget();
+  const int32_t max_nodes = budget.max_pending.load(std::memory_order_relaxed);
+  const uint64_t max_bytes = budget.max_pinned.load(std::memory_order_relaxed);
   bool go = node->pending > max_nodes;
   // The walk below is linear in the graph: it runs every 16 nodes up to 128, then 8 times
   // per doubling (a graph of 8,192 nodes is walked ~60 times, not 512).

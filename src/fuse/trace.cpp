@@ -27,6 +27,7 @@
 #include "graph/realize.hpp"
 #include "graph/tracing.hpp"
 #include "plan/signature.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"
 #include "runtime/storage.hpp"
@@ -76,6 +77,7 @@ Scalar sentinel(const Scalar& v, int i) {
     case ErrorKind::NoDevice: throw NoDeviceError(m);
     case ErrorKind::Cuda: throw CudaError(m);
     case ErrorKind::NotSupported: throw NotSupportedError(m);
+    case ErrorKind::Assertion: throw AssertionError(m);
     default: throw InternalError(m);
   }
 }
@@ -162,14 +164,6 @@ std::vector<Array> run_traced(FuseEngine& e, const void* fn, TraceThunk thunk, c
   TracingScope ts;
   run_thunk(e, fn, thunk, targs.data(), outs);
   return outs;
-}
-
-bool reference_compiles() {
-  static const bool v = [] {
-    const char* env = std::getenv("CUFUSE_REFERENCE_COMPILE");
-    return !(env && std::string(env) == "0");
-  }();
-  return v;
 }
 
 class TraceSource final : public LeafSource {
@@ -327,7 +321,7 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   // ---- 4. plan once; bind each leaf
   GraphScan scan;
   scan_graph(en->roots, {}, scan);
-  en->ex = build_executable(en->roots, {}, scan, en->host ? reference_compiles() : true, default_arch());
+  en->ex = build_executable(en->roots, {}, scan, en->host ? settings().reference_compile : true, default_arch());
   en->leaves.assign(scan.leaves.begin(), scan.leaves.end());
   en->binds.resize(scan.leaves.size());
   for (size_t j = 0; j < scan.leaves.size(); ++j) {

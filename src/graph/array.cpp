@@ -203,6 +203,7 @@ Array Array::reshape(const Shape& newshape) const {
   Shape s = newshape;
   int infer = -1;
   int64_t known = 1;
+  bool too_big = false, empty = false;  // a zero dimension makes any product 0, as NumPy allows
   for (int i = 0; i < s.ndim(); ++i) {
     if (s[i] == -1) {
       if (infer >= 0) throw ValueError("reshape: can only specify one unknown dimension");
@@ -210,16 +211,20 @@ Array Array::reshape(const Shape& newshape) const {
     } else if (s[i] < 0) {
       throw ValueError(fmt::format("reshape: negative dimension in {}", to_string(newshape)));
     } else {
-      known *= s[i];
+      empty |= s[i] == 0;
+      too_big |= __builtin_mul_overflow(known, s[i], &known);
     }
   }
+  if (empty) known = 0;
+  else if (too_big)
+    throw ValueError(fmt::format("reshape: array is too big; shape {} has more than 2^63 elements", to_string(newshape)));
   const int64_t n = size();
   if (infer >= 0) {
     if (known == 0 || n % known != 0)
       throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
     s[infer] = n / known;
   }
-  if (numel(s) != n)
+  if (empty ? n != 0 : numel(s) != n)
     throw ValueError(fmt::format("cannot reshape array of size {} into shape {}", n, to_string(newshape)));
   if (s == shape()) return Array(node, base);
   return apply_view(*this, node, base, Movement{Movement::Reshape, s, {}, {}, {}, {}});
@@ -595,6 +600,9 @@ Array& Array::assign(Array&& value) {
 Array& Array::assign(const Scalar& value) {
   require_defined("assign");
   Scalar v = value;
+  // NumPy 2 (NEP 50): a Python int out of an integer array's range raises (a[...] = -2, uint32)
+  if (v.weak() && (v.kind() == Scalar::Kind::Int || v.kind() == Scalar::Kind::UInt) && is_integer(dtype()) && !v.fits(dtype()))
+    throw OverflowError(fmt::format("Python integer {} out of bounds for {} (in assign)", v.str(), name(dtype())));
   if (!v.weak() && v.dtype() != dtype()) v = Scalar::typed(v, dtype());
   return write(detail::make_scalar(v, dtype(), shape()));
 }

@@ -13,6 +13,9 @@
 #include "cufuse/backend.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/random.hpp"
+#include "core/node.hpp"
+#include "graph/size_check.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/storage.hpp"
 #include "runtime/transfer.hpp"
@@ -23,13 +26,8 @@ using detail::GenKind;
 using detail::GenParams;
 
 // ------------------------------------------------------------------ backend
-static Backend backend_from_env() {
-  const char* e = std::getenv("CUFUSE_BACKEND");
-  if (!e || !*e || std::strcmp(e, "cuda") == 0) return Backend::Cuda;
-  if (std::strcmp(e, "reference") == 0 || std::strcmp(e, "host") == 0) return Backend::Reference;
-  throw ValueError(fmt::format("CUFUSE_BACKEND='{}': expected 'cuda' or 'reference'", e));
-}
-static thread_local Backend tl_backend = backend_from_env();
+// Each thread starts on CUFUSE_BACKEND's backend (runtime/env.cpp; an unknown value warns).
+static thread_local Backend tl_backend = detail::settings().backend;
 Backend current_backend() { return tl_backend; }
 BackendScope::BackendScope(Backend b) : prev_(tl_backend) { tl_backend = b; }
 BackendScope::~BackendScope() { tl_backend = prev_; }
@@ -40,21 +38,21 @@ std::shared_ptr<Storage> allocate_for_backend(size_t nbytes) {
 }
 }  // namespace detail
 
-static void check_shape(const Shape& s, const char* what) {
-  for (auto d : s)
-    if (d < 0) throw ValueError(fmt::format("{}: negative dimensions are not allowed (shape {})", what, to_string(s)));
-}
+static void check_shape(const Shape& s, DType t, const char* what) { detail::check_size(s, itemsize(t), what); }
 
 // ------------------------------------------------------------------ filled
 Array empty(const Shape& shape, DType dtype) {
-  check_shape(shape, "empty");
+  check_shape(shape, dtype, "empty");
   auto st = detail::allocate_for_backend(static_cast<size_t>(numel(shape) * itemsize(dtype)));
   return Array(detail::make_buffer(dtype, detail::contiguous_layout(shape), std::move(st)));
 }
 
 Array full(const Shape& shape, const Scalar& value, std::optional<DType> dtype) {
-  check_shape(shape, "full");
   DType t = dtype ? *dtype : value.dtype();
+  check_shape(shape, t, "full");
+  // NumPy 2: a Python integer out of an integer dtype's range raises (full(3, 300, uint8))
+  if ((value.kind() == Scalar::Kind::Int || value.kind() == Scalar::Kind::UInt) && is_integer(t) && !value.fits(t))
+    throw OverflowError(fmt::format("full: Python integer {} out of bounds for {}", value.str(), name(t)));
   return Array(detail::make_scalar(Scalar::typed(value, t), t, shape));
 }
 Array zeros(const Shape& shape, DType dtype) { return full(shape, Scalar(0), dtype); }
@@ -77,15 +75,21 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
   if (all_int) {
     int64_t a = start.to_int64(), b = stop.to_int64(), s = step.to_int64();
     if (s == 0) throw ValueError("arange: step must not be zero");
-    int64_t span = b - a;
-    n = s > 0 ? (span <= 0 ? 0 : (span + s - 1) / s) : (span >= 0 ? 0 : (-span + (-s) - 1) / (-s));
+    const __int128 span = static_cast<__int128>(b) - a, st = s;  // arange(INT64_MIN, INT64_MAX) spans 2^64
+    const __int128 len = st > 0 ? (span <= 0 ? 0 : (span + st - 1) / st) : (span >= 0 ? 0 : (-span - st - 1) / -st);
+    if (len > INT64_MAX)
+      throw ValueError(fmt::format("arange: array is too big; arange({}, {}, {}) has more than 2^63 elements", a, b, s));
+    n = static_cast<int64_t>(len);
   } else {
     double a = start.to_double(), b = stop.to_double(), s = step.to_double();
     if (s == 0) throw ValueError("arange: step must not be zero");
     double len = std::ceil((b - a) / s);
     if (!std::isfinite(len)) throw ValueError(fmt::format("arange: cannot compute length of arange({}, {}, {})", a, b, s));
+    if (len >= 9.2233720368547758e18)
+      throw ValueError(fmt::format("arange: array is too big; arange({}, {}, {}) has {:g} elements", a, b, s, len));
     n = len > 0 ? static_cast<int64_t>(len) : 0;
   }
+  detail::check_count(n, itemsize(t), "arange");
   GenParams p;
   if (is_float(t)) {
     p.start = Scalar::typed(Scalar(start.to_double()), t).to_double();
@@ -105,6 +109,7 @@ Array arange(const Scalar& start, const Scalar& stop, const Scalar& step, std::o
 
 Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
   if (num < 0) throw ValueError(fmt::format("linspace: number of samples, {}, must be non-negative", num));
+  detail::check_count(num, itemsize(dtype), "linspace");
   int64_t div = endpoint ? num - 1 : num;
   GenParams p;
   p.start = start;
@@ -117,8 +122,10 @@ Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtyp
 
 // ------------------------------------------------------------------ host data
 Array from_host(const void* data, DType dtype, const Shape& shape) {
-  check_shape(shape, "from_host");
+  check_shape(shape, dtype, "from_host");
   const size_t nbytes = static_cast<size_t>(numel(shape) * itemsize(dtype));
+  if (data == nullptr && nbytes != 0)
+    throw ValueError(fmt::format("from_host: the data pointer is null, for {} {} ({} bytes)", name(dtype), to_string(shape), nbytes));
   auto st = detail::allocate_for_backend(nbytes);
   if (nbytes) {
     if (st->on_host()) std::memcpy(st->ptr, data, nbytes);
@@ -128,25 +135,24 @@ Array from_host(const void* data, DType dtype, const Shape& shape) {
 }
 
 Array placeholder(DType dtype, const Shape& shape) {
-  check_shape(shape, "placeholder");
+  check_shape(shape, dtype, "placeholder");
   return Array(detail::make_placeholder(dtype, shape));
 }
 
 // ------------------------------------------------------------------ random
 namespace random {
 namespace {
+// The unseeded calls' Philox stream: process state (runtime/context.hpp).
 struct Stream {
+  static constexpr detail::StateSlot kSlot = detail::StateSlot::RandomStream;
   std::mutex mu;
   bool seeded = false;
   uint64_t seed = 0, counter = 0;
 };
-Stream& global_stream() {
-  static Stream s;
-  return s;
-}
+Stream& global_stream() { return detail::runtime().state<Stream>(); }
 Array make_random(GenKind g, const Shape& shape, DType dtype, std::optional<uint64_t> seed, double a, double b,
                   const char* what) {
-  check_shape(shape, what);
+  check_shape(shape, dtype, what);
   if (!is_float(dtype))
     throw TypeError(fmt::format("random.{}: dtype must be a floating type, got {}", what, name(dtype)));
   GenParams p;

@@ -8,6 +8,7 @@
 #include "core/registry.hpp"
 #include "cufuse/ops.hpp"
 #include "graph/realize.hpp"
+#include "graph/size_check.hpp"
 #include "graph/tracing.hpp"
 #include "graph/views.hpp"
 
@@ -24,6 +25,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
                                    to_string(a), to_string(b)));
     out[i] = da == 1 ? db : da;
   }
+  detail::check_size(out, 1, "broadcast");
   return out;
 }
 
@@ -40,6 +42,7 @@ NodePtr broadcast_node(const NodePtr& n, const Shape& shape) {
   if (!ok)
     throw ValueError(fmt::format("operands could not be broadcast together with remapped shapes: "
                                  "{} and requested shape {}", to_string(s), to_string(shape)));
+  check_size(shape, itemsize(n->dtype), "broadcast_to");
   Movement m{Movement::Broadcast, shape, {}, {}, {}, {}};
   return apply_movement(n, m);
 }
@@ -249,43 +252,26 @@ Array elementwise(Op op, std::initializer_list<const Operand*> args, DType cast_
 
 using detail::Op;
 
-Array apply(std::string_view numpy_name, const std::vector<Operand>& args) {
-  auto op = detail::find_op(numpy_name);
-  if (!op || *op == Op::Cast) throw ValueError(fmt::format("no elementwise op named '{}'", numpy_name));
-  std::vector<const Operand*> p;
-  for (const Operand& a : args) p.push_back(&a);
-  return Array(detail::elementwise_node(*op, p.data(), static_cast<int>(p.size())));
-}
-
-#define CUFUSE_DEF1(fn, id) \
-  Array fn(const Operand& a) { return detail::elementwise(Op::id, {&a}); }
-#define CUFUSE_DEF2(fn, id) \
-  Array fn(const Operand& a, const Operand& b) { return detail::elementwise(Op::id, {&a, &b}); }
-CUFUSE_DEF2(add, Add) CUFUSE_DEF2(subtract, Subtract) CUFUSE_DEF2(multiply, Multiply)
-CUFUSE_DEF2(divide, TrueDivide) CUFUSE_DEF2(true_divide, TrueDivide) CUFUSE_DEF2(floor_divide, FloorDivide)
-CUFUSE_DEF2(remainder, Remainder) CUFUSE_DEF2(mod, Remainder) CUFUSE_DEF2(power, Power)
-CUFUSE_DEF2(maximum, Maximum) CUFUSE_DEF2(minimum, Minimum) CUFUSE_DEF2(fmax, Fmax) CUFUSE_DEF2(fmin, Fmin)
-CUFUSE_DEF2(arctan2, Arctan2) CUFUSE_DEF2(hypot, Hypot) CUFUSE_DEF2(copysign, Copysign)
-CUFUSE_DEF2(less, Less) CUFUSE_DEF2(less_equal, LessEqual) CUFUSE_DEF2(greater, Greater)
-CUFUSE_DEF2(greater_equal, GreaterEqual) CUFUSE_DEF2(equal, Equal) CUFUSE_DEF2(not_equal, NotEqual)
-CUFUSE_DEF2(logical_and, LogicalAnd) CUFUSE_DEF2(logical_or, LogicalOr) CUFUSE_DEF2(logical_xor, LogicalXor)
-CUFUSE_DEF2(bitwise_and, BitwiseAnd) CUFUSE_DEF2(bitwise_or, BitwiseOr) CUFUSE_DEF2(bitwise_xor, BitwiseXor)
-CUFUSE_DEF2(left_shift, LeftShift) CUFUSE_DEF2(right_shift, RightShift)
-CUFUSE_DEF1(negative, Negative) CUFUSE_DEF1(positive, Positive) CUFUSE_DEF1(abs, Absolute)
-CUFUSE_DEF1(absolute, Absolute) CUFUSE_DEF1(sign, Sign) CUFUSE_DEF1(square, Square)
-CUFUSE_DEF1(reciprocal, Reciprocal) CUFUSE_DEF1(floor, Floor) CUFUSE_DEF1(ceil, Ceil) CUFUSE_DEF1(trunc, Trunc)
-CUFUSE_DEF1(rint, Rint) CUFUSE_DEF1(logical_not, LogicalNot) CUFUSE_DEF1(invert, Invert)
-CUFUSE_DEF1(bitwise_not, Invert) CUFUSE_DEF1(isnan, IsNan) CUFUSE_DEF1(isinf, IsInf) CUFUSE_DEF1(isfinite, IsFinite)
-CUFUSE_DEF1(sqrt, Sqrt) CUFUSE_DEF1(cbrt, Cbrt) CUFUSE_DEF1(exp, Exp) CUFUSE_DEF1(exp2, Exp2)
-CUFUSE_DEF1(expm1, Expm1) CUFUSE_DEF1(log, Log) CUFUSE_DEF1(log2, Log2) CUFUSE_DEF1(log10, Log10)
-CUFUSE_DEF1(log1p, Log1p) CUFUSE_DEF1(sin, Sin) CUFUSE_DEF1(cos, Cos) CUFUSE_DEF1(tan, Tan)
-CUFUSE_DEF1(arcsin, Arcsin) CUFUSE_DEF1(arccos, Arccos) CUFUSE_DEF1(arctan, Arctan) CUFUSE_DEF1(sinh, Sinh)
-CUFUSE_DEF1(cosh, Cosh) CUFUSE_DEF1(tanh, Tanh) CUFUSE_DEF1(arcsinh, Arcsinh) CUFUSE_DEF1(arccosh, Arccosh)
-CUFUSE_DEF1(arctanh, Arctanh)
-#undef CUFUSE_DEF1
-#undef CUFUSE_DEF2
-
-Array where(const Operand& c, const Operand& x, const Operand& y) { return detail::elementwise(Op::Where, {&c, &x, &y}); }
+// Every kernel row and alias, defined from its row (composites: graph/composites.cpp).
+#define CUFUSE_DEFINE_UNARY(fn, id) \
+  Array fn(const Operand& x) { return detail::elementwise(Op::id, {&x}); }
+#define CUFUSE_DEFINE_BINARY(fn, id) \
+  Array fn(const Operand& x1, const Operand& x2) { return detail::elementwise(Op::id, {&x1, &x2}); }
+#define CUFUSE_DEFINE_WHERE(fn, id)                                         \
+  Array fn(const Operand& condition, const Operand& x, const Operand& y) { \
+    return detail::elementwise(Op::id, {&condition, &x, &y});              \
+  }
+#define CUFUSE_DEFINE_CAST(fn, id)
+#define CUFUSE_DEFINE_KERNEL(id, fn, sym, sig, ...) CUFUSE_DEFINE_##sig(fn, id)
+#define CUFUSE_DEFINE_ALIAS(fn, id, sig) CUFUSE_DEFINE_##sig(fn, id)
+CUFUSE_ELEMENTWISE_OPS(CUFUSE_DEFINE_KERNEL)
+CUFUSE_OP_ALIASES(CUFUSE_DEFINE_ALIAS)
+#undef CUFUSE_DEFINE_KERNEL
+#undef CUFUSE_DEFINE_ALIAS
+#undef CUFUSE_DEFINE_UNARY
+#undef CUFUSE_DEFINE_BINARY
+#undef CUFUSE_DEFINE_WHERE
+#undef CUFUSE_DEFINE_CAST
 
 Array clip(const Operand& x, const Operand& lo, const Operand& hi) {
   Array m = maximum(x, lo);

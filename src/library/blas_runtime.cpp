@@ -12,6 +12,7 @@
 
 #include "compile/compiler.hpp"
 #include "cufuse/error.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/transfer.hpp"
@@ -70,17 +71,16 @@ struct HandleSet {
   std::shared_ptr<Storage> blas_workspace;  // lives as long as the handle (the process)
 };
 
-std::mutex& handles_mutex() {
-  static std::mutex m;
-  return m;
-}
-// Keyed by (device, stream). Handles are never destroyed: they live for the process (a
-// stream that goes away leaves a handle that nothing asks for again, or that a new stream
-// with the same address reuses with the same stream value).
-std::map<std::pair<int, void*>, HandleSet>& handle_table() {
-  static auto* t = new std::map<std::pair<int, void*>, HandleSet>();
-  return *t;
-}
+// Keyed by (device, stream): process state (runtime/context.hpp). Handles are never
+// destroyed: they live for the process (a stream that goes away leaves a handle that nothing
+// asks for again, or that a new stream with the same address reuses with the same stream value).
+struct BlasHandles {
+  static constexpr StateSlot kSlot = StateSlot::BlasHandles;
+  std::mutex mu;
+  std::map<std::pair<int, void*>, HandleSet> table;
+};
+std::mutex& handles_mutex() { return runtime().state<BlasHandles>().mu; }
+std::map<std::pair<int, void*>, HandleSet>& handle_table() { return runtime().state<BlasHandles>().table; }
 
 HandleSet& handles_for(void* stream) {
   require_device();

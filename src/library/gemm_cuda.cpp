@@ -17,6 +17,7 @@
 #include "cufuse/error.hpp"
 #include "library/blas_runtime.hpp"
 #include "library/gemm_call.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/transfer.hpp"
@@ -72,14 +73,14 @@ struct LtPlan {
   }
 };
 
-std::mutex& plans_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::unordered_map<LtKey, std::shared_ptr<LtPlan>, LtKeyHash>& plans() {
-  static auto* p = new std::unordered_map<LtKey, std::shared_ptr<LtPlan>, LtKeyHash>();
-  return *p;
-}
+// cuBLASLt plans by layout: process state (runtime/context.hpp), never destroyed.
+struct LtPlans {
+  static constexpr StateSlot kSlot = StateSlot::LtPlans;
+  std::mutex mu;
+  std::unordered_map<LtKey, std::shared_ptr<LtPlan>, LtKeyHash> map;
+};
+std::mutex& plans_mutex() { return runtime().state<LtPlans>().mu; }
+std::unordered_map<LtKey, std::shared_ptr<LtPlan>, LtKeyHash>& plans() { return runtime().state<LtPlans>().map; }
 
 cublasComputeType_t compute_type(DType t, bool tf32) {
   if (t == DType::Float64) return CUBLAS_COMPUTE_64F;

@@ -16,19 +16,14 @@
 #include "library/solver_call.hpp"
 #include "library_build/contract.hpp"
 #include "library_build/matrix_norm.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse::linalg {
 
 // ------------------------------------------------------------------ data-dependent errors
 namespace {
 thread_local int errors_override = -1;  // -1: none; else the innermost ErrorScope's Errors
-Errors errors_env() {
-  static const Errors v = [] {
-    const char* e = std::getenv("CUFUSE_LINALG_ERRORS");
-    return e && std::string_view(e) == "ignore" ? Errors::Ignore : Errors::Raise;
-  }();
-  return v;
-}
+Errors errors_env() { return detail::settings().linalg_errors_ignore ? Errors::Ignore : Errors::Raise; }
 }  // namespace
 Errors errors() { return errors_override >= 0 ? static_cast<Errors>(errors_override) : errors_env(); }
 ErrorScope::ErrorScope(Errors e) : prev_(errors_override) { errors_override = static_cast<int>(e); }

@@ -17,19 +17,14 @@
 #include "graph/realize.hpp"
 #include "library/gemm_call.hpp"
 #include "library_build/contract.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse {
 
 // ------------------------------------------------------------------ TF32
 namespace {
 thread_local int tf32_override = -1;  // -1: none; else the innermost TF32Scope's setting
-bool tf32_env() {
-  static const bool v = [] {
-    const char* e = std::getenv("CUFUSE_TF32");
-    return e && std::strcmp(e, "1") == 0;
-  }();
-  return v;
-}
+bool tf32_env() { return detail::settings().tf32; }  // CUFUSE_TF32
 }  // namespace
 
 bool tf32_enabled() { return tf32_override >= 0 ? tf32_override == 1 : tf32_env(); }

@@ -15,13 +15,18 @@
 #include "core/library_call.hpp"
 #include "core/op_table.hpp"
 #include "core/reduce_attrs.hpp"
+#include "runtime/context.hpp"
 #include "runtime/log.hpp"
 
 namespace cufuse::detail {
 
 namespace {
 
-std::atomic<int> g_enabled{-1};  // -1: not read from the environment yet
+// set_cse_enabled's override of CUFUSE_CSE: process state (runtime/context.hpp).
+struct CseSwitch {
+  static constexpr StateSlot kSlot = StateSlot::CseSwitch;
+  std::atomic<int> on{-1};  // -1: none, CUFUSE_CSE decides
+};
 
 // Past this many nodes, lookups go through hash tables instead of linear searches.
 constexpr size_t kSmall = 32;
@@ -463,20 +468,14 @@ int rewrite(Scratch& s, const std::vector<NodePtr>& roots) {
 }  // namespace
 
 bool cse_enabled() {
-  int v = g_enabled.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* e = std::getenv("CUFUSE_CSE");
-    int expected = -1;
-    // Off by default: on the H100 a user-kernel test's int32 where() twins differed from the
-    // reference with the pass on and agreed with it off (test_user_kernel_gpu.cpp:74), a
-    // wrong answer not yet explained. CUFUSE_CSE=1 turns it on.
-    g_enabled.compare_exchange_strong(expected, e && std::strcmp(e, "1") == 0 ? 1 : 0, std::memory_order_relaxed);
-    v = g_enabled.load(std::memory_order_relaxed);
-  }
-  return v != 0;
+  const int v = runtime().state<CseSwitch>().on.load(std::memory_order_relaxed);
+  // On unless CUFUSE_CSE=0. (It was off for a while: an int32 where() chain differed on the
+  // H100 with it on. The pass was right; sharing -x let NVVM make two max.s32 that ptxas
+  // miscompiles, now kept apart by cf_where in codegen/device_helpers.inc.)
+  return v < 0 ? settings().cse : v != 0;
 }
 
-void set_cse_enabled(bool on) { g_enabled.store(on ? 1 : 0, std::memory_order_relaxed); }
+void set_cse_enabled(bool on) { runtime().state<CseSwitch>().on.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 int eliminate_common_subexpressions(const std::vector<NodePtr>& roots) {
   if (!cse_enabled()) return 0;

@@ -40,8 +40,8 @@ namespace cufuse::detail {
 // Returns the number of nodes found equal to another one (0: nothing was changed).
 int eliminate_common_subexpressions(const std::vector<NodePtr>& roots);
 
-// On unless the environment sets CUFUSE_CSE=0 (read once); set_cse_enabled overrides it
-// (tests, debugging).
+// CUFUSE_CSE (runtime().settings(); off by default) unless set_cse_enabled overrode it
+// (tests, debugging; the override is process state in the runtime context).
 bool cse_enabled();
 void set_cse_enabled(bool on);
 

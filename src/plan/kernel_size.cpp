@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse::detail {
 
@@ -25,12 +26,8 @@ namespace cufuse::detail {
 // of 600 statements one kernel and the costliest kernel it allows at seconds, not minutes; a
 // cut costs one write and one read of the iteration space, small next to such a kernel.
 int64_t max_kernel_ops() {
-  static const int64_t v = [] {
-    const char* e = std::getenv("CUFUSE_MAX_KERNEL_OPS");
-    const long long x = e ? std::atoll(e) : 0;
-    return x >= 1 ? static_cast<int64_t>(x) : kMaxKernelOps;
-  }();
-  return v;
+  const int64_t v = settings().max_kernel_ops;  // CUFUSE_MAX_KERNEL_OPS (0: unset)
+  return v >= 1 ? v : kMaxKernelOps;
 }
 
 namespace {

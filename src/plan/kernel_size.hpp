@@ -25,7 +25,7 @@
 
 namespace cufuse::detail {
 
-// The most ops one kernel computes: CUFUSE_MAX_KERNEL_OPS (read once), else kMaxKernelOps.
+// The most ops one kernel computes: CUFUSE_MAX_KERNEL_OPS (runtime/env.cpp), else kMaxKernelOps.
 constexpr int64_t kMaxKernelOps = 1024;
 int64_t max_kernel_ops();
 

@@ -33,4 +33,17 @@ bool divides_by_exact_reciprocal(const Node* n) {
   return !std::isnan(exact_reciprocal(d->scalar.to_double(), n->dtype));
 }
 
+bool divides_one(const Node* n) {
+  if (n->k() != NodeKind::Elementwise || n->op != static_cast<uint16_t>(Op::TrueDivide) || n->inputs.size() != 2)
+    return false;
+  const Node* a = n->inputs[0].get();
+  if (a->k() != NodeKind::Scalar || a->varies || !is_float(n->dtype)) return false;
+  return a->scalar.to_double() == 1.0;  // 1 is exact in every float dtype
+}
+
+int division_form(const Node* n) {
+  if (divides_by_exact_reciprocal(n)) return 1;
+  return divides_one(n) ? 2 : 0;
+}
+
 }  // namespace cufuse::detail

@@ -218,7 +218,7 @@ struct Walker {
           s.key.push_back(static_cast<int64_t>(n->hash));
         }
         if (value_forms && k == NodeKind::Elementwise && n->op == static_cast<uint16_t>(Op::TrueDivide))
-          s.key.push_back(divides_by_exact_reciprocal(n) ? 1 : 0);
+          s.key.push_back(division_form(n));  // plan/scalar_forms.hpp
         break;
       }
     }

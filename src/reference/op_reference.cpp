@@ -78,10 +78,11 @@ void ref_cast(DType compute, DType result, const void* const* in, void* out, int
     return static_cast<R>(__VA_ARGS__);                                             \
   })
 
-#define CUFUSE_REF(id, nm, sym, ar, rule, acc, b8, ...)                                          \
+#define CUFUSE_REF(id, nm, sym, sig, rule, acc, b8, prec, ...)                                    \
   TypeRule::rule == TypeRule::Cast                                                                \
       ? &ref_cast                                                                                 \
-      : &ref_impl<CUFUSE_LAMBDA(__VA_ARGS__), TypeRule::rule, compute_mask(TypeRule::rule, acc, b8), ar>,
+      : &ref_impl<CUFUSE_LAMBDA(__VA_ARGS__), TypeRule::rule, compute_mask(TypeRule::rule, acc, b8), \
+                  sig_arity(Sig::sig)>,
 
 // (Cast's row also instantiates ref_impl, with R = T; only ref_cast is used for it.)
 const RefFn kRefs[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_REF)};

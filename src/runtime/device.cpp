@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/context.hpp"
 #include "runtime/runtime_internal.hpp"
 
 namespace cufuse::detail {
@@ -42,8 +43,8 @@ Availability probe() {
     a.count = n;
   }
   if (a.count == 0) {
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
-      a.reason += fmt::format("; CUDA_VISIBLE_DEVICES=\"{}\"", v);
+    if (const auto& v = settings().cuda_visible_devices)
+      a.reason += fmt::format("; CUDA_VISIBLE_DEVICES=\"{}\"", *v);
   }
   return a;
 }
@@ -60,8 +61,17 @@ struct ThreadState {
 };
 thread_local ThreadState tls;
 
-// Set once, at start-up, by the executor (exec/executor.cpp); read at every boundary.
-std::atomic<StreamBoundaryHook> g_stream_boundary{nullptr};
+struct PropsSlot {
+  std::once_flag once;
+  DeviceProps props;
+};
+// Process state (runtime/context.hpp): each device's properties, and the stream-boundary
+// hook, set once at start-up by the executor (exec/executor.cpp) and read at every boundary.
+struct Devices {
+  static constexpr StateSlot kSlot = StateSlot::Devices;
+  PropsSlot props[kMaxDevices];
+  std::atomic<StreamBoundaryHook> stream_boundary{nullptr};
+};
 
 [[gnu::noinline]] int init_thread_device() {
   int d = 0;
@@ -150,12 +160,7 @@ DeviceGuard::~DeviceGuard() {
 
 const DeviceProps& device_props(int device) {
   check_device_id(device);
-  struct Slot {
-    std::once_flag once;
-    DeviceProps props;
-  };
-  static Slot slots[kMaxDevices];
-  Slot& s = slots[device];
+  PropsSlot& s = runtime().state<Devices>().props[device];
   std::call_once(s.once, [&] {
     DeviceProps p;
     auto attr = [&](cudaDeviceAttr a) {
@@ -272,9 +277,9 @@ RunOnDevice::~RunOnDevice() {
   }
 }
 
-void set_stream_boundary_hook(StreamBoundaryHook hook) { g_stream_boundary.store(hook); }
+void set_stream_boundary_hook(StreamBoundaryHook hook) { runtime().state<Devices>().stream_boundary.store(hook); }
 void stream_boundary() {
-  if (StreamBoundaryHook h = g_stream_boundary.load(std::memory_order_acquire)) h();
+  if (StreamBoundaryHook h = runtime().state<Devices>().stream_boundary.load(std::memory_order_acquire)) h();
 }
 }  // namespace detail
 

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 
@@ -68,22 +69,10 @@ cudaKernelNodeParams runtime_params(const ChainNode& n, void** kp) {
 
 }  // namespace
 
-namespace {
-int graphs_mode() {  // 0 off, 1 after a plan's first runs, 2 from its first run
-  static const int mode = [] {
-    const char* e = std::getenv("CUFUSE_GRAPHS");
-    if (e && std::strcmp(e, "0") == 0) return 0;
-    if (e && std::strcmp(e, "all") == 0) return 2;
-    return 1;
-  }();
-  return mode;
-}
-}  // namespace
-
 bool stream_is_capturing(void* stream) { return capturing(stream); }
 
-bool chains_enabled() { return graphs_mode() != 0; }
-bool chains_eager() { return graphs_mode() == 2; }
+bool chains_enabled() { return settings().graphs != GraphsMode::Off; }  // CUFUSE_GRAPHS
+bool chains_eager() { return settings().graphs == GraphsMode::All; }
 
 struct KernelChain::Slot {
   void* stream = nullptr;

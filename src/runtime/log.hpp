@@ -7,7 +7,7 @@
 namespace cufuse::detail {
 
 enum class LogChannel : unsigned { Plan = 1, Compile = 2, Launch = 4, Cache = 8, Memory = 16 };
-bool log_enabled(LogChannel c);  // read from CUFUSE_LOG once
+bool log_enabled(LogChannel c);  // CUFUSE_LOG, from runtime().settings()
 void log_write(LogChannel c, const std::string& line);
 
 template <class... A>

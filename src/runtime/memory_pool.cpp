@@ -6,16 +6,22 @@
 // an allocation of the same rounded size on the same stream takes one back without a driver
 // call (stream order makes that as safe as the pool's own reuse: work queued on the stream
 // after the free runs after the work that used the block). It takes ~0.7 us of driver calls
-// off each small evaluation (W7). Also Storage::~Storage and the cufuse::memory statistics.
+// off each small evaluation (W7). A block allocated while its stream is being captured is a
+// graph allocation, valid only inside the user's graph: it never enters the cache (its free
+// is captured too). Also Storage::~Storage and the cufuse::memory statistics.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cufuse/memory.hpp"
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"
@@ -29,10 +35,42 @@ struct PoolSlot {
   std::atomic<cudaMemPool_t> pool{nullptr};
   std::mutex mu;
 };
-PoolSlot pool_slots[kMaxDevices];  // constant-initialized: no CUDA at static init
+
+// ------------------------------------------------------------------ the small-block cache
+constexpr size_t kCacheGranule = 512;             // sizes are rounded up to this
+constexpr size_t kCacheMaxBlock = size_t(1) << 20;  // larger blocks go straight to the pool
+constexpr size_t kCacheMaxBlocks = 64;
+constexpr size_t kCacheMaxBytes = size_t(32) << 20;
+
+size_t cache_size_of(size_t nbytes) { return (nbytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule; }
+
+struct CachedBlock {
+  void* ptr;
+  size_t size;  // rounded
+  int device;
+  void* stream;
+  std::shared_ptr<void> stream_owner;  // the Stream stays alive while its block waits here
+};
+
+struct BlockCache {
+  std::mutex mu;
+  std::vector<CachedBlock> blocks;  // oldest first
+  size_t bytes[kMaxDevices] = {};  // per device
+  size_t total = 0;                  // all devices
+};
+
+// Process state (runtime/context.hpp), never destroyed: blocks may be freed during exit.
+// Made at the first allocation or statistic, so no CUDA call happens at static init.
+struct MemoryPool {
+  static constexpr StateSlot kSlot = StateSlot::MemoryPool;
+  PoolSlot pools[kMaxDevices];
+  BlockCache cache;
+};
+MemoryPool& memory_pool() { return runtime().state<MemoryPool>(); }
+BlockCache& block_cache() { return memory_pool().cache; }
 
 [[gnu::noinline]] cudaMemPool_t init_pool(int device) {
-  PoolSlot& s = pool_slots[device];
+  PoolSlot& s = memory_pool().pools[device];
   std::lock_guard<std::mutex> lk(s.mu);
   cudaMemPool_t p = s.pool.load(std::memory_order_acquire);
   if (p != nullptr) return p;
@@ -74,33 +112,6 @@ int resolve_device(int device) {
       format_bytes(pool_used), format_bytes(pool_reserved)));
 }
 
-// ------------------------------------------------------------------ the small-block cache
-constexpr size_t kCacheGranule = 512;             // sizes are rounded up to this
-constexpr size_t kCacheMaxBlock = size_t(1) << 20;  // larger blocks go straight to the pool
-constexpr size_t kCacheMaxBlocks = 64;
-constexpr size_t kCacheMaxBytes = size_t(32) << 20;
-
-size_t cache_size_of(size_t nbytes) { return (nbytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule; }
-
-struct CachedBlock {
-  void* ptr;
-  size_t size;  // rounded
-  int device;
-  void* stream;
-  std::shared_ptr<void> stream_owner;  // the Stream stays alive while its block waits here
-};
-
-struct BlockCache {
-  std::mutex mu;
-  std::vector<CachedBlock> blocks;  // oldest first
-  size_t bytes[kMaxDevices] = {};  // per device
-  size_t total = 0;                  // all devices
-};
-BlockCache& block_cache() {
-  static BlockCache* c = new BlockCache;  // never destroyed: blocks may be freed during exit
-  return *c;
-}
-
 void free_block(void* ptr, int device, void* stream) {
   int prev = -1;  // the legacy default stream means "of the current device"
   if (stream == nullptr) {
@@ -138,6 +149,7 @@ void* cache_take(size_t size, int device, void* stream) {
 bool cache_put(Storage& s) {
   const size_t size = cache_size_of(s.nbytes);
   if (size > kCacheMaxBlock || s.device < 0 || s.device >= kMaxDevices) return false;
+  if (s.graph_memory) return false;  // the user's graph owns it (Storage::graph_memory)
   std::vector<CachedBlock> evicted;
   {
     BlockCache& c = block_cache();
@@ -189,7 +201,7 @@ size_t cache_bytes(int device) {
 }  // namespace
 
 cudaMemPool_t device_pool(int device) {
-  cudaMemPool_t p = pool_slots[device].pool.load(std::memory_order_acquire);
+  cudaMemPool_t p = memory_pool().pools[device].pool.load(std::memory_order_acquire);
   return p != nullptr ? p : init_pool(device);
 }
 
@@ -235,7 +247,16 @@ std::shared_ptr<Storage> allocate_device(size_t nbytes) {
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
   st->ptr = p;
-  log(LogChannel::Memory, "device {}: alloc {} B at {} on stream {}", dev, nbytes, p, st->stream);
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  // The legacy stream reports cudaErrorStreamCaptureImplicit while another stream captures
+  // (it cannot be captured itself): not capturing.
+  if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess) {
+    cudaGetLastError();
+    cs = cudaStreamCaptureStatusNone;
+  }
+  st->graph_memory = cs != cudaStreamCaptureStatusNone;
+  log(LogChannel::Memory, "device {}: alloc {} B at {} on stream {}{}", dev, nbytes, p, st->stream,
+      cs != cudaStreamCaptureStatusNone ? " (captured: graph memory)" : "");
   return st;
 }
 

@@ -34,6 +34,10 @@ struct Storage {
   // handle, settles it first (src/graph/array.cpp, src/exec/executor.cpp). Changed under
   // graph_mutex(); read without it.
   std::atomic<void*> pending_write{nullptr};
+  // Allocated while its stream was being captured: graph memory, valid only inside the user's
+  // graph, so it never enters the small-block cache (a cached one handed to an upload outside
+  // the graph failed with cudaErrorInvalidValue, tests/gpu/test_graph_launch_gpu.cpp).
+  bool graph_memory = false;
 
   Storage() = default;
   Storage(const Storage&) = delete;

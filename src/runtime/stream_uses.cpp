@@ -5,6 +5,7 @@
 
 #include <mutex>
 
+#include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
@@ -12,10 +13,12 @@
 namespace cufuse::detail {
 
 namespace {
-std::mutex& uses_mutex() {
-  static std::mutex m;
-  return m;
-}
+// The lock on every Storage's list of other-stream uses: process state (runtime/context.hpp).
+struct StreamUses {
+  static constexpr StateSlot kSlot = StateSlot::StreamUses;
+  std::mutex mu;
+};
+std::mutex& uses_mutex() { return runtime().state<StreamUses>().mu; }
 }  // namespace
 
 void record_stream_use_slow(Storage& s, void* stream, int device) {

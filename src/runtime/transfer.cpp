@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "runtime/device.hpp"
+#include "runtime/context.hpp"
 #include "runtime/log.hpp"
 #include "runtime/runtime_internal.hpp"
 
@@ -27,7 +28,12 @@ struct Staging {
   size_t cap[2] = {0, 0};
   cudaEvent_t done[2] = {nullptr, nullptr};  // last DMA issued on buf[i]
 };
-Staging stagings[kMaxDevices];
+// Process state (runtime/context.hpp), never destroyed.
+struct Stagings {
+  static constexpr StateSlot kSlot = StateSlot::Staging;
+  Staging per_device[kMaxDevices];
+};
+Staging& staging(int device) { return runtime().state<Stagings>().per_device[device]; }
 
 size_t round_capacity(size_t n) {
   size_t c = 64 << 10;  // at least 64 KiB: small copies (item()) never regrow it
@@ -75,7 +81,7 @@ void copy_to_host(void* dst, const void* device_src, size_t nbytes, void* stream
   auto s = static_cast<cudaStream_t>(stream);
   auto* out = static_cast<char*>(dst);
   auto* in = static_cast<const char*>(device_src);
-  Staging& st = stagings[dev];
+  Staging& st = staging(dev);
   std::lock_guard<std::mutex> lk(st.mu);
   DrainOnThrow drain{s};
 
@@ -115,7 +121,7 @@ void copy_from_host(void* device_dst, const void* src, size_t nbytes, void* stre
   auto s = static_cast<cudaStream_t>(stream);
   auto* out = static_cast<char*>(device_dst);
   auto* in = static_cast<const char*>(src);
-  Staging& st = stagings[dev];
+  Staging& st = staging(dev);
   std::lock_guard<std::mutex> lk(st.mu);
   DrainOnThrow drain{s};
 

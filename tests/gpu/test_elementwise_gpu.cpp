@@ -14,14 +14,8 @@ using namespace cf::detail;
 static const cf::DType kAll[] = {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8,  cf::u16,
                                  cf::u32,   cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
 
-static double tolerance(const OpRow& row, cf::DType result) {
-  static const std::set<std::string> inexact = {"sin",    "cos",     "tan",     "arcsin", "arccos", "arctan",
-                                                "sinh",   "cosh",    "tanh",    "arcsinh", "arccosh", "arctanh",
-                                                "exp",    "exp2",    "expm1",   "log",    "log2",   "log10",
-                                                "log1p",  "cbrt",    "power",   "arctan2", "hypot"};
-  if (!inexact.count(row.name) || !cf::is_float(result)) return 0;
-  return cf::is_half(result) ? 1 : 8;
-}
+// The row's precision class (cufuse/op_rows.hpp): how far device and host may lie apart.
+static double tolerance(const OpRow& row, cf::DType result) { return compare_ulps(row.precision, result); }
 
 TEST_CASE("every op, every dtype it takes, matches the reference") {
   const cf::Shape shape{3, 1031};
@@ -46,6 +40,38 @@ TEST_CASE("every op, every dtype it takes, matches the reference") {
                                    : cf::apply(row.name, {a, b, c});
       const std::string what = std::string(row.name) + " " + std::string(cf::name(t));
       CHECK_MESSAGE(check_against_reference(r, tolerance(row, ty.result), what) == 0, what);
+    }
+  }
+}
+
+TEST_CASE("every composite row of the op table, every dtype, matches the reference") {
+  // sinc, round, nan_to_num, isclose: called by name as the CLI calls them, with NumPy's
+  // defaults and with other parameters; their steps fuse into kernels like any expression.
+  const cf::Shape shape{5, 611};
+  const std::vector<std::vector<cf::OpParam>> variants = {
+      {}, {{"decimals", cf::Scalar(int64_t{2})}, {"nan", cf::Scalar(-1.5)}, {"rtol", cf::Scalar(0.1)}},
+      {{"decimals", cf::Scalar(int64_t{-1})}, {"posinf", cf::Scalar(7.0)}, {"equal_nan", cf::Scalar(true)}}};
+  for (const OpFunction& f : op_functions()) {
+    if (f.kind != OpFunction::Composite) continue;
+    const Signature& sig = signature(f.sig);
+    for (cf::DType t : kAll) {
+      for (const auto& all : variants) {
+        std::vector<cf::OpParam> params;  // those of the variant this op has
+        for (const auto& p : all)
+          for (int i = 0; i < sig.n_params; ++i)
+            if (p.name == sig.params[i].name) params.push_back(p);
+        std::vector<cf::Operand> args;
+        for (int i = 0; i < sig.n_operands; ++i) args.push_back(random_array(t, shape));
+        const std::string what = std::string(f.name) + " " + std::string(cf::name(t)) + " (" +
+                                 std::to_string(params.size()) + " parameters)";
+        cf::Array r;
+        try {
+          r = cf::apply(f.name, args, params);
+        } catch (const cf::TypeError&) {
+          continue;  // round(bool, decimals=2): NumPy's TypeError too
+        }
+        CHECK_MESSAGE(check_against_reference(r, compare_ulps(f.precision, r.dtype()), what) == 0, what);
+      }
     }
   }
 }
@@ -293,6 +319,16 @@ TEST_CASE("division by a power-of-two scalar multiplies by its reciprocal with t
       auto q = x / d;
       INFO(cf::name(t) << " / " << d << ", reciprocal form " << divides_by_exact_reciprocal(q.node().get()));
       CHECK(check_against_reference(q, 0, "x / d") == 0);
+    }
+  }
+  // 1 / x takes the literal reciprocal (rcp.rn): the bits of the division, edges included
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16, cf::bf16, cf::i32}) {
+    auto x = random_array(t, {100003});
+    if (cf::is_float(t)) x[{cf::slice(0, int64_t(edge.size()))}] = cf::from_host(edge).astype(t);
+    for (double n : {1.0, 3.0}) {
+      auto q = n / x;
+      INFO(n << " / " << cf::name(t) << ", unit-numerator form " << divides_one(q.node().get()));
+      CHECK(check_against_reference(q, 0, "n / x") == 0);
     }
   }
   // a fused function's scalar argument stays a division: other values reuse the plan

@@ -1,0 +1,207 @@
+// src/runtime/env.cpp: the one place cufuse reads environment variables. The table below
+// names each variable, what it accepts, its default and what it does, and parses it into
+// Settings; RuntimeContext (context.cpp) runs parse_env once with getenv and prints the
+// warnings. README.md's "Environment variables" table lists the same names (a CPU test,
+// tests/test_env.cpp, checks both ways).
+#include "runtime/env.hpp"
+
+#include <array>
+#include <charconv>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "runtime/log.hpp"
+
+namespace cufuse::detail {
+
+namespace {
+
+// A whole decimal integer in [lo, hi], nothing else (no sign, no spaces, no suffix).
+std::optional<int64_t> integer_in(std::string_view v, int64_t lo, int64_t hi) {
+  int64_t x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi) return std::nullopt;
+  return x;
+}
+
+// 0 or 1 into `out`.
+bool zero_one(std::string_view v, bool& out) {
+  if (v == "0") out = false;
+  else if (v == "1") out = true;
+  else return false;
+  return true;
+}
+
+bool parse_cache_dir(std::string_view v, Settings& s) {
+  s.cache_dir = std::string(v);
+  return true;
+}
+
+bool parse_cache(std::string_view v, Settings& s) {
+  for (std::string_view off : {"0", "off", "OFF", "false", "no"})
+    if (v == off) {
+      s.cache_off = std::string(v);
+      return true;
+    }
+  for (std::string_view on : {"1", "on", "ON", "true", "yes"})
+    if (v == on) return true;
+  return false;
+}
+
+bool parse_log(std::string_view v, Settings& s) {
+  unsigned m = 0;
+  bool ok = true;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t end = v.find(',', pos);
+    if (end == std::string_view::npos) end = v.size();
+    auto w = v.substr(pos, end - pos);
+    if (w == "all" || w == "1") m = ~0u;
+    else if (w == "plan") m |= unsigned(LogChannel::Plan);
+    else if (w == "compile") m |= unsigned(LogChannel::Compile);
+    else if (w == "launch") m |= unsigned(LogChannel::Launch);
+    else if (w == "cache") m |= unsigned(LogChannel::Cache);
+    else if (w == "memory") m |= unsigned(LogChannel::Memory);
+    else if (!w.empty() && w != "0") ok = false;  // an unknown word: the others still count
+    pos = end + 1;
+  }
+  s.log_mask = m;
+  return ok;
+}
+
+bool parse_dump(std::string_view v, Settings& s) {
+  s.dump_kernels = std::string(v);
+  return true;
+}
+
+bool parse_backend(std::string_view v, Settings& s) {
+  if (v == "cuda") s.backend = Backend::Cuda;
+  else if (v == "reference" || v == "host") s.backend = Backend::Reference;
+  else return false;
+  return true;
+}
+
+bool parse_arch(std::string_view v, Settings& s) {
+  if (v.substr(0, 3) == "sm_") v.remove_prefix(3);
+  else if (v.substr(0, 8) == "compute_") v.remove_prefix(8);
+  if (v.empty() || v.size() > 4) return false;
+  auto x = integer_in(v, 10, 9999);
+  if (!x) return false;
+  s.arch = static_cast<int>(*x);
+  return true;
+}
+
+bool parse_graphs(std::string_view v, Settings& s) {
+  if (v == "0") s.graphs = GraphsMode::Off;
+  else if (v == "1") s.graphs = GraphsMode::Repeated;
+  else if (v == "all") s.graphs = GraphsMode::All;
+  else return false;
+  return true;
+}
+
+bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
+bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
+bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
+
+bool parse_unroll(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 1, 8);
+  if (x) s.ew_unroll = static_cast<int>(*x);
+  return x.has_value();
+}
+
+bool parse_linalg_errors(std::string_view v, Settings& s) {
+  if (v == "ignore") s.linalg_errors_ignore = true;
+  else if (v == "raise") s.linalg_errors_ignore = false;
+  else return false;
+  return true;
+}
+
+bool parse_max_kernel_ops(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 1, INT64_MAX);
+  if (x) s.max_kernel_ops = *x;
+  return x.has_value();
+}
+
+bool parse_split_blocks(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 1, int64_t(1) << 20);
+  if (x) s.split_blocks = *x;
+  return x.has_value();
+}
+
+constexpr std::array kVariables = {
+    EnvVar{"CUFUSE_CACHE_DIR", "a directory", "$XDG_CACHE_HOME/cufuse, else ~/.cache/cufuse",
+           "disk cache of compiled kernels", parse_cache_dir},
+    EnvVar{"CUFUSE_CACHE", "0, off, OFF, false, no (off) or 1, on, ON, true, yes (on)", "on",
+           "whether compiled kernels are kept on disk", parse_cache},
+    EnvVar{"CUFUSE_LOG", "a comma-separated list of plan, compile, launch, cache, memory, or all (1)",
+           "the known words in it (no logging by default)", "log each stage to stderr", parse_log},
+    EnvVar{"CUFUSE_DUMP_KERNELS", "a directory", "no dump",
+           "write each new kernel's source and each new plan there", parse_dump},
+    EnvVar{"CUFUSE_BACKEND", "cuda, reference or host (= reference)", "cuda",
+           "each thread's starting backend: the GPU or the host reference evaluator", parse_backend},
+    EnvVar{"CUFUSE_ARCH", "a compute capability as digits, e.g. 90, sm_90 or compute_90",
+           "the current device's (sm_90 with none)", "compile for this arch", parse_arch},
+    EnvVar{"CUFUSE_GRAPHS", "0, 1 or all", "1",
+           "0: each kernel launched on its own; 1: repeated plans as one CUDA graph; all: from the first run",
+           parse_graphs},
+    EnvVar{"CUFUSE_CSE", "0 or 1", "1", "common-subexpression elimination within one evaluation (0 turns it off)", parse_cse},
+    EnvVar{"CUFUSE_TF32", "0 or 1", "0", "float32 matmuls may use TF32", parse_tf32},
+    EnvVar{"CUFUSE_EW_UNROLL", "an integer 1..8", "2",
+           "vectors (or elements) per thread in the unrolled contiguous elementwise form", parse_unroll},
+    EnvVar{"CUFUSE_REFERENCE_COMPILE", "0 or 1", "1",
+           "0: the reference backend skips compiling the kernels it plans", parse_reference_compile},
+    EnvVar{"CUFUSE_LINALG_ERRORS", "raise or ignore", "raise",
+           "ignore: singular / not positive definite inputs give inf/NaN instead of an error",
+           parse_linalg_errors},
+    EnvVar{"CUFUSE_MAX_KERNEL_OPS", "an integer >= 1", "1024",
+           "the most elementwise ops and views one kernel computes before the planner cuts",
+           parse_max_kernel_ops},
+    EnvVar{"CUFUSE_SPLIT_BLOCKS", "an integer 1..1048576", "24 per SM (2048 with no device)",
+           "blocks a reduction of few long rows is split over", parse_split_blocks},
+};
+
+constexpr std::array kExternal = {
+    ExternalEnvVar{"HOME", "the disk cache's default directory, ~/.cache/cufuse"},
+    ExternalEnvVar{"XDG_CACHE_HOME", "the disk cache's default directory, $XDG_CACHE_HOME/cufuse"},
+    ExternalEnvVar{"CUDA_HOME", "the toolkit headers (cuda_fp16.h) NVRTC includes, when the build's are absent"},
+    ExternalEnvVar{"CUDA_PATH", "as CUDA_HOME"},
+    ExternalEnvVar{"CUDA_VISIBLE_DEVICES", "quoted in the message when no device is found"},
+};
+
+std::optional<std::string>* external_field(Settings& s, std::string_view name) {
+  if (name == "HOME") return &s.home;
+  if (name == "XDG_CACHE_HOME") return &s.xdg_cache_home;
+  if (name == "CUDA_HOME") return &s.cuda_home;
+  if (name == "CUDA_PATH") return &s.cuda_path;
+  if (name == "CUDA_VISIBLE_DEVICES") return &s.cuda_visible_devices;
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const EnvVar> env_variables() { return kVariables; }
+std::span<const ExternalEnvVar> external_env_variables() { return kExternal; }
+
+ParsedEnv parse_env(const EnvLookup& lookup) {
+  ParsedEnv out;
+  for (const EnvVar& v : kVariables) {
+    const char* e = lookup(std::string(v.name).c_str());
+    if (e == nullptr || *e == '\0') continue;
+    if (!v.parse(e, out.settings))
+      out.warnings.push_back(fmt::format("cufuse: warning: {}={} is not accepted (expected {}); using {}", v.name,
+                                         e, v.accepted, v.fallback));
+  }
+  for (const ExternalEnvVar& v : kExternal) {
+    const char* e = lookup(std::string(v.name).c_str());
+    if (e != nullptr)
+      if (auto* f = external_field(out.settings, v.name)) *f = std::string(e);
+  }
+  return out;
+}
+
+ParsedEnv parse_process_env() {
+  return parse_env([](const char* name) -> const char* { return std::getenv(name); });
+}
+
+}  // namespace cufuse::detail
