@@ -107,12 +107,12 @@ std::string combine(const Red& r, const std::string& acc, const std::string& ai,
 
 // Maps strides over a shape whose non-1 dims are the kept dims' non-1 dims onto kept dims.
 Strides RedEmitter::map_to_kept(const Shape& xs, const Strides& xst) const {
-  Strides out(kept_dims.size(), 0);
+  Strides out(sh.kept_dims.size(), 0);
   size_t k = 0;
   for (int d = 0; d < xs.ndim(); ++d) {
     if (xs[d] == 1) continue;
-    while (k < kept_dims.size() && sp.S[kept_dims[k]] == 1) ++k;
-    if (k >= kept_dims.size() || sp.S[kept_dims[k]] != xs[d])
+    while (k < sh.kept_dims.size() && sp.S[sh.kept_dims[k]] == 1) ++k;
+    if (k >= sh.kept_dims.size() || sp.S[sh.kept_dims[k]] != xs[d])
       throw InternalError("reduction epilogue shape does not match the kept dims");
     out[k++] = xst[d];
   }
@@ -120,8 +120,8 @@ Strides RedEmitter::map_to_kept(const Shape& xs, const Strides& xst) const {
 }
 
 void RedEmitter::split_strides(const Strides& st, Strides& ks, Strides& rs) const {
-  for (int d : kept_dims) ks.push_back(st[d]);
-  for (int d : red_dims) rs.push_back(st[d]);
+  for (int d : sh.kept_dims) ks.push_back(st[d]);
+  for (int d : sh.red_dims) rs.push_back(st[d]);
 }
 
 // Row context: nodes over S evaluated at (row, r).
@@ -194,25 +194,25 @@ void RedEmitter::classify_out(const Node* n) {
 }
 
 void RedEmitter::analyse() {
-  for (int d = 0; d < sp.S.ndim(); ++d) (contains(sp.axes, d) ? red_dims : kept_dims).push_back(d);
+  for (int d = 0; d < sp.S.ndim(); ++d) (contains(sp.axes, d) ? shape_.red_dims : shape_.kept_dims).push_back(d);
   for (size_t i = 0; i < sp.reductions.size(); ++i) {
     const Node* r = sp.reductions[i];
     const DType in = r->inputs[0]->dtype;
     const ReduceOp op = reduce_attrs(*r).op;
     reds.push_back(Red{r, op, in, acc_type(op, in), sp.phase[i]});
     red_of[r] = static_cast<int>(i);
-    phases = std::max(phases, sp.phase[i] + 1);
+    shape_.phases = std::max(shape_.phases, sp.phase[i] + 1);
   }
   for (const auto& red : reds) collect_row(red.node->inputs[0].get());
   for (const auto& o : sp.outputs) {
     if (o.kind == OutKind::Row) {
       if (!red_of.count(o.node.get())) collect_row(o.node.get());
-      rowmode = true;
+      shape_.row_kernel = true;
     } else if (o.kind == OutKind::Epilogue) {
       collect_out(o.node.get());
     }
   }
-  rowmode |= phases > 1;
+  shape_.row_kernel |= shape_.phases > 1;
   // destination strides
   for (const auto& o : sp.outputs) {
     Strides ks, rs;
@@ -246,17 +246,17 @@ void RedEmitter::analyse() {
     for (size_t a = 0; a < all.size(); ++a) *all[a] = cst[a];
     return cs;
   };
-  kshape = collapse(kept_dims, true);
-  rshape = collapse(red_dims, false);
-  M = numel(kshape);
-  N = numel(rshape);
-  if (scan_mode) G = B = 256;
+  shape_.kept_shape = collapse(shape_.kept_dims, true);
+  shape_.red_shape = collapse(shape_.red_dims, false);
+  shape_.rows = numel(shape_.kept_shape);
+  shape_.row_len = numel(shape_.red_shape);
+  if (shape_.scan) shape_.lanes = shape_.block = 256;
   else choose_shape();
   choose_index();
 }
 
 void RedEmitter::choose_shape() {
-  const int rr = rshape.ndim(), rk = kshape.ndim();
+  const int rr = shape_.red_shape.ndim(), rk = shape_.kept_shape.ndim();
   bool inner = rr <= 1, kept_contig = rk >= 1;
   int maxsz = 1;
   for (const auto& a : accs) {
@@ -270,9 +270,9 @@ void RedEmitter::choose_shape() {
       if (rr == 1 && out_rs[i][0] != 1) inner = false;
       maxsz = std::max(maxsz, itemsize(sp.outputs[i].node->dtype));
     }
-  if (inner && N > 1) {
-    if (N >= 4096 || (rowmode && N > 1024)) {
-      G = 256;
+  if (inner && shape_.row_len > 1) {
+    if (shape_.row_len >= 4096 || (shape_.row_kernel && shape_.row_len > 1024)) {
+      shape_.lanes = 256;
     } else {
       // Shorter rows: G adjacent lanes a row (2 to 32, a warp or part of one), each with up to
       // 4 of the row's 16-byte vectors or 5 elements, so that a warp reads and writes
@@ -282,27 +282,27 @@ void RedEmitter::choose_shape() {
       // before, 0.22 / 0.31 / 0.26 / 0.19 / 0.19 now (torch 0.20 / 0.38 / 0.23 / 0.18 / 0.18);
       // lanes of 2 or 8 vectors ran up to 25% slower.
       const int v = 16 / maxsz;
-      const int64_t nv = N % v == 0 ? N / v : N;
-      const int per_lane = N % v == 0 ? 4 : 5;
-      G = 2;
-      while (G < 32 && int64_t(G) * per_lane < nv) G *= 2;
+      const int64_t nv = shape_.row_len % v == 0 ? shape_.row_len / v : shape_.row_len;
+      const int per_lane = shape_.row_len % v == 0 ? 4 : 5;
+      shape_.lanes = 2;
+      while (shape_.lanes < 32 && int64_t(shape_.lanes) * per_lane < nv) shape_.lanes *= 2;
       // Rows shorter than 16 (4 with row-shaped results) stay a thread's: its loads of 32
       // adjacent short rows share cache lines, and a lane per element adds more work than
       // it saves (sum / softmax over rows of 2: 0.15 / 0.28 ms against 0.24 / 0.45).
-      if (N < (rowmode ? 4 : 16)) G = 1;
+      if (shape_.row_len < (shape_.row_kernel ? 4 : 16)) shape_.lanes = 1;
     }
   } else if (kept_contig) {
-    G = 1;
+    shape_.lanes = 1;
     choose_strided_lanes();
   } else {
-    G = N >= 32 ? 32 : 1;
+    shape_.lanes = shape_.row_len >= 32 ? 32 : 1;
   }
-  if (!xl) B = 256;
+  if (!shape_.strided_lanes) shape_.block = 256;
   // vector width along the row
-  V = 1;
-  if (inner && rr == 1 && G > 1) {
+  shape_.vec = 1;
+  if (inner && rr == 1 && shape_.lanes > 1) {
     int v = 16 / maxsz;
-    bool ok = N % v == 0;
+    bool ok = shape_.row_len % v == 0;
     auto check = [&](const Strides& ks, const Node* n, bool is_out, bool aligned) {
       if (!aligned) ok = false;
       for (auto k : ks)
@@ -316,49 +316,49 @@ void RedEmitter::choose_shape() {
     for (size_t i = 0; i < sp.outputs.size(); ++i)
       if (sp.outputs[i].kind == OutKind::Row) check(out_ks[i], sp.outputs[i].node.get(), true, sp.outputs[i].aligned16);
     if (ok && v > 1) {
-      V = v;
+      shape_.vec = v;
       for (auto& a : accs) a.vec = a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1;
     }
   }
   // keep rows on chip for phases / row outputs
-  if (rowmode && !sp.multipass) {
-    auto vectors_per_thread = [&](int64_t g) { return (N + g * V - 1) / (g * V); };
-    int64_t k = vectors_per_thread(G);
+  if (shape_.row_kernel && !sp.multipass) {
+    auto vectors_per_thread = [&](int64_t g) { return (shape_.row_len + g * shape_.vec - 1) / (g * shape_.vec); };
+    int64_t k = vectors_per_thread(shape_.lanes);
     // Block width of a row kept on chip: a row that gives each of 512 threads 4 to 8 full
     // vectors runs on 512 threads, not 256 with 8 to 16 vectors each. On the H100, f32 rows
     // of 8192 / 16384: softmax 0.1820 / 0.1866 ms against 0.1831 / 0.1911, layernorm 0.1832 /
     // 0.1880 against 0.1864 / 0.1995 (64M elements each). Rows of 6144 (3 vectors at 512)
     // stay at 256: softmax 0.1828 there against 0.1898. Not for 8-byte types: ptxas gives a
     // 512-thread block 64 registers a thread, and an f64 softmax row of 8 vectors then spills.
-    if (G == 256 && maxsz <= 4 && N >= int64_t(4) * 512 * V && vectors_per_thread(512) <= 8) {
-      G = B = 512;
-      k = vectors_per_thread(G);
+    if (shape_.lanes == 256 && maxsz <= 4 && shape_.row_len >= int64_t(4) * 512 * shape_.vec && vectors_per_thread(512) <= 8) {
+      shape_.lanes = shape_.block = 512;
+      k = vectors_per_thread(shape_.lanes);
     }
     // Past 16 vectors a thread (rounded up to K = 32 registers' worth: f32 rows of 20000
     // took 180 registers and one block an SM, 0.33 ms against torch's 0.25), 1024 threads.
-    if (G == 256 && (k > 32 || (k > 16 && maxsz <= 4))) {
-      G = B = 1024;
-      k = vectors_per_thread(G);
+    if (shape_.lanes == 256 && (k > 32 || (k > 16 && maxsz <= 4))) {
+      shape_.lanes = shape_.block = 1024;
+      k = vectors_per_thread(shape_.lanes);
     }
     if (k <= 32) {
-      K = 1;
-      while (K < k) K *= 2;
-      cache = true;
+      shape_.cached = 1;
+      while (shape_.cached < k) shape_.cached *= 2;
+      shape_.on_chip = true;
     }
   }
   // split long rows over several blocks
-  const int RB = B / G;
-  const int64_t row_blocks = (M + RB - 1) / RB;
+  const int RB = shape_.block / shape_.lanes;
+  const int64_t row_blocks = (shape_.rows + RB - 1) / RB;
   // (No rows at all, a zero-size result, launches nothing: there is nothing to split.)
   // Strided lanes split shorter rows too: few rows of 2048 would otherwise run in a block or two.
-  const int64_t split_from = xl ? int64_t(G) * 64 : 8192;
-  if (!rowmode && row_blocks >= 1 && row_blocks < 1024 && N >= split_from) {
+  const int64_t split_from = shape_.strided_lanes ? int64_t(shape_.lanes) * 64 : 8192;
+  if (!shape_.row_kernel && row_blocks >= 1 && row_blocks < 1024 && shape_.row_len >= split_from) {
     // Strided lanes round down, to at most one wave: 1280 blocks of f32[8192,8192]'s column
     // sums on the H100 (1056 resident) took 0.106 ms, 1024 took 0.094 and 2048 0.096.
-    int64_t want = xl ? split_blocks(8) / row_blocks : (split_blocks(24) + row_blocks - 1) / row_blocks;
-    int64_t most = std::max<int64_t>(1, N / (int64_t(G) * V * 16));
-    S = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
-    split = S > 1;
+    int64_t want = shape_.strided_lanes ? split_blocks(8) / row_blocks : (split_blocks(24) + row_blocks - 1) / row_blocks;
+    int64_t most = std::max<int64_t>(1, shape_.row_len / (int64_t(shape_.lanes) * shape_.vec * 16));
+    shape_.splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
+    shape_.split = shape_.splits > 1;
   }
 }
 
@@ -370,33 +370,33 @@ void RedEmitter::choose_strided_lanes() {
   for (const auto& r : reds) shared += 8 + (is_arg(r.op) ? 8 : 0);
   if (shared * 256 > 40 * 1024) return;  // the lanes' tree needs B values per reduction
   int64_t rows = 1;
-  while (rows < M && rows < 32) rows *= 2;
+  while (rows < shape_.rows && rows < 32) rows *= 2;
   int L = static_cast<int>(256 / rows);
-  while (L > 1 && M * L > kLaneThreads) L /= 2;
-  while (L > 1 && N < int64_t(L) * 16) L /= 2;
+  while (L > 1 && shape_.rows * L > kLaneThreads) L /= 2;
+  while (L > 1 && shape_.row_len < int64_t(L) * 16) L /= 2;
   if (L <= 1) return;
-  xl = true;
-  G = L;
+  shape_.strided_lanes = true;
+  shape_.lanes = L;
   int64_t rb = 1;
-  while (rb < M && rb < 256 / L) rb *= 2;
-  B = static_cast<int>(rb) * L;
+  while (rb < shape_.rows && rb < 256 / L) rb *= 2;
+  shape_.block = static_cast<int>(rb) * L;
 }
 
 void RedEmitter::choose_index() {
-  int64_t span = std::max(M, N) * 2;
+  int64_t span = std::max(shape_.rows, shape_.row_len) * 2;
   for (const auto& a : accs) {
-    span = std::max(span, span_of(kshape, a.ks, a.off) + (a.row_ctx ? span_of(rshape, a.rs) : 0));
+    span = std::max(span, span_of(shape_.kept_shape, a.ks, a.off) + (a.row_ctx ? span_of(shape_.red_shape, a.rs) : 0));
     if (a.kind == Acc::View) span = std::max(span, chain_span(a.node));
   }
   for (size_t i = 0; i < sp.outputs.size(); ++i)
-    span = std::max(span, span_of(kshape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(rshape, out_rs[i]) : 0));
-  i64 = span + int64_t(B) * 64 >= (int64_t(1) << 31);
+    span = std::max(span, span_of(shape_.kept_shape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(shape_.red_shape, out_rs[i]) : 0));
+  shape_.index64 = span + int64_t(shape_.block) * 64 >= (int64_t(1) << 31);
 }
 
 // Read from memory along the row (not cached, not a broadcast): element_loop's unrolled
 // turns issue its loads ahead.
 bool RedEmitter::is_prefetched(const Acc& a) const {
-  if (a.kind != Acc::Mem || !a.row_ctx || a.cached || (V > 1 && !a.vec)) return false;
+  if (a.kind != Acc::Mem || !a.row_ctx || a.cached || (sh.vec > 1 && !a.vec)) return false;
   bool varies = a.vec;
   for (auto r : a.rs) varies |= r != 0;
   return varies;
@@ -441,10 +441,10 @@ std::string RedEmitter::prefetch_turns(int U, const std::string& at_u, const std
 }
 
 std::string RedEmitter::row_offset(const Strides& rs, const std::string& name) const {
-  if (rshape.ndim() == 0) return "0";
-  if (rshape.ndim() == 1) return rs[0] == 0 ? "0" : (rs[0] == 1 ? "r" : fmt::format("r * p.{}[0]", name));
+  if (sh.red_shape.ndim() == 0) return "0";
+  if (sh.red_shape.ndim() == 1) return rs[0] == 0 ? "0" : (rs[0] == 1 ? "r" : fmt::format("r * p.{}[0]", name));
   std::string s;
-  for (int d = 0; d < rshape.ndim(); ++d) s += fmt::format("{}q{} * p.{}[{}]", d ? " + " : "", d, name, d);
+  for (int d = 0; d < sh.red_shape.ndim(); ++d) s += fmt::format("{}q{} * p.{}[{}]", d ? " + " : "", d, name, d);
   return s;
 }
 
@@ -542,10 +542,10 @@ std::string RedEmitter::out_value_of(ExprEmitter& e, const Node* n) {
 
 void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero, std::vector<size_t>& ws_part,
                    std::vector<size_t>& ws_idx) {
-  e.add_idx("M", M);
-  e.add_idx("N", N);
-  e.add_idx_array("kshape", kshape);
-  e.add_idx_array("rshape", rshape);
+  e.add_idx("M", sh.rows);
+  e.add_idx("N", sh.row_len);
+  e.add_idx_array("kshape", sh.kept_shape);
+  e.add_idx_array("rshape", sh.red_shape);
   for (size_t j = 0; j < accs.size(); ++j) {
     const Acc& a = accs[j];
     const std::string J = std::to_string(j);
@@ -563,9 +563,9 @@ void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero,
     if (o.kind == OutKind::Row) e.add_idx_array("o" + J + "r", out_rs[i]);
   }
   for (size_t k = 0; k < scalars.size(); ++k) e.add_scalar("s" + std::to_string(k), scalars[k]);
-  if (split) {
-    const int RB = B / G;
-    const int64_t gx = (M + RB - 1) / RB;
+  if (sh.split) {
+    const int RB = sh.block / sh.lanes;
+    const int64_t gx = (sh.rows + RB - 1) / RB;
     ws_zero = static_cast<size_t>(gx) * 4;
     ws_bytes = (ws_zero + 15) / 16 * 16;
     size_t off = e.pl.add("unsigned int*", 8, "ctr");
@@ -574,12 +574,12 @@ void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero,
       ws_part.push_back(ws_bytes);
       size_t o2 = e.pl.add(reds[k].T + "*", 8, "w" + std::to_string(k));
       e.add_patch(o2, PatchSrc::Workspace, reds[k].in, static_cast<int>(ws_bytes));
-      ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+      ws_bytes += (static_cast<size_t>(sh.splits) * sh.rows * 8 + 15) / 16 * 16;
       if (is_arg(reds[k].op)) {
         ws_idx.push_back(ws_bytes);
         size_t o3 = e.pl.add("long long*", 8, "wi" + std::to_string(k));
         e.add_patch(o3, PatchSrc::Workspace, DType::Int64, static_cast<int>(ws_bytes));
-        ws_bytes += (static_cast<size_t>(S) * M * 8 + 15) / 16 * 16;
+        ws_bytes += (static_cast<size_t>(sh.splits) * sh.rows * 8 + 15) / 16 * 16;
       } else {
         ws_idx.push_back(0);
       }
@@ -591,13 +591,13 @@ void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero,
 // the first `outputs` outputs' bases ob<i>.
 std::string RedEmitter::row_bases(const std::string& kr, size_t outputs) const {
   std::string b = "    I kr = " + kr + ";\n";
-  for (int d = kshape.ndim() - 1; d >= 0; --d) {
+  for (int d = sh.kept_shape.ndim() - 1; d >= 0; --d) {
     if (d == 0) b += "    const I k0 = kr;\n";
     else b += fmt::format("    const I k{} = kr % p.kshape[{}]; kr /= p.kshape[{}];\n", d, d, d);
   }
   auto kdot = [&](const std::string& name, const Strides& ks) {
     std::string s;
-    for (int d = 0; d < kshape.ndim(); ++d)
+    for (int d = 0; d < sh.kept_shape.ndim(); ++d)
       if (ks[d] != 0) s += fmt::format(" + k{} * p.{}[{}]", d, name, d);
     return s;
   };

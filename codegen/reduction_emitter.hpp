@@ -65,6 +65,27 @@ struct Acc {
   bool cached = false;  // kept in registers across phases (row-varying data only)
 };
 
+// A reduction (or scan) kernel's shape: the group's input shape collapsed into kept dims
+// (rows) and reduced dims (each row's elements), and how threads and blocks cover them.
+struct RedShape {
+  std::vector<int> kept_dims, red_dims;  // of the input shape, before collapsing
+  Shape kept_shape, red_shape;           // collapsed
+  int64_t rows = 1;      // kept elements: rows reduced (M in the kernels)
+  int64_t row_len = 1;   // elements a row (N in the kernels)
+  int lanes = 1;         // threads a row (G)
+  int block = 256;       // threads a block (B)
+  int vec = 1;           // elements a load along the row (V): 16-byte vectors where they fit
+  int cached = 0;        // vectors a thread keeps in registers across phases (K; 0: none)
+  int splits = 1;        // blocks a row is split over (S); partials merged by the last block
+  bool on_chip = false;     // rows kept on chip across phases (the K cached loads)
+  bool row_kernel = false;  // phases or row-shaped results: one row kernel (rule rows)
+  bool index64 = false;     // 64-bit indexing
+  bool split = false;       // splits > 1
+  bool strided_lanes = false;  // rows read across threads: lane = threadIdx.x / RB, row = threadIdx.x % RB
+  int phases = 1;           // reductions that read earlier ones' results broadcast back
+  bool scan = false;        // a scan's kernel (emit_scan)
+};
+
 struct RedEmitter {
   const ReductionSpec& sp;
   const LeafBinding& bind;
@@ -75,16 +96,15 @@ struct RedEmitter {
   std::unordered_map<const Node*, int> row_acc, out_acc;
   std::vector<const Node*> scalars;
   std::unordered_map<const Node*, int> scalar_of;
-  std::vector<int> kept_dims, red_dims;
-  Shape kshape, rshape;                 // collapsed
   std::vector<Strides> out_ks, out_rs;  // per output: destination strides
-  int64_t M = 1, N = 1;
-  int G = 1, B = 256, V = 1, K = 0, S = 1;
-  bool cache = false, rowmode = false, i64 = false, split = false;
-  bool xl = false;  // strided lanes: lane = threadIdx.x / RB, row = threadIdx.x % RB
-  int phases = 1;
+  // The kernel's shape: written by analyse() and the choose_* functions (and by a scan's
+  // emitters, which pick the vector width and block they load with before their loops are emitted);
+  // every other emitter reads it through `sh`.
+  RedShape shape_;
+  const RedShape& sh = shape_;
 
   RedEmitter(const ReductionSpec& s, const LeafBinding& b) : sp(s), bind(b) {}
+  RedEmitter(const RedEmitter&) = delete;
 
   // Maps strides over a shape whose non-1 dims are the kept dims' non-1 dims onto kept dims.
   Strides map_to_kept(const Shape& xs, const Strides& xst) const;
@@ -100,7 +120,6 @@ struct RedEmitter {
   void classify_out(const Node* n);  // one node of it
 
   void analyse();
-  bool scan_mode = false;
 
   void choose_shape();
 

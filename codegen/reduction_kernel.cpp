@@ -42,8 +42,8 @@ std::string RedEmitter::group_reduce(const Red& r, int k) {
     w += combine(r, a, ai, "ov", "oi") + " }\n";
     return w;
   };
-  if (G == 1) return "";
-  if (xl) {
+  if (sh.lanes == 1) return "";
+  if (sh.strided_lanes) {
     // strided lanes: lane l adds lane l + o's value, o = G/2 .. 1, through shared memory;
     // every lane then takes lane 0's result
     s += fmt::format("    shx{}[threadIdx.x] = {};{}\n    __syncthreads();\n", k, a,
@@ -58,9 +58,9 @@ std::string RedEmitter::group_reduce(const Red& r, int k) {
                      arg ? fmt::format(" {} = shxi{}[threadIdx.x % RB];", ai, k) : "");
     return s;
   }
-  s += warp(std::min(G, 32));
-  if (G <= 32) return s;
-  const int nw = B / 32;
+  s += warp(std::min(sh.lanes, 32));
+  if (sh.lanes <= 32) return s;
+  const int nw = sh.block / 32;
   s += fmt::format("    if ((threadIdx.x & 31) == 0) {{ sh{}[threadIdx.x >> 5] = {};{} }}\n", k, a,
                    arg ? fmt::format(" shi{}[threadIdx.x >> 5] = {};", k, ai) : "");
   s += "    __syncthreads();\n";
@@ -81,15 +81,15 @@ std::string RedEmitter::element_loop(ExprEmitter& e, const std::function<void()>
   vals.clear();
   e.code.clear();
   const std::string q_unravel = [&] {
-    if (rshape.ndim() <= 1) return std::string();
+    if (sh.red_shape.ndim() <= 1) return std::string();
     std::string u = "        I rq = r;\n";
-    for (int d = rshape.ndim() - 1; d >= 0; --d) {
+    for (int d = sh.red_shape.ndim() - 1; d >= 0; --d) {
       if (d == 0) u += "        const I q0 = rq;\n";
       else u += fmt::format("        const I q{} = rq % p.rshape[{}]; rq /= p.rshape[{}];\n", d, d, d);
     }
     return u;
   }();
-  if (cache) {
+  if (sh.on_chip) {
     f();
     std::string vl;  // data the same for every row (a broadcast vector): read, not cached
     for (size_t j = 0; j < accs.size(); ++j)
@@ -102,7 +102,7 @@ std::string RedEmitter::element_loop(ExprEmitter& e, const std::function<void()>
     // A split row is dealt out to its blocks in turns of G vectors, not in one chunk each:
     // the blocks resident at a time then read one window of memory (W2 on the H100: 0.350
     // ms against 0.353-0.355 with a chunk per block). The order is still fixed.
-    const bool split_loop = split && first_in_split;
+    const bool split_loop = sh.split && first_in_split;
     const std::string range = split_loop ? "(I)blockIdx.y * G" : "(I)0";
     const std::string step = split_loop ? "(I)gridDim.y * G" : "(I)G";
     // U turns at a time, their loads issued before any is used (prefetched accessors read
@@ -142,39 +142,39 @@ std::string RedEmitter::element_loop(ExprEmitter& e, const std::function<void()>
 
 KernelSpec RedEmitter::emit() {
   analyse();
-  ExprEmitter e(bind, i64);
+  ExprEmitter e(bind, sh.index64);
   size_t ws_bytes = 0, ws_zero = 0;
   std::vector<size_t> ws_part, ws_idx;
   build_params(e, ws_bytes, ws_zero, ws_part, ws_idx);
-  const int RB = B / G;
+  const int RB = sh.block / sh.lanes;
   std::string b;
-  b += fmt::format("  using I = {};\n  constexpr int G = {}, RB = {}, V = {}, K = {};\n", e.idx(), G, RB, V, K > 0 ? K : 1);
+  b += fmt::format("  using I = {};\n  constexpr int G = {}, RB = {}, V = {}, K = {};\n", e.idx(), sh.lanes, RB, sh.vec, sh.cached > 0 ? sh.cached : 1);
   b += "  const I M = p.M, N = p.N;\n  (void)N;\n";
-  b += xl ? "  const int lane = (int)(threadIdx.x / RB);\n" : "  const int lane = (int)(threadIdx.x % G);\n";
-  if (xl)
+  b += sh.strided_lanes ? "  const int lane = (int)(threadIdx.x / RB);\n" : "  const int lane = (int)(threadIdx.x % G);\n";
+  if (sh.strided_lanes)
     for (size_t k = 0; k < reds.size(); ++k) {
-      b += fmt::format("  __shared__ {} shx{}[{}];\n", reds[k].T, k, B);
-      if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shxi{}[{}];\n", k, B);
+      b += fmt::format("  __shared__ {} shx{}[{}];\n", reds[k].T, k, sh.block);
+      if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shxi{}[{}];\n", k, sh.block);
     }
-  if (G > 32 && !xl)
+  if (sh.lanes > 32 && !sh.strided_lanes)
     for (size_t k = 0; k < reds.size(); ++k) {
-      b += fmt::format("  __shared__ {} sh{}[{}];\n", reds[k].T == "bool" ? "bool" : reds[k].T, k, B / 32);
-      if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shi{}[{}];\n", k, B / 32);
+      b += fmt::format("  __shared__ {} sh{}[{}];\n", reds[k].T == "bool" ? "bool" : reds[k].T, k, sh.block / 32);
+      if (is_arg(reds[k].op)) b += fmt::format("  __shared__ long long shi{}[{}];\n", k, sh.block / 32);
     }
-  if (split) b += "  __shared__ bool cf_last;\n";
+  if (sh.split) b += "  __shared__ bool cf_last;\n";
   // Strided lanes meet at barriers, and a part-warp group shuffles with the whole warp:
   // there every thread of a block runs the same row iterations.
-  const std::string rib = xl ? "(I)(threadIdx.x % RB)" : "(I)(threadIdx.x / G)";
+  const std::string rib = sh.strided_lanes ? "(I)(threadIdx.x % RB)" : "(I)(threadIdx.x / G)";
   const std::string row_loop =
-      split ? fmt::format("  {{\n    const I row = (I)blockIdx.x * RB + {};\n    const bool active = row < M;\n", rib)
-      : xl || (G > 1 && G < 32)
+      sh.split ? fmt::format("  {{\n    const I row = (I)blockIdx.x * RB + {};\n    const bool active = row < M;\n", rib)
+      : sh.strided_lanes || (sh.lanes > 1 && sh.lanes < 32)
           ? fmt::format("  for (I row0 = (I)blockIdx.x * RB; row0 < M; row0 += (I)gridDim.x * RB) {{\n"
                         "    const I row = row0 + {};\n    const bool active = row < M;\n", rib)
           : "  for (I row = (I)blockIdx.x * RB + (I)(threadIdx.x / G); row < M; row += (I)gridDim.x * RB) {\n    const bool active = true;\n";
   b += row_loop;
   // kept coordinates and per-accessor bases
   b += row_bases("active ? row : (I)0", sp.outputs.size());
-  if (cache) {
+  if (sh.on_chip) {
     for (auto& a : accs) {
       bool varies = false;
       for (auto k : a.ks) varies |= k != 0;
@@ -189,9 +189,9 @@ KernelSpec RedEmitter::emit() {
         b += fmt::format("      if (j * V < N) c{}[kk] = {};\n", j, vector_load(j, "j"));
       } else {
         b += "      if (j * V < N) {\n#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
-        if (rshape.ndim() > 1) {
+        if (sh.red_shape.ndim() > 1) {
           b += "          I rq = r;\n";
-          for (int d = rshape.ndim() - 1; d >= 0; --d) {
+          for (int d = sh.red_shape.ndim() - 1; d >= 0; --d) {
             if (d == 0) b += "          const I q0 = rq;\n";
             else b += fmt::format("          const I q{} = rq % p.rshape[{}]; rq /= p.rshape[{}];\n", d, d, d);
           }
@@ -203,7 +203,7 @@ KernelSpec RedEmitter::emit() {
     }
   }
   // phases
-  for (int ph = 0; ph < phases; ++ph) {
+  for (int ph = 0; ph < sh.phases; ++ph) {
     for (size_t k = 0; k < reds.size(); ++k) {
       if (reds[k].phase != ph) continue;
       b += fmt::format("    {} red{} = {};\n", reds[k].T, k, identity(reds[k]));
@@ -221,7 +221,7 @@ KernelSpec RedEmitter::emit() {
     for (size_t k = 0; k < reds.size(); ++k)
       if (reds[k].phase == ph) b += group_reduce(reds[k], static_cast<int>(k));
   }
-  if (split) {
+  if (sh.split) {
     b += "    if (lane == 0 && active) {\n";
     for (size_t k = 0; k < reds.size(); ++k) {
       b += fmt::format("      p.w{}[(size_t)blockIdx.y * M + row] = red{};\n", k, k);
@@ -267,7 +267,7 @@ KernelSpec RedEmitter::emit() {
   if (any_row) {
     // with vector loads, each thread's V consecutive results go out as one vector store
     std::string pre, post;
-    if (V > 1)
+    if (sh.vec > 1)
       for (size_t i = 0; i < sp.outputs.size(); ++i) {
         if (sp.outputs[i].kind != OutKind::Row) continue;
         const std::string st = storage_type(sp.outputs[i].node->dtype);
@@ -280,7 +280,7 @@ KernelSpec RedEmitter::emit() {
         const auto& o = sp.outputs[i];
         if (o.kind != OutKind::Row) continue;
         std::string v = row_value(e, o.node.get());
-        if (V > 1) e.line(fmt::format("w{}.v[t] = {};", i, store_expr(o.node->dtype, v)), 8);
+        if (sh.vec > 1) e.line(fmt::format("w{}.v[t] = {};", i, store_expr(o.node->dtype, v)), 8);
         else e.line(fmt::format("p.o{}[ob{} + {}] = {};", i, i, row_offset(out_rs[i], "o" + std::to_string(i) + "r"),
                                 store_expr(o.node->dtype, v)), 8);
       }
@@ -305,21 +305,21 @@ KernelSpec RedEmitter::emit() {
   const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
   KernelSpec k;
   k.name = kernel_name("red", types, h);
-  k.source = kernel_source(k.name, e.pl.decl(), B, b);
+  k.source = kernel_source(k.name, e.pl.decl(), sh.block, b);
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
-  k.numel = M;
-  const int64_t row_blocks = (M + RB - 1) / RB;
-  k.dims.grid[0] = static_cast<unsigned>(split ? row_blocks : std::min<int64_t>(std::max<int64_t>(row_blocks, 1), 1 << 20));
-  k.dims.grid[1] = static_cast<unsigned>(S);
-  k.dims.block[0] = static_cast<unsigned>(B);
+  k.numel = sh.rows;
+  const int64_t row_blocks = (sh.rows + RB - 1) / RB;
+  k.dims.grid[0] = static_cast<unsigned>(sh.split ? row_blocks : std::min<int64_t>(std::max<int64_t>(row_blocks, 1), 1 << 20));
+  k.dims.grid[1] = static_cast<unsigned>(sh.splits);
+  k.dims.block[0] = static_cast<unsigned>(sh.block);
   k.workspace_bytes = ws_bytes;
   k.workspace_zero_bytes = ws_zero;
-  const std::string mode = xl ? fmt::format("{} strided lanes", G)
-                           : G == 1 ? "a thread" : G < 32 ? fmt::format("{} lanes", G) : (G == 32 ? "a warp" : "a block");
-  k.summary = fmt::format("{} row(s) x {} element(s), {} per row{}{}{}, {} phase(s), {}-bit index", M, N, mode,
-                          V > 1 ? fmt::format(", {}-wide loads", V) : "", cache ? fmt::format(", row on chip ({} x {} per thread)", K, V) : "",
-                          split ? fmt::format(", split over {} blocks per row", S) : "", phases, i64 ? 64 : 32);
+  const std::string mode = sh.strided_lanes ? fmt::format("{} strided lanes", sh.lanes)
+                           : sh.lanes == 1 ? "a thread" : sh.lanes < 32 ? fmt::format("{} lanes", sh.lanes) : (sh.lanes == 32 ? "a warp" : "a block");
+  k.summary = fmt::format("{} row(s) x {} element(s), {} per row{}{}{}, {} phase(s), {}-bit index", sh.rows, sh.row_len, mode,
+                          sh.vec > 1 ? fmt::format(", {}-wide loads", sh.vec) : "", sh.on_chip ? fmt::format(", row on chip ({} x {} per thread)", sh.cached, sh.vec) : "",
+                          sh.split ? fmt::format(", split over {} blocks per row", sh.splits) : "", sh.phases, sh.index64 ? 64 : 32);
   return k;
 }
 

@@ -21,9 +21,9 @@ namespace red {
 // A scan: the shapes above, else one block per row, tiles of B elements, an inclusive block
 // scan per tile plus the carry of the tiles before it.
 KernelSpec RedEmitter::emit_scan() {
-  scan_mode = true;
+  shape_.scan = true;
   analyse();
-  ExprEmitter e(bind, i64);
+  ExprEmitter e(bind, shape_.index64);
   size_t ws_bytes = 0, ws_zero = 0;
   std::vector<size_t> ws_part, ws_idx;
   build_params(e, ws_bytes, ws_zero, ws_part, ws_idx);
@@ -31,16 +31,16 @@ KernelSpec RedEmitter::emit_scan() {
   const std::string T = r.T;
   if (scan_across_threads()) return emit_scan_by_thread(e);
   if (scan_tiles()) return emit_scan_tiled(e);
-  if (scan_layout_inner()) return N >= kScanTileMin ? emit_scan_tiled_rows(e) : emit_scan_by_lanes(e);
+  if (scan_layout_inner()) return shape_.row_len >= kScanTileMin ? emit_scan_tiled_rows(e) : emit_scan_by_lanes(e);
   std::string b;
-  b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), B / 32);
+  b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), shape_.block / 32);
   b += "  const I M = p.M, N = p.N;\n";
   b += fmt::format("  __shared__ {} shw[NW];\n", T);
   b += "  const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);\n";
   b += "  for (I row = (I)blockIdx.x; row < M; row += (I)gridDim.x) {\n";
   b += row_bases("row", 1);
   b += fmt::format("    {} carry = {};\n", T, identity(r));
-  b += fmt::format("    for (I t0 = 0; t0 < N; t0 += {}) {{\n      const I r = t0 + (I)threadIdx.x;\n", B);
+  b += fmt::format("    for (I t0 = 0; t0 < N; t0 += {}) {{\n      const I r = t0 + (I)threadIdx.x;\n", shape_.block);
   b += fmt::format("      {} red0 = {};\n      if (r < N) {{\n", T, identity(r));
   vals.clear();
   e.code.clear();
@@ -62,7 +62,7 @@ KernelSpec RedEmitter::emit_scan() {
                    row_offset(out_rs[0], "o0r"), store_expr(r.node->dtype, "t"));
   b += fmt::format("      {{ {} t = carry; {} carry = t; }}\n", T, comb("t", "shw[NW - 1]"));
   b += "      __syncthreads();\n    }\n  }\n";
-  return scan_spec(e, b, M, fmt::format("a block per row, tiles of {}", B));
+  return scan_spec(e, b, shape_.rows, fmt::format("a block per row, tiles of {}", shape_.block));
 }
 
 // A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
@@ -70,13 +70,13 @@ KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t b
   const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
   KernelSpec k;
   k.name = fmt::format("cf_scan_{}_{:016x}", info(reds[0].node->dtype).short_name, h);
-  k.source = kernel_source(k.name, e.pl.decl(), B, b);
+  k.source = kernel_source(k.name, e.pl.decl(), sh.block, b);
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
-  k.numel = M;
+  k.numel = sh.rows;
   k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), 1 << 20));
-  k.dims.block[0] = static_cast<unsigned>(B);
-  k.summary = fmt::format("{} row(s) x {} element(s), {}, {}-bit index", M, N, mode, i64 ? 64 : 32);
+  k.dims.block[0] = static_cast<unsigned>(sh.block);
+  k.summary = fmt::format("{} row(s) x {} element(s), {}, {}-bit index", sh.rows, sh.row_len, mode, sh.index64 ? 64 : 32);
   return k;
 }
 
@@ -85,11 +85,11 @@ KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t b
 // row's stride: cumsum over axis 0 of f32[64,64,64,256] 2.58 ms, torch 0.23). Short
 // contiguous rows went a thread each too (f32[4M,16]: 0.81 ms, a copy 0.18); they now take
 // lanes (scan_rows.cpp).
-bool RedEmitter::scan_across_threads() const { return scan_layout_outer() && M >= kLaneThreads; }
+bool RedEmitter::scan_across_threads() const { return scan_layout_outer() && sh.rows >= kLaneThreads; }
 
 // Rows whose elements are contiguous (or broadcast), read and written.
 bool RedEmitter::scan_layout_inner() const {
-  if (rshape.ndim() != 1 || out_rs[0][0] != 1) return false;
+  if (sh.red_shape.ndim() != 1 || out_rs[0][0] != 1) return false;
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] != 0 && a.rs[0] != 1) return false;
   return true;
@@ -97,8 +97,8 @@ bool RedEmitter::scan_layout_inner() const {
 
 // Rows whose elements are strided and whose consecutive rows are adjacent in memory.
 bool RedEmitter::scan_layout_outer() const {
-  const int rk = kshape.ndim();
-  if (rk < 1 || rshape.ndim() != 1) return false;
+  const int rk = sh.kept_shape.ndim();
+  if (rk < 1 || sh.red_shape.ndim() != 1) return false;
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem) {
       if (a.rs[0] == 1 || a.rs[0] == -1) return false;
@@ -110,7 +110,7 @@ bool RedEmitter::scan_layout_outer() const {
 // Outer-axis scans cut into tiles spread over blocks: rows too few for a thread each. A
 // thread per column left most of the GPU idle under 2^18 columns (cumsum(x, 0) of
 // f32[16384,4096]: 3.1 ms, a copy 0.18).
-bool RedEmitter::scan_tiles() const { return scan_layout_outer() && M >= 2; }
+bool RedEmitter::scan_tiles() const { return scan_layout_outer() && sh.rows >= 2; }
 
 // look-back, a warp for each of the tile's rows: publish the aggregate, then read the
 // tiles before it 32 at a time, buffering their aggregates, back to the nearest one with
@@ -201,13 +201,13 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e) {
   int maxsz = itemsize(sp.outputs[0].node->dtype);
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem) maxsz = std::max(maxsz, itemsize(a.node->dtype));
-  while (RB < M && RB < 32) RB *= 2;
+  while (RB < shape_.rows && RB < 32) RB *= 2;
   const int U = maxsz >= 8 ? 8 : 16;
-  V = 1;
-  const int L = B / RB, E = U * V;
+  shape_.vec = 1;
+  const int L = shape_.block / RB, E = U * shape_.vec;
   const int64_t CH = int64_t(L) * E;    // a tile's elements of each row
-  const int64_t C = (N + CH - 1) / CH;  // tiles along a row
-  const int64_t groups = (M + RB - 1) / RB;
+  const int64_t C = (shape_.row_len + CH - 1) / CH;  // tiles along a row
+  const int64_t groups = (shape_.rows + RB - 1) / RB;
   const int64_t tiles = groups * C;
   // workspace: the ticket, each (tile, row)'s flag (1: aggregate, 2: inclusive prefix), then
   // the aggregates and the inclusive prefixes
@@ -231,11 +231,11 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e) {
 
   std::string b;
   b += fmt::format("  using I = {};\n  constexpr int RB = {}, L = {}, U = {}, V = {}, E = U * V, NW = {};\n", e.idx(), RB, L, U,
-                   V, B / 32);
+                   shape_.vec, shape_.block / 32);
   b += "  const I M = p.M, N = p.N;\n  (void)M;\n";
   b += fmt::format("  const I groups = (I){}, tiles = groups * ((N + (I)(L * E) - 1) / (I)(L * E));\n", groups);
   b += fmt::format("  __shared__ unsigned cf_ticket;\n  __shared__ {} cf_pre[RB], cf_ag[RB], cf_lb[NW][256];\n", T);
-  b += fmt::format("  __shared__ {} sht[{}];\n", T, B);
+  b += fmt::format("  __shared__ {} sht[{}];\n", T, shape_.block);
   b += "  const int lane = (int)(threadIdx.x / RB), col = (int)(threadIdx.x % RB);\n";
   b += "  for (;;) {\n";
   b += "    if (threadIdx.x == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n    __syncthreads();\n";
@@ -288,7 +288,7 @@ KernelSpec RedEmitter::emit_scan_by_thread(ExprEmitter& e) {
   const std::string T = r.T;
   std::string b;
   b += fmt::format("  using I = {};\n  const I M = p.M, N = p.N;\n", e.idx());
-  b += fmt::format("  for (I row = (I)blockIdx.x * {} + (I)threadIdx.x; row < M; row += (I)gridDim.x * {}) {{\n", B, B);
+  b += fmt::format("  for (I row = (I)blockIdx.x * {} + (I)threadIdx.x; row < M; row += (I)gridDim.x * {}) {{\n", sh.block, sh.block);
   b += row_bases("row", 1);
   b += fmt::format("    {} carry = {};\n", T, identity(r));
   // U elements at a time, their loads issued first (element_loop says why), then the rest.
@@ -312,7 +312,7 @@ KernelSpec RedEmitter::emit_scan_by_thread(ExprEmitter& e) {
     b += step(true) + "      }\n    }\n";
   }
   b += "    for (; r0 < N; ++r0) {\n      const I r = r0;\n" + step(false) + "    }\n  }\n";
-  return scan_spec(e, b, (M + B - 1) / B, "a thread per row in order");
+  return scan_spec(e, b, (sh.rows + sh.block - 1) / sh.block, "a thread per row in order");
 }
 
 }  // namespace red

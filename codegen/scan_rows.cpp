@@ -18,7 +18,7 @@ int RedEmitter::scan_row_vectors() {
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem) maxsz = std::max(maxsz, itemsize(a.node->dtype));
   const int v = 16 / maxsz;
-  bool ok = v > 1 && N % v == 0 && sp.outputs[0].aligned16;
+  bool ok = v > 1 && sh.row_len % v == 0 && sp.outputs[0].aligned16;
   for (auto k : out_ks[0]) ok &= k % v == 0;
   for (const auto& a : accs)
     if (a.row_ctx && a.kind == Acc::Mem && a.rs[0] == 1) {
@@ -39,14 +39,14 @@ std::string RedEmitter::scan_row_values(ExprEmitter& e, int U, const std::string
   prefetch = true;
   const std::string v = row_value(e, r.node->inputs[0].get());
   prefetch = false;
-  b += fmt::format("      {} xs[{}];\n", T, U * V);
+  b += fmt::format("      {} xs[{}];\n", T, U * sh.vec);
   b += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
   b += "#pragma unroll\n        for (int t = 0; t < V; ++t) {\n          const I r = j * V + t;\n";
   b += fmt::format("          {} x = {};\n          if ({} && r < N) {{\n", T, id, active);
   b += e.code + fmt::format("            x = {};\n          }}\n          xs[u * V + t] = x;\n        }}\n", as_acc(r, v));
   e.code.clear();
   // each turn's V elements scanned in place, in order
-  if (V > 1)
+  if (sh.vec > 1)
     b += "#pragma unroll\n        for (int t = 1; t < V; ++t) { " + T + " a = xs[u * V + t - 1]; " +
          combine(r, "a", "", "xs[u * V + t]", "") + " xs[u * V + t] = a; }\n";
   b += "      }\n";
@@ -91,16 +91,16 @@ std::string scan_turns(const Red& r, int U, int LR) {
 KernelSpec RedEmitter::emit_scan_by_lanes(ExprEmitter& e) {
   const Red& r = reds[0];
   const std::string T = r.T, id = identity(r);
-  V = scan_row_vectors();
+  shape_.vec = scan_row_vectors();
   const int U = unroll_turns() == 8 ? 8 : 4;
-  const int64_t nv = (N + V - 1) / V;
+  const int64_t nv = (shape_.row_len + shape_.vec - 1) / shape_.vec;
   int LR = 1;
   while (LR < 32 && int64_t(LR) * U < nv) LR *= 2;
-  B = 256;
+  shape_.block = 256;
   constexpr int NWB = 256 / 32;
   const int64_t rows_per_block = int64_t(NWB) * (32 / LR);
   std::string b;
-  b += fmt::format("  using I = {};\n  constexpr int U = {}, V = {}, LR = {}, RW = 32 / LR, NWB = {};\n", e.idx(), U, V, LR, NWB);
+  b += fmt::format("  using I = {};\n  constexpr int U = {}, V = {}, LR = {}, RW = 32 / LR, NWB = {};\n", e.idx(), U, shape_.vec, LR, NWB);
   b += "  const I M = p.M, N = p.N, NV = (N + (I)(V - 1)) / (I)V;\n";
   b += "  const int lk = (int)(threadIdx.x & (LR - 1));\n  (void)lk;\n";
   b += "  for (I rg = (I)blockIdx.x * NWB + (I)(threadIdx.x >> 5); rg * RW < M; rg += (I)gridDim.x * NWB) {\n";
@@ -113,8 +113,8 @@ KernelSpec RedEmitter::emit_scan_by_lanes(ExprEmitter& e) {
   b += scan_turns(r, U, LR);
   b += row_stores(U, "vb + (I)(u * LR)", "active", "bu[u]");
   b += "    }\n  }\n";
-  return scan_spec(e, b, (M + rows_per_block - 1) / rows_per_block,
-                   fmt::format("{} lane(s) a row, {} vector(s) of {} a lane a pass", LR, U, V));
+  return scan_spec(e, b, (shape_.rows + rows_per_block - 1) / rows_per_block,
+                   fmt::format("{} lane(s) a row, {} vector(s) of {} a lane a pass", LR, U, shape_.vec));
 }
 
 // The stores of U turns: element t of turn u is base(u) combined with xs[u * V + t], a
@@ -125,7 +125,7 @@ std::string RedEmitter::row_stores(int U, const std::string& at_u, const std::st
   const std::string st = storage_type(r.node->dtype);
   std::string b = fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n        const I j = {};\n", U, at_u);
   b += fmt::format("        const {} bb = {};\n", T, base);
-  if (V > 1) {
+  if (sh.vec > 1) {
     b += fmt::format("        if ({} && j * V < N) {{\n          cf_vec<{}, V> w;\n", active, st);
     b += "#pragma unroll\n          for (int t = 0; t < V; ++t) { " + T + " y = bb; " + combine(r, "y", "", "xs[u * V + t]", "") +
          fmt::format(" w.v[t] = {}; }}\n", store_expr(r.node->dtype, "y"));

@@ -114,7 +114,7 @@ std::string RedEmitter::scan_lookback_groups(int64_t C) const {
 KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const Red& r = reds[0];
   const std::string T = r.T, id = identity(r);
-  V = scan_row_vectors();
+  shape_.vec = scan_row_vectors();
   // 64 bytes of sums a thread (16 f32, 8 f64) in blocks of 256; 128 (32 f32, tiles of 8192)
   // where 4-byte rows run past 2^18 elements: there the look-back's chain, not the loads,
   // holds the scan back, and half as many tiles make it half as long. H200, cumsum of f32[64M]
@@ -122,12 +122,12 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   // no better. Rows of 4096 lose with the larger tile (0.132 -> 0.163 ms): one tile a row.
   // (Loading the next tile before the look-back made it slower: 0.285 -> 0.294 ms, H100.)
   const int tsz = itemsize(r.in) == 8 ? 8 : 4;
-  const int U = std::max(1, 64 / tsz / V) * (tsz == 4 && N >= kScanLongRow ? 2 : 1);
-  B = 256;
-  const int NW = B / 32;
-  const int64_t CH = int64_t(B) * U * V;
-  const int64_t C = (N + CH - 1) / CH;
-  const int64_t tiles = M * C;
+  const int U = std::max(1, 64 / tsz / shape_.vec) * (tsz == 4 && shape_.row_len >= kScanLongRow ? 2 : 1);
+  shape_.block = 256;
+  const int NW = shape_.block / 32;
+  const int64_t CH = int64_t(shape_.block) * U * shape_.vec;
+  const int64_t C = (shape_.row_len + CH - 1) / CH;
+  const int64_t tiles = shape_.rows * C;
   const bool lookback = C > 1;
   auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
   size_t ws = 0;
@@ -135,7 +135,7 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
     // workspace: the ticket, then a status word per tile and per group of 32 tiles of a row
     const size_t word = itemsize(r.in) == 8 ? 16 : 8;
     const size_t tw = 16, gw = tw + (static_cast<size_t>(tiles) * word + 15) / 16 * 16;
-    ws = gw + static_cast<size_t>(M * ((C + 31) / 32)) * word;
+    ws = gw + static_cast<size_t>(shape_.rows * ((C + 31) / 32)) * word;
     auto ws_ptr = [&](const std::string& name, DType dt, size_t off) {
       const size_t o = e.pl.add(dt == DType::UInt32 ? "unsigned int*" : "unsigned long long*", 8, name);
       e.add_patch(o, PatchSrc::Workspace, dt, static_cast<int>(off));
@@ -146,7 +146,7 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   }
   const std::string at_u = "vb + (I)(u * 32)";
   std::string b;
-  b += fmt::format("  using I = {};\n  constexpr int U = {}, V = {}, NW = {};\n", e.idx(), U, V, NW);
+  b += fmt::format("  using I = {};\n  constexpr int U = {}, V = {}, NW = {};\n", e.idx(), U, shape_.vec, NW);
   b += fmt::format("  const I M = p.M, N = p.N, tiles = (I){};\n  (void)M;\n", tiles);
   b += fmt::format("  __shared__ {} cf_wx[NW], cf_pre;\n", T);
   if (lookback) b += fmt::format("  __shared__ {} cf_xs[NW * 32 * U * V];\n", T);
@@ -190,7 +190,7 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   }
   b += "  }\n";
   KernelSpec k = scan_spec(e, b, tiles,
-                           fmt::format("tiles of {} elements, {} a thread, {}", CH, U * V,
+                           fmt::format("tiles of {} elements, {} a thread, {}", CH, U * shape_.vec,
                                        lookback ? "look-back by groups of 32 tiles" : "a tile a row"));
   k.workspace_bytes = ws;
   k.workspace_zero_bytes = ws;

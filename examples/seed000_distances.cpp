@@ -6,8 +6,9 @@
 //      over some rows, and checked against that loop;
 //   3. the notebook's memory lessons: np.split as views, x@Q@x + c@x whole and in pieces with
 //      `del`, and the distance matrix in row chunks (nearest neighbours) against the whole.
-// The notebook's data/mnist*.npy files are not shipped: both sets are uniform [0, 1) pixels
-// (the same scale, so distances of the same size, ~11). Its installation notes (conda) have
+// The notebook's data/mnist*.npy files are not shipped: the example writes two float16 sets of
+// uniform [0, 1) pixels (the same scale, so distances of the same size, ~11) as .npy files and
+// loads them back with cf::load, as the notebook does. Its installation notes (conda) have
 // nothing to port.
 // Without a CUDA device it says so, runs the same program at 256 rows on the host reference
 // backend (cufuse/backend.hpp), checks it the same way, prints the full-size plan, exits 0.
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cufuse/cufuse.hpp>
 #include <string>
 #include <vector>
@@ -76,10 +78,22 @@ static void distance_matrix(int64_t n, int64_t host_rows, bool gpu) {
   const int64_t pixels = 784;
   std::printf("\n---- distance matrix, %lld x %lld from two (%lld, %lld) sets\n", (long long)n, (long long)n,
               (long long)n, (long long)pixels);
-  cf::Array p = cf::random::uniform({n, pixels}, cf::f32, 1).eval();
-  cf::Array q = cf::random::uniform({n, pixels}, cf::f32, 2).eval();
-  cf::Array p16 = p.astype(cf::f16).eval();  // the notebook loads the CuPy copies as float16
-  cf::Array q16 = q.astype(cf::f16).eval();
+  // The notebook's data/mnist{1,2}_{size}.npy: written here as float16 MNIST-shaped sets
+  // (pixels in [0, 1)), then loaded as the notebook loads them.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cufuse-seed000-data";
+  std::filesystem::create_directories(dir);
+  const auto f1 = dir / ("mnist1_" + std::to_string(n) + ".npy"), f2 = dir / ("mnist2_" + std::to_string(n) + ".npy");
+  cf::save(f1, cf::random::uniform({n, pixels}, cf::f32, 1).astype(cf::f16));
+  cf::save(f2, cf::random::uniform({n, pixels}, cf::f32, 2).astype(cf::f16));
+  // In [33]: load as float32 (the NumPy cells)
+  cf::Array p = cf::load(f1).astype(cf::f32).eval();
+  cf::Array q = cf::load(f2).astype(cf::f32).eval();
+  if (p.shape()[0] != q.shape()[0] || p.shape()[1] != 784 || q.shape()[1] != 784) throw cf::ValueError("bad data set");
+  // In [35]: load as float16 (the CuPy cells)
+  cf::Array p16 = cf::load(f1).astype(cf::f16).eval();
+  cf::Array q16 = cf::load(f2).astype(cf::f16).eval();
+  std::printf("loaded %s and %s: %s %s each\n", f1.filename().c_str(), f2.filename().c_str(),
+              cf::name(p16.dtype()).data(), cf::to_string(p16.shape()).c_str());
 
   cf::reset_stats();
   cf::Array d32 = distances(q, p).eval();

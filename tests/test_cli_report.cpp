@@ -237,6 +237,17 @@ TEST_CASE("cli report: reductions, scans and intermediates read from memory") {
   CHECK(contains(text, "m (from kernel 0): float32 () [memory]"));
   CHECK(JsonCheck(cli::render_json(r, false)).ok());
   CHECK(count(cli::render_dot(r), "subgraph cluster_kernel") == 2);
+  // The cut: m is written to memory for the scan, which reads it; named by its --dot node id.
+  REQUIRE(r.kernels[0].cuts.size() == 1);
+  CHECK(contains(r.kernels[0].cuts[0], ": materialize, read by 1 group (read by cumsum along axis 1"));
+  int m_id = -1;
+  for (const auto& n : r.graph)
+    if (n.kernel == 0 && n.results == std::vector<std::string>{"m"}) m_id = n.id;
+  REQUIRE(m_id >= 0);
+  CHECK(r.kernels[0].cuts[0].rfind(fmt::format("cut at n{} max over axes", m_id), 0) == 0);
+  CHECK(contains(text, "  cut at n"));
+  CHECK(contains(cli::render_json(r, false), "\"cuts\": [\"cut at n"));
+  CHECK(r.kernels[1].cuts.empty());
 }
 
 namespace {

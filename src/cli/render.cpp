@@ -227,6 +227,7 @@ std::string render_text(const Report& r, SourceMode source) {
       evaluation_head(l.evaluation);
       s += fmt::format("\nlibrary call {}: {}  (group {})\n", li, l.name, l.group);
       s += fmt::format("  rule:      {}: {}\n", l.rule, l.rule_doc);
+      for (const auto& c : l.cuts) s += fmt::format("  {}\n", c);
       if (!l.detail.empty()) s += fmt::format("  call:      {}\n", l.detail);
       for (const auto& w : l.outputs) outs.push_back(written_text(w));
       for (const auto& x : l.inputs) ins.push_back(leaf_text(x));
@@ -244,6 +245,7 @@ std::string render_text(const Report& r, SourceMode source) {
     s += fmt::format("\nkernel {}: {}  (group {}, {})\n", ki, k.name, k.group, k.kind);
     s += fmt::format("  rule:      {}: {}\n", k.rule, k.rule_doc);
     if (!k.fused.empty()) s += fmt::format("  fused:     {}\n", fmt::join(k.fused, ", "));
+    for (const auto& c : k.cuts) s += fmt::format("  {}\n", c);
     s += fmt::format("  iterates:  {}{}\n", dims(k.iteration_shape),
                      k.axes.empty() ? std::string()
                                    : fmt::format(", {} {}", k.kind == "scan" ? "scanning axis" : "reducing axes",
@@ -289,6 +291,7 @@ std::string render_json(const Report& r, bool with_source) {
                      k.group, k.evaluation, j(k.kind));
     s += fmt::format("      \"rule\": {},\n      \"rule_doc\": {},\n", j(k.rule), j(k.rule_doc));
     s += fmt::format("      \"fused\": {},\n", j_names(k.fused));
+    s += fmt::format("      \"cuts\": {},\n", j_names(k.cuts));
     s += fmt::format("      \"iteration_shape\": {},\n", j_shape(k.iteration_shape));
     s += fmt::format("      \"axes\": [{}],\n", fmt::join(k.axes.begin(), k.axes.end(), ", "));
     s += fmt::format("      \"outputs\": {},\n", j_written(k.outputs));
@@ -313,8 +316,8 @@ std::string render_json(const Report& r, bool with_source) {
   for (size_t i = 0; i < r.library_calls.size(); ++i) {
     const auto& l = r.library_calls[i];
     s += fmt::format("{}\n    {{\"name\": {}, \"group\": {}, \"evaluation\": {}, \"rule\": {}, \"rule_doc\": {}, "
-                     "\"detail\": {}, \"outputs\": {}, \"inputs\": {}, \"kernel\": {}}}",
-                     i ? "," : "", j(l.name), l.group, l.evaluation, j(l.rule), j(l.rule_doc), j(l.detail), j_written(l.outputs),
+                     "\"cuts\": {}, \"detail\": {}, \"outputs\": {}, \"inputs\": {}, \"kernel\": {}}}",
+                     i ? "," : "", j(l.name), l.group, l.evaluation, j(l.rule), j(l.rule_doc), j_names(l.cuts), j(l.detail), j_written(l.outputs),
                      j_reads(l.inputs),
                      l.has_kernel ? fmt::format("{{\"name\": {}, \"summary\": {}, \"source\": {}}}", j(l.kernel.name),
                                                 j(l.kernel.summary), with_source ? j(l.kernel.source) : "null")

@@ -17,6 +17,7 @@
 #include "compile/compiler.hpp"
 #include "core/library_call.hpp"
 #include "core/op_table.hpp"
+#include "core/node_names.hpp"
 #include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
 #include "exec/executable.hpp"
@@ -33,39 +34,9 @@ using detail::NodeKind;
 using detail::NodePtr;
 
 std::string short_dtype(DType t) { return std::string(info(t).short_name); }
-std::string axes_text(const Axes& a) { return to_string(Shape(a.begin(), a.end())); }
 
-// The first word of a library call's description: "matmul".
-std::string call_name(const detail::LibraryCall& c) {
-  std::string d = c.describe();
-  return d.substr(0, d.find(' '));
-}
-
-// What computes a node, in a word or three: "add", "astype(float16)", "sum over axes (1,)".
-std::string node_op_name(const Node& n) {
-  switch (n.k()) {
-    case NodeKind::Elementwise: {
-      const auto& row = detail::op_row(n.op);
-      if (row.id == detail::Op::Cast) return fmt::format("astype({})", name(n.dtype));
-      return row.name;
-    }
-    case NodeKind::View: return "view";
-    case NodeKind::Generator: return detail::gen_name(static_cast<detail::GenKind>(n.op));
-    case NodeKind::Reduce: {
-      if (!n.attrs) return "reduce";
-      const auto& a = detail::reduce_attrs(n);
-      if (detail::is_scan(a.op)) return fmt::format("{} along axis {}", detail::reduce_name(a.op), a.axes.empty() ? 0 : a.axes[0]);
-      return fmt::format("{} over axes {}{}", detail::reduce_name(a.op), axes_text(a.axes), a.keepdims ? " (keepdims)" : "");
-    }
-    case NodeKind::Library: {
-      if (!n.attrs) return "library";
-      const auto& a = detail::library_attrs(n);
-      const std::string nm = call_name(*a.call);
-      return a.call->num_outputs() > 1 ? fmt::format("{} output {}", nm, a.output) : nm;
-    }
-    default: return detail::kind_name(n.k());
-  }
-}
+using detail::call_name;
+using detail::node_op_name;
 
 // What a library group's output is: the call's output, or the elementwise node the call's
 // epilogue computes ("matmul + epilogue maximum").
@@ -132,6 +103,13 @@ class Builder {
         break;
     }
     return l;
+  }
+
+  // The graph id of a node written by a group walked so far, or of a leaf; -1 if none.
+  int graph_id(const Node* n) const {
+    if (auto w = written_.find(n); w != written_.end()) return w->second.id;
+    if (auto l = leaf_ids_.find(n); l != leaf_ids_.end()) return l->second;
+    return -1;
   }
 
   // Walks a kernel group (kernel >= 0) or a library call's group (call >= 0).
@@ -425,6 +403,17 @@ void plan_evaluation(Report& rep, Builder& b, const std::vector<NamedArray>& nam
   for (size_t gi = 0; gi < plan.groups.size(); ++gi)
     if (kernel_of_group[gi] >= 0 || call_of_group[gi] >= 0)
       b.walk_group(group_base + static_cast<int>(gi), plan.groups[gi], kernel_of_group[gi], call_of_group[gi]);
+  // Each cut names its node by its id in the report's graph (--dot's n<id>), where it has one.
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
+    std::vector<std::string>* cuts = kernel_of_group[gi] >= 0 ? &rep.kernels[static_cast<size_t>(kernel_of_group[gi])].cuts
+                                     : call_of_group[gi] >= 0 ? &rep.library_calls[static_cast<size_t>(call_of_group[gi])].cuts
+                                                              : nullptr;
+    if (!cuts) continue;
+    for (detail::Cut c : plan.groups[gi].cuts) {
+      c.index = b.graph_id(c.node);
+      cuts->push_back(detail::describe_cut(c));
+    }
+  }
   group_base += static_cast<int>(plan.groups.size());
 }
 

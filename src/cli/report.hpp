@@ -56,6 +56,7 @@ struct KernelReport {
   std::string kind = "elementwise";  // the group's kind: elementwise, reduction, scan
   std::string rule, rule_doc;   // the planner's rule that made this group (plan/plan.hpp)
   std::vector<std::string> fused;  // rules that fused more work into it (prologue, epilogue ...)
+  std::vector<std::string> cuts;   // where rules cut the graph at this kernel, and why (plan.hpp's Cut)
   Shape iteration_shape;
   Axes axes;                    // reduction and scan kernels: the reduced axes of the iteration shape
   std::vector<WrittenValue> outputs;
@@ -78,6 +79,7 @@ struct LibraryCallReport {
   int group = 0;
   int evaluation = 0;
   std::string name;    // "matmul"
+  std::vector<std::string> cuts;  // where rules cut the graph at this call, and why
   std::string rule, rule_doc;
   std::vector<WrittenValue> outputs;
   std::vector<LeafRead> inputs;

@@ -11,7 +11,7 @@ std::vector<NodePtr> make_library_nodes(std::shared_ptr<const LibraryCall> call,
     n->layout.shape = call->output_shape(i);
     n->op = static_cast<uint16_t>(i);
     n->inputs = inputs;
-    n->attrs = std::make_shared<LibraryAttrs>(LibraryAttrs{call, i});
+    n->attrs = LibraryAttrs{call, i};
     finish_node(*n);
     n->hash = hash_mix(n->hash, call->attributes_hash());
     out.push_back(std::move(n));

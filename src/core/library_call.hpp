@@ -54,11 +54,8 @@ class LibraryCall {
   virtual std::shared_ptr<const LibraryCall> with_epilogue(bool bias, bool gelu) const { return nullptr; }
 };
 
-struct LibraryAttrs {
-  std::shared_ptr<const LibraryCall> call;
-  int output = 0;
-};
-inline const LibraryAttrs& library_attrs(const Node& n) { return *static_cast<const LibraryAttrs*>(n.attrs.get()); }
+// LibraryAttrs: core/node_attrs.hpp.
+inline const LibraryAttrs& library_attrs(const Node& n) { return std::get<LibraryAttrs>(n.attrs); }
 
 // The nodes of a call, one per output (all share `inputs`).
 std::vector<NodePtr> make_library_nodes(std::shared_ptr<const LibraryCall> call, InputVec inputs);

@@ -21,6 +21,7 @@
 #include "cufuse/dtype.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
+#include "core/node_attrs.hpp"
 
 namespace cufuse::detail {
 
@@ -112,7 +113,7 @@ struct Node {
   std::shared_ptr<Storage> storage;  // Buffer leaf; null for a placeholder
   Scalar scalar;                     // Scalar leaf; also the weak-ness of a C++ scalar operand
   GenParams gen;
-  std::shared_ptr<const void> attrs; // Reduce / Library attributes, typed by kind
+  NodeAttrs attrs;                   // Reduce / Library attributes (core/node_attrs.hpp)
   std::shared_ptr<WriteDest> dest;   // a pending in-place write (see WriteDest); null otherwise
   uint64_t hash = 0;                 // structural: kind, op, dtype, shape, layout class, inputs
   int32_t pending = 0;               // at least the unrealized nodes below and including this one

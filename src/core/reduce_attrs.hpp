@@ -15,19 +15,12 @@
 
 namespace cufuse::detail {
 
-// User: a ReductionKernel's reduction; the node's op is its id in codegen/user_kernel.hpp.
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, NanMax, NanMin, Any, All, ArgMax, ArgMin, CumSum, CumProd, User };
 const char* reduce_name(ReduceOp op);
 inline bool is_scan(ReduceOp op) { return op == ReduceOp::CumSum || op == ReduceOp::CumProd; }
 inline bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
 
-struct ReduceAttrs {
-  ReduceOp op;
-  Axes axes;      // sorted, in the input's coordinates
-  bool keepdims;
-};
-
-inline const ReduceAttrs& reduce_attrs(const Node& n) { return *static_cast<const ReduceAttrs*>(n.attrs.get()); }
+// ReduceOp and ReduceAttrs: core/node_attrs.hpp.
+inline const ReduceAttrs& reduce_attrs(const Node& n) { return std::get<ReduceAttrs>(n.attrs); }
 
 // NumPy's axis argument as sorted, non-negative axes of an ndim-array: IndexError for an
 // axis out of range, ValueError for a repeated one (messages start with `what`).

@@ -23,6 +23,7 @@
 #include "cufuse/eval.hpp"
 #include "exec/binding.hpp"
 #include "exec/executable.hpp"
+#include "exec/run_path.hpp"
 #include "graph/realize.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
@@ -188,6 +189,7 @@ std::string describe_executable(const Executable& ex, bool with_source, const st
                      st.spec.name, rule_name(g.rule), limit.empty() ? "" : " (" + limit + ")", fused, to_string(g.iter_shape),
                      g.kind == GroupKind::Elementwise ? std::string() : fmt::format(" over axes {}", to_string(Shape(g.axes.begin(), g.axes.end()))),
                      outs, st.spec.summary);
+    for (const Cut& c : g.cuts) s += "    " + describe_cut(c) + "\n";
     if (st.kernel && st.kernel->registers >= 0)
       s += fmt::format("    {} registers, {} B spill stores, {} B spill loads{}\n", st.kernel->registers,
                        st.kernel->spill_stores, st.kernel->spill_loads,
@@ -206,7 +208,7 @@ static void realize_node(Node& n, std::shared_ptr<Storage> st) {
   n.storage = std::move(st);
   n.layout = contiguous_layout(n.shape());
   n.inputs.clear();
-  n.attrs.reset();
+  n.attrs = std::monostate{};
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
   unregister_root(&n);  // a leaf from now on, never pending again
   // pending/pins keep their values: builders account a realized input as a leaf.
@@ -221,7 +223,7 @@ static void realize_at_dest(Node& n) {
   n.storage = d->storage;
   n.layout = d->layout;
   n.inputs.clear();
-  n.attrs.reset();
+  n.attrs = std::monostate{};
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
   unregister_root(&n);
 }
@@ -293,21 +295,21 @@ static void scatter_host(const HostArray& v, const Target& t) {
   }
 }
 
-static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
-                const std::vector<std::string>* notes) {
-  counters().evaluations++;
-  eliminate_common_subexpressions(roots);  // plan/cse.hpp: identical work is computed once
-  thread_local GraphScan scan;
-  scan_graph(roots, targets, scan);
-  const Where where = where_to_run(scan);
-  for (const auto& r : roots)
-    if (r->reads_placeholder || r->is_placeholder())
-      throw ValueError(fmt::format("cannot evaluate an expression that reads a placeholder (result {} {}); "
-                                   "placeholders are for planning and dumping kernels only",
-                                   name(r->dtype), to_string(r->shape())));
+// ---- realize: each new buffer becomes its root's leaf; each pending write a leaf on the
+// memory it wrote.
+static void realize_results(const Executable& ex, const std::vector<NodePtr>& roots,
+                            const std::vector<const Target*>& targets, std::shared_ptr<Storage>* stor) {
+  for (size_t b = 0; b < ex.buffers.size(); ++b)
+    if (stor[b] && ex.buffers[b].root >= 0) realize_node(*roots[ex.buffers[b].root], std::move(stor[b]));
+  for (size_t r = 0; r < roots.size() && r < targets.size(); ++r)
+    if (targets[r] && roots[r]->dest) realize_at_dest(*roots[r]);
+}
 
+// ---- look-up: the executable of this graph's structure, from the plan cache or built now.
+static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
+                                           const GraphScan& scan, Where where, const std::vector<std::string>* notes) {
+  std::shared_ptr<Executable> ex;
   if (where == Where::Host) {
-    std::shared_ptr<Executable> ex;
     {
       std::lock_guard<std::mutex> lk(plan_cache_mutex());
       auto it = host_plan_cache().find(scan.key);
@@ -315,69 +317,25 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     }
     if (ex) {
       counters().plan_cache_hits++;
-    } else {
-      ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes);
-      std::unordered_map<const Node*, int> id;
-      for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
-      for (const auto& st : ex->steps) {
-        std::vector<int> ids;
-        for (const auto& o : ex->plan.groups[st.group].outputs) ids.push_back(id.at(o.get()));
-        ex->output_ids.push_back(std::move(ids));
-      }
-      ex->plan.forget_graph();
-      std::lock_guard<std::mutex> lk(plan_cache_mutex());
-      if (host_plan_cache().size() > 4096) host_plan_cache().clear();
-      host_plan_cache().emplace(scan.key, ex);
+      return ex;
     }
-    if (ex->hazard.unsafe) {
-      counters().evaluations--;  // counted by the runs it makes
-      return run_through_temporaries(roots, targets, notes);
+    ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes);
+    std::unordered_map<const Node*, int> id;
+    for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
+    for (const auto& st : ex->steps) {
+      std::vector<int> ids;
+      for (const auto& o : ex->plan.groups[st.group].outputs) ids.push_back(id.at(o.get()));
+      ex->output_ids.push_back(std::move(ids));
     }
-    // The reference evaluates each group's outputs from the graph's leaves, so writes into
-    // existing memory are made after every group has read it.
-    std::vector<std::shared_ptr<Storage>> stor(ex->buffers.size());
-    std::vector<std::pair<HostArray, int>> deferred;
-    std::vector<NodePtr> outs;
-    for (size_t si = 0; si < ex->steps.size(); ++si) {
-      const Group& g = ex->plan.groups[ex->steps[si].group];
-      outs.clear();
-      for (int id : ex->output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
-      std::vector<HostArray> vals;
-      try {
-        vals = reference_evaluate(outs);
-      } catch (const std::bad_alloc&) {  // the reference's host buffers: an Error, as on the device
-        int64_t bytes = 0;
-        for (const auto& o : outs) bytes += o->numel() * itemsize(o->dtype);
-        throw OutOfMemoryError(fmt::format("out of host memory evaluating on the reference backend: {} of results ({})",
-                                           format_bytes(static_cast<size_t>(bytes)), to_string(outs[0]->shape())));
-      }
-      counters().kernels_launched++;
-      for (size_t k = 0; k < g.output_buffer.size(); ++k) {
-        const int b = g.output_buffer[k];
-        if (ex->buffers[b].is_target) {
-          deferred.emplace_back(std::move(vals[k]), b);
-        } else {
-          stor[b] = allocate_host(vals[k].bytes.size());
-          if (!vals[k].bytes.empty()) std::memcpy(stor[b]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
-        }
-      }
-    }
-    for (const auto& [v, b] : deferred) scatter_host(v, *targets[b]);
-    for (size_t b = 0; b < ex->buffers.size(); ++b)
-      if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
-    for (size_t r = 0; r < roots.size() && r < targets.size(); ++r)
-      if (targets[r] && roots[r]->dest) realize_at_dest(*roots[r]);
-    return;
+    ex->plan.forget_graph();
+    std::lock_guard<std::mutex> lk(plan_cache_mutex());
+    if (host_plan_cache().size() > 4096) host_plan_cache().clear();
+    host_plan_cache().emplace(scan.key, ex);
+    return ex;
   }
-
-  require_device();
-  // An array lives on one device: the evaluation runs where its memory is (binding.hpp),
-  // and its kernels are built for that device's arch.
-  RunOnDevice on_leaves_device(leaves_device(scan));
   // The thread's last plan first (a loop evaluating one expression): no hashing, no lock.
   thread_local std::vector<int64_t> last_key;
   thread_local std::shared_ptr<Executable> last_ex;
-  std::shared_ptr<Executable> ex;
   if (last_ex && last_key == scan.key) {
     ex = last_ex;
   } else {
@@ -398,73 +356,125 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
     last_key = scan.key;
     last_ex = ex;
   }
-  if (ex->hazard.unsafe) {
-    counters().evaluations--;  // counted by the runs it makes
-    return run_through_temporaries(roots, targets, notes);
-  }
+  return ex;
+}
 
-  void* stream = current_stream();
-  const int dev = current_device();
-  std::vector<std::shared_ptr<Storage>> stor(ex->buffers.size());
-  thread_local std::vector<void*> ptrs;
-  ptrs.assign(ex->buffers.size(), nullptr);
-  for (size_t b = 0; b < ex->buffers.size(); ++b) {
-    const BufferSpec& bs = ex->buffers[b];
-    if (bs.is_target) {
-      const Target& t = *targets[b];
-      ptrs[b] = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(bs.dtype);
-    } else {
-      stor[b] = allocate_device(static_cast<size_t>(bs.numel) * static_cast<size_t>(itemsize(bs.dtype)));
-      ptrs[b] = stor[b]->ptr;
+// ---- the host reference: each group's outputs evaluated from the graph's leaves, so writes
+// into existing memory are made after every group has read it.
+static void run_on_host(const Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
+                        const std::vector<const Target*>& targets) {
+  std::vector<std::shared_ptr<Storage>> stor(ex.buffers.size());
+  std::vector<std::pair<HostArray, int>> deferred;
+  std::vector<NodePtr> outs;
+  for (size_t si = 0; si < ex.steps.size(); ++si) {
+    const Group& g = ex.plan.groups[ex.steps[si].group];
+    outs.clear();
+    for (int id : ex.output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
+    std::vector<HostArray> vals;
+    try {
+      vals = reference_evaluate(outs);
+    } catch (const std::bad_alloc&) {  // the reference's host buffers: an Error, as on the device
+      int64_t bytes = 0;
+      for (const auto& o : outs) bytes += o->numel() * itemsize(o->dtype);
+      throw OutOfMemoryError(fmt::format("out of host memory evaluating on the reference backend: {} of results ({})",
+                                         format_bytes(static_cast<size_t>(bytes)), to_string(outs[0]->shape())));
+    }
+    counters().kernels_launched++;
+    for (size_t k = 0; k < g.output_buffer.size(); ++k) {
+      const int b = g.output_buffer[k];
+      if (ex.buffers[b].is_target) {
+        deferred.emplace_back(std::move(vals[k]), b);
+      } else {
+        stor[b] = allocate_host(vals[k].bytes.size());
+        if (!vals[k].bytes.empty()) std::memcpy(stor[b]->ptr, vals[k].bytes.data(), vals[k].bytes.size());
+      }
     }
   }
-  thread_local std::vector<unsigned char> bytes;
-  const ScanSource source(scan);
-  std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
+  for (const auto& [v, b] : deferred) scatter_host(v, *targets[b]);
+  realize_results(ex, roots, targets, stor.data());
+}
+
+// ---- the device: the one run path (exec/run_path.hpp), bound to the graph's leaves.
+namespace {
+class LazySite final : public RunSite {
+ public:
+  LazySite(const Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
+           const std::vector<const Target*>& targets, int device)
+      : ex_(ex), scan_(scan), src_(scan), roots_(roots), targets_(targets), device_(device) {}
+  const LeafSource& source() const override { return src_; }
+  void bind(size_t s, void* const* buffers, void* workspace, std::vector<unsigned char>& out) const override {
+    const KernelSpec& spec = ex_.steps[s].spec;
+    out.assign(spec.params.begin(), spec.params.end());
+    apply_patches(out.data(), spec.patches.data(), spec.patches.size(), src_, buffers, workspace);
+  }
+  void* kernel(size_t s) const override { return ex_.steps[s].kernel->kernel_for(device_); }
+  bool target(size_t b, void** ptr) const override {
+    if (!ex_.buffers[b].is_target) return false;
+    const Target& t = *targets_[b];
+    *ptr = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(ex_.buffers[b].dtype);
+    return true;
+  }
+  void note_uses(void* stream, int device) const override {
+    note_leaves_used(scan_, stream, device);
+    for (const Target* t : targets_)
+      if (t) note_stream_use(*t->storage, stream, device);
+  }
+  void realize(std::shared_ptr<Storage>* storage) override { realize_results(ex_, roots_, targets_, storage); }
+
+ private:
+  const Executable& ex_;
+  const GraphScan& scan_;
+  const ScanSource src_;
+  const std::vector<NodePtr>& roots_;
+  const std::vector<const Target*>& targets_;
+  int device_;
+};
+}  // namespace
+
+static void run_on_device(Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
+                          const std::vector<const Target*>& targets) {
+  void* stream = current_stream();
+  const int dev = current_device();
   // From its third run on, a plan of kernels only goes out as one graph launch (cheaper on
   // the host than one launch per kernel: runtime/kernel_chain.hpp).
-  const std::shared_ptr<KernelChain> chain = ex->chains.get(dev, 2, [&] {
+  const std::shared_ptr<KernelChain> chain = ex.chains.get(dev, 2, [&] {
     std::vector<ChainNode> nodes;
-    for (const auto& st : ex->steps) {
+    for (const auto& st : ex.steps) {
       if (st.call) return std::vector<ChainNode>{};
       if (st.spec.numel > 0) nodes.push_back({st.kernel->kernel_for(dev), st.spec.dims, st.spec.params.size()});
     }
     return nodes;
   });
-  if (chain) {
-    thread_local std::vector<std::vector<unsigned char>> params;
-    thread_local std::vector<const void*> pp;
-    params.resize(ex->steps.size());
-    pp.clear();
-    for (size_t s = 0; s < ex->steps.size(); ++s) {
-      const Step& st = ex->steps[s];
-      if (st.spec.numel == 0) continue;
-      apply_patches(params[s], st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
-      pp.push_back(params[s].data());
-    }
-    if (chain->launch(pp.data(), stream)) counters().graph_launches++;
-    counters().kernels_launched += pp.size();
-  } else {
-    for (const auto& st : ex->steps) {
-      if (st.call) {
-        run_library_step(st, source, ptrs, stream);
-        continue;
-      }
-      if (st.spec.numel == 0) continue;
-      apply_patches(bytes, st.spec, source, ptrs, step_workspace(st.spec, ws, stream));
-      launch_kernel(st.kernel->kernel_for(dev), st.spec.dims, bytes.data(), stream);  // logs the launch
-      counters().kernels_launched++;
-    }
+  LazySite site(ex, scan, roots, targets, dev);
+  std::vector<std::shared_ptr<Storage>> stor(ex.buffers.size());
+  run_executable(ex, site, chain.get(), stream, dev, stor.data());
+}
+
+// One evaluation: scan, look up, then run on the host or the device (allocate, bind,
+// launch, realize).
+static void run(const std::vector<NodePtr>& roots, const std::vector<const Target*>& targets,
+                const std::vector<std::string>* notes) {
+  counters().evaluations++;
+  eliminate_common_subexpressions(roots);  // plan/cse.hpp: identical work is computed once
+  thread_local GraphScan scan;
+  scan_graph(roots, targets, scan);
+  const Where where = where_to_run(scan);
+  for (const auto& r : roots)
+    if (r->reads_placeholder || r->is_placeholder())
+      throw ValueError(fmt::format("cannot evaluate an expression that reads a placeholder (result {} {}); "
+                                   "placeholders are for planning and dumping kernels only",
+                                   name(r->dtype), to_string(r->shape())));
+  if (where == Where::Device) require_device();
+  // An array lives on one device: the evaluation runs where its memory is (binding.hpp),
+  // and its kernels are built for that device's arch.
+  RunOnDevice on_leaves_device(where == Where::Device ? leaves_device(scan) : -1);
+  const std::shared_ptr<Executable> ex = look_up(roots, targets, scan, where, notes);
+  if (ex->hazard.unsafe) {
+    counters().evaluations--;  // counted by the runs it makes
+    return run_through_temporaries(roots, targets, notes);
   }
-  // Memory ordered on another stream that this work read or wrote is not reused by the
-  // pool before this stream is done with it.
-  note_leaves_used(scan, stream, dev);
-  for (const Target* t : targets)
-    if (t) note_stream_use(*t->storage, stream, dev);
-  for (size_t b = 0; b < ex->buffers.size(); ++b)
-    if (stor[b] && ex->buffers[b].root >= 0) realize_node(*roots[ex->buffers[b].root], std::move(stor[b]));
-  for (size_t r = 0; r < roots.size() && r < targets.size(); ++r)
-    if (targets[r] && roots[r]->dest) realize_at_dest(*roots[r]);
+  if (where == Where::Host) run_on_host(*ex, scan, roots, targets);
+  else run_on_device(*ex, scan, roots, targets);
 }
 
 // ------------------------------------------------------------------ entry points
@@ -550,7 +560,9 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
   }
 }
 
-static void exec_realize(const std::vector<NodePtr>& in) {
+// `why`: the reason this evaluation happens, for the plan dump's first root ("" for an
+// evaluation the program asked for).
+static void realize_roots(const std::vector<NodePtr>& in, const std::string& why) {
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   std::vector<NodePtr> roots;
   for (const auto& r : in) {
@@ -561,6 +573,7 @@ static void exec_realize(const std::vector<NodePtr>& in) {
   }
   if (roots.empty()) return;
   std::vector<std::string> notes(roots.size());
+  if (!why.empty()) notes[0] = why;
   gather_roots(roots, notes);
   std::vector<Target> ts(roots.size());
   std::vector<const Target*> tp;
@@ -574,6 +587,8 @@ static void exec_realize(const std::vector<NodePtr>& in) {
   }
   run(roots, tp, noted ? &notes : nullptr);
 }
+
+static void exec_realize(const std::vector<NodePtr>& in) { realize_roots(in, std::string()); }
 
 static void exec_settle_pending_writes() {
   if (pending_write_count() == 0) return;
@@ -677,9 +692,14 @@ static void exec_maybe_auto_eval(const NodePtr& node) {
   }
   if (go) {
     counters().auto_evaluations++;
-    log(LogChannel::Plan, "auto-evaluation: a pending graph of {} nodes (budget {}) keeping {} bytes of memory alive "
-        "(budget {})", node->pending, max_nodes, node->pins.total(), max_bytes);
-    exec_realize({node});
+    const std::string why =
+        node->pending > max_nodes
+            ? fmt::format("auto-evaluation: the pending graph under it has {} nodes, past Config::max_pending_nodes ({})",
+                          node->pending, max_nodes)
+            : fmt::format("auto-evaluation: the pending graph under it keeps {} of otherwise-dead memory alive, past "
+                          "Config::max_pinned_bytes ({})", format_bytes(node->pins.total()), format_bytes(max_bytes));
+    log(LogChannel::Plan, "{}", why);
+    realize_roots({node}, why);
   }
 }
 

@@ -1,11 +1,12 @@
 // src/fuse/replay.cpp: a fused call (include/cufuse/fuse.hpp). The hot path: match the
 // arguments against the most recently used entries (dtype, shape, strides, alignment,
-// device; scalar kinds), allocate one block per buffer from the stream-ordered pool, copy
-// each kernel's parameter template and apply the patches that depend on the call (argument
-// addresses and scalars, buffers, workspace), one CUDA graph launch for a plan of kernels
-// only (runtime/kernel_chain.hpp; FuseOptions::cuda_graph) or one launch per kernel, record
-// cross-stream use, and wrap each result in a Buffer node built
-// directly (its hash precomputed at trace time). No expression graph, no planning.
+// device; scalar kinds), then the one run path of an executable (exec/run_path.hpp) with a
+// ReplaySite: one block per buffer from the stream-ordered pool, each kernel's parameter
+// template copied and patched with what depends on the call (argument addresses and
+// scalars, buffers, workspace), one CUDA graph launch for a plan of kernels only
+// (runtime/kernel_chain.hpp; FuseOptions::cuda_graph) or one launch per kernel, cross-stream
+// use recorded, and each result wrapped in a Buffer node built directly (its hash
+// precomputed at trace time). No expression graph, no planning.
 // Entries for the host reference run the traced graph, arguments substituted, on the host.
 #include <cuda_runtime_api.h>
 
@@ -17,12 +18,12 @@
 #include "core/counters.hpp"
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
+#include "exec/run_path.hpp"
 #include "fuse/engine.hpp"
 #include "graph/realize.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"
-#include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/storage.hpp"
 
@@ -186,67 +187,46 @@ bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data)
   return true;
 }
 
+namespace {
+// A fused call on the one run path (exec/run_path.hpp): each kernel step's parameters from
+// the entry's template, patched from the call's arguments; results as new Arrays.
+class ReplaySite final : public RunSite {
+ public:
+  ReplaySite(const Entry& en, const FuseArg* args, const char* const* data, Array* out)
+      : en_(en), args_(args), data_(data), out_(out), src_(en, args, data) {}
+  const LeafSource& source() const override { return src_; }
+  void bind(size_t s, void* const* buffers, void* workspace, std::vector<unsigned char>& out) const override {
+    bind_step(en_, s, args_, data_, buffers, workspace, out);
+  }
+  void* kernel(size_t s) const override { return en_.steps[s].kernel; }
+  void note_uses(void* stream, int device) const override {
+    for (size_t i = 0; i < en_.sig.size(); ++i)
+      if (en_.sig[i].is_array) note_stream_use(*args_[i].array->node()->storage, stream, device);
+    for (const auto& c : en_.captured) note_stream_use(*c, stream, device);
+  }
+  void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }
+
+ private:
+  const Entry& en_;
+  const FuseArg* args_;
+  const char* const* data_;
+  Array* out_;
+  const ReplaySource src_;
+};
+}  // namespace
+
 void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out) {
   if (en.host) {
     replay_on_host(en, args, out);
     return;
   }
   RunOnDevice on(en.device);
-  void* stream = current_stream();
-  const int dev = en.device;
-  const Executable& ex = *en.ex;
-  const size_t nb = ex.buffers.size();
-  thread_local std::vector<void*> ptrs;
-  ptrs.assign(nb, nullptr);
+  const size_t nb = en.ex->buffers.size();
   std::shared_ptr<Storage> small[8];
   std::vector<std::shared_ptr<Storage>> big(nb > 8 ? nb : 0);
-  std::shared_ptr<Storage>* stor = nb > 8 ? big.data() : small;
-  for (size_t b = 0; b < nb; ++b) {
-    const BufferSpec& bs = ex.buffers[b];
-    stor[b] = allocate_device(static_cast<size_t>(bs.numel) * static_cast<size_t>(itemsize(bs.dtype)));
-    ptrs[b] = stor[b]->ptr;
-  }
-  const ReplaySource src(en, args, data);
-  std::vector<std::shared_ptr<Storage>> ws;  // workspaces live until every launch is queued
-  if (en.chain) {  // a graph launch: the kernels' parameters, then one call
-    thread_local std::vector<std::vector<unsigned char>> params;
-    thread_local std::vector<const void*> pp;
-    params.resize(en.steps.size());
-    pp.clear();
-    for (size_t s = 0; s < en.steps.size(); ++s) {
-      const Step& st = ex.steps[s];
-      if (st.spec.numel == 0) continue;
-      void* w = step_workspace(st.spec, ws, stream);
-      bind_step(en, s, args, data, ptrs.data(), w, params[s]);
-      pp.push_back(params[s].data());
-    }
-    if (en.chain->launch(pp.data(), stream)) {
-      e.graph_launches++;
-      counters().graph_launches++;
-    }
-    counters().kernels_launched += static_cast<uint64_t>(en.kernel_steps);
-  } else {
-    thread_local std::vector<unsigned char> bytes;
-    uint64_t launched = 0;
-    for (size_t s = 0; s < en.steps.size(); ++s) {
-      const Step& st = ex.steps[s];
-      if (st.call) {
-        run_library_step(st, src, ptrs, stream);
-        continue;
-      }
-      if (st.spec.numel == 0) continue;
-      void* w = step_workspace(st.spec, ws, stream);
-      bind_step(en, s, args, data, ptrs.data(), w, bytes);
-      launch_kernel(en.steps[s].kernel, st.spec.dims, bytes.data(), stream);
-      ++launched;
-    }
-    counters().kernels_launched += launched;
-  }
-  // Memory ordered on another stream is not reused before this stream is done with it.
-  for (size_t i = 0; i < en.sig.size(); ++i)
-    if (en.sig[i].is_array) note_stream_use(*args[i].array->node()->storage, stream, dev);
-  for (const auto& c : en.captured) note_stream_use(*c, stream, dev);
-  deliver(en, stor, out);
+  ReplaySite site(en, args, data, out);
+  const RunOutcome o = run_executable(*en.ex, site, en.chain.get(), current_stream(), en.device, nb > 8 ? big.data() : small);
+  if (o.graph) e.graph_launches++;
 }
 
 // ------------------------------------------------------------------ the entry point

@@ -55,7 +55,7 @@ NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
     n->layout.shape = out;
   }
   n->inputs.push_back(std::move(input));
-  n->attrs = std::make_shared<ReduceAttrs>(ReduceAttrs{op, axes, keepdims});
+  n->attrs = ReduceAttrs{op, axes, keepdims};
   finish_node(*n);
   for (int a : axes) n->hash = hash_mix(n->hash, static_cast<uint64_t>(a) + 1000);
   n->hash = hash_mix(n->hash, keepdims ? 7 : 3);

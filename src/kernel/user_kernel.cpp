@@ -401,7 +401,7 @@ Array ReductionKernel::call(const std::vector<Operand>& args, AxisArg axis, bool
   r->dtype = rt;
   r->layout.shape = out_shape;
   r->inputs.push_back(std::move(mapped));
-  r->attrs = std::make_shared<detail::ReduceAttrs>(detail::ReduceAttrs{detail::ReduceOp::User, axes, keepdims});
+  r->attrs = detail::ReduceAttrs{detail::ReduceOp::User, axes, keepdims};
   detail::finish_node(*r);
   for (int ax : axes) r->hash = detail::hash_mix(r->hash, static_cast<uint64_t>(ax) + 1000);  // as make_reduce
   r->hash = detail::hash_mix(r->hash, keepdims ? 7 : 3);

@@ -160,10 +160,10 @@ bool mergeable(const Node& n) {
     case NodeKind::Buffer: return n.storage != nullptr;  // a placeholder is only itself
     case NodeKind::Scalar: return !n.varies;             // bound to a fuse() argument
     case NodeKind::Generator: return true;
-    case NodeKind::Elementwise: return !is_user_op(n.op) && !n.attrs;
-    case NodeKind::View: return !n.attrs;
-    case NodeKind::Reduce: return n.attrs && !is_user_op(n.op) && reduce_attrs(n).op != ReduceOp::User;
-    case NodeKind::Library: return n.attrs != nullptr;
+    case NodeKind::Elementwise: return !is_user_op(n.op) && !has_attrs(n.attrs);
+    case NodeKind::View: return !has_attrs(n.attrs);
+    case NodeKind::Reduce: return has_attrs(n.attrs) && !is_user_op(n.op) && reduce_attrs(n).op != ReduceOp::User;
+    case NodeKind::Library: return has_attrs(n.attrs);
   }
   return false;
 }
@@ -421,7 +421,7 @@ void make_copy(Scratch& s, Node& n, Node* rep) {
   for (auto& in : n.inputs) s.dropped.push_back(std::move(in));
   n.inputs.clear();
   n.inputs.push_back(std::move(src));
-  n.attrs.reset();
+  n.attrs = std::monostate{};
   n.op = static_cast<uint16_t>(Op::Cast);
   if (n.k() == NodeKind::View) {
     n.layout.strides = Strides{};

@@ -6,36 +6,28 @@
 #include <vector>
 
 #include "core/node.hpp"
+#include "plan/rules.hpp"
 
 namespace cufuse::detail {
-
-// The planner's rules. A plan dump names the rule behind each group and each fusion.
-enum class Rule : uint8_t {
-  Output,          // "output": elementwise/view/scalar/generator work fuses into the kernel writing a result
-  IterationSpace,  // "iteration-space": results over one shape share a kernel; other shapes get their own
-  Prologue,        // "prologue": elementwise producers of a reduction fuse into it
-  Epilogue,        // "epilogue": elementwise consumers over a reduction's output fuse after it
-  Siblings,        // "siblings": reductions over the same iteration space and axes share one kernel
-  Rows,            // "rows": a reduction broadcast back over its rows and reduced/mapped again: one row kernel
-  MultiPass,       // "multi-pass": rows too long for one block: each reduction its own kernel
-  Materialize,     // "materialize": a reduction result read other than by broadcast or epilogue is written to memory
-  Scan,            // "scan": a cumulative sum/product is its own kernel, with its prologue fused
-  Library,         // "library": a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel)
-  LibraryInput,    // "library-input": a library input whose layout the call cannot read is written contiguously first
-  ParamSpace,      // "param-space": work whose kernel would pass CUDA's parameter limit is split (plan/param_budget.hpp)
-  KernelSize,      // "kernel-size": work whose kernel would pass max_kernel_ops() ops is split (plan/kernel_size.hpp)
-};
-const char* rule_name(Rule r);
-const char* rule_doc(Rule r);
-// The limit behind a rule's cut, as a plan dump prints it after the rule's name ("" for a
-// rule without one): "limit 1024 ops a kernel".
-std::string rule_limit(Rule r);
 
 // Memory a group writes into instead of new memory (a write into an existing array).
 struct Target {
   std::shared_ptr<Storage> storage;
   Layout layout;
 };
+
+// A cut a rule made: the node (or the edge into it) where the rule stopped fusing, and why.
+// The dump prints "cut at n17 sum over axes (1,) f32 (8192,): materialize, read by 2 groups";
+// n17 is the node's place in the planner's walk of the graph (inputs before users).
+struct Cut {
+  Rule rule;
+  const Node* node = nullptr;  // the node cut at (nullptr once the plan forgets its graph)
+  int index = -1;              // its place in the planner's walk: the dump's n<index>
+  std::string what;            // node_summary(node), kept past forget_graph
+  std::string why;             // "read by 2 groups"
+};
+// "cut at n17 sum over axes (1,) f32 (8192,): materialize, read by 2 groups"
+std::string describe_cut(const Cut& c);
 
 enum class GroupKind : uint8_t { Elementwise, Reduction, Scan, Library };
 class LibraryCall;
@@ -61,6 +53,7 @@ struct Group {
   std::vector<int> phase;           // per reduction
   Rule rule = Rule::Output;         // why this group exists
   std::vector<Rule> fused;          // rules that fused work into it
+  std::vector<Cut> cuts;            // where rules cut the graph at this group's boundary, and why
   bool multipass = false;           // rows too long: re-read per phase (no register cache)
   // library groups: the call, its inputs, and which output of the call each output is
   std::shared_ptr<const LibraryCall> call;

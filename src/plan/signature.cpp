@@ -214,7 +214,7 @@ struct Walker {
           uint64_t h = hash_mix(static_cast<uint64_t>(ra.op) + 1, ra.keepdims ? 7 : 3);
           for (int a : ra.axes) h = hash_mix(h, static_cast<uint64_t>(a) + 1000);
           s.key.push_back(static_cast<int64_t>(h));
-        } else if (n->attrs) {
+        } else if (has_attrs(n->attrs)) {
           s.key.push_back(static_cast<int64_t>(n->hash));
         }
         if (value_forms && k == NodeKind::Elementwise && n->op == static_cast<uint16_t>(Op::TrueDivide))
