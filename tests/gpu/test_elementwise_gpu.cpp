@@ -39,7 +39,15 @@ TEST_CASE("every op, every dtype it takes, matches the reference") {
                   : row.arity == 2 ? cf::apply(row.name, {a, b})
                                    : cf::apply(row.name, {a, b, c});
       const std::string what = std::string(row.name) + " " + std::string(cf::name(t));
-      CHECK_MESSAGE(check_against_reference(r, tolerance(row, ty.result), what) == 0, what);
+      // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where the result nears 0 (as
+      // NumPy's does): CUDA's exp/log1p differ from glibc's by an ulp of the larger operand,
+      // so the device is held to a few ulps of the operands there, not of the result.
+      double atol = 0;
+      if ((row.id == Op::Logaddexp || row.id == Op::Logaddexp2) && cf::is_float(ty.result)) {
+        const double big = std::max(cf::max(cf::abs(a)).item<double>(), cf::max(cf::abs(b)).item<double>());
+        atol = 4 * ulp_of(ty.result, std::max(1.0, big));
+      }
+      CHECK_MESSAGE(check_against_reference(r, tolerance(row, ty.result), what, atol) == 0, what);
     }
   }
 }
