@@ -30,7 +30,7 @@ Array Array::to_device(int device) const {
   const size_t nbytes = static_cast<size_t>(src.nbytes());
   const char* from = static_cast<const char*>(st.ptr) + n->layout.offset * src.itemsize();
   if (st.on_host()) {  // reference-backend memory: a host -> device copy
-    detail::RunOnDevice on(device);
+    detail::DeviceGuard on(device);
     auto dst = detail::allocate_device(nbytes);
     detail::copy_from_host(dst->ptr, from, nbytes, detail::current_stream());
     return Array(detail::make_buffer(n->dtype, detail::contiguous_layout(n->shape()), std::move(dst)));
@@ -39,7 +39,7 @@ Array Array::to_device(int device) const {
   // on, or this thread's current stream there. The copy waits for both.
   cudaEvent_t made[2] = {nullptr, nullptr};
   {
-    detail::RunOnDevice on(st.device);
+    detail::DeviceGuard on(st.device);
     void* streams[2] = {st.stream, detail::current_stream()};
     for (int i = 0; i < 2; ++i) {
       if (i == 1 && streams[1] == streams[0]) break;
@@ -49,7 +49,7 @@ Array Array::to_device(int device) const {
   }
   std::shared_ptr<detail::Storage> dst;
   {
-    detail::RunOnDevice on(device);
+    detail::DeviceGuard on(device);
     void* stream = detail::current_stream();
     dst = detail::allocate_device(nbytes);
     for (auto& ev : made)
@@ -59,7 +59,7 @@ Array Array::to_device(int device) const {
     detail::note_stream_use(*n->storage, stream, device);  // the source is not reused before the copy ran
   }
   {  // the events belong to the source's device (released once they complete)
-    detail::RunOnDevice on(st.device);
+    detail::DeviceGuard on(st.device);
     for (auto& ev : made)
       if (ev && cudaEventDestroy(ev) != cudaSuccess) cudaGetLastError();
   }

@@ -220,7 +220,7 @@ void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* con
     replay_on_host(en, args, out);
     return;
   }
-  RunOnDevice on(en.device);
+  DeviceGuard on(en.device);
   const size_t nb = en.ex->buffers.size();
   std::shared_ptr<Storage> small[8];
   std::vector<std::shared_ptr<Storage>> big(nb > 8 ? nb : 0);

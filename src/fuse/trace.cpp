@@ -223,7 +223,7 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   }
   en->host = device == -1 || (device == -2 && current_backend() == Backend::Reference);
   en->device = en->host ? -1 : (device >= 0 ? device : current_device());
-  RunOnDevice on(en->host ? -1 : en->device);
+  DeviceGuard on(en->host ? -1 : en->device);
 
   // ---- 2. run it; tell argument scalars from constants
   std::vector<Array> outs = run_traced(e, fn, thunk, args, nargs, ph, values);

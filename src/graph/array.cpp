@@ -435,7 +435,7 @@ void Array::copy_to_host(void* dst, size_t nbytes_) const {
   eval();
   NodePtr leaf = node_;
   // The copy runs on the array's device (its current stream there), whatever is current here.
-  detail::RunOnDevice on(leaf->storage && !leaf->storage->on_host() ? leaf->storage->device : -1);
+  detail::DeviceGuard on(leaf->storage && !leaf->storage->on_host() ? leaf->storage->device : -1);
   if (!leaf->layout.is_contiguous()) {
     // Gather a strided view into new contiguous memory first.
     auto tmp = detail::make_buffer(

@@ -80,7 +80,7 @@ ExportCtx* fill_tensor(const Array& a, DLTensor& t, const char* what) {
   io::Materialized m = io::materialize_for_export(a, what);
   if (m.device >= 0) {
     // The consumer may read on any stream, or the host: the work that made the array is done first.
-    detail::RunOnDevice on(m.device);
+    detail::DeviceGuard on(m.device);
     CUFUSE_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(detail::current_stream())));
   }
   auto* ctx = new ExportCtx;

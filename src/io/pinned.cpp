@@ -149,7 +149,7 @@ void Array::copy_to_host(const PinnedBuffer& dst) const {
     copy_to_host(impl.block.ptr, impl.nbytes);
     return;
   }
-  detail::RunOnDevice on(leaf->storage->device);
+  detail::DeviceGuard on(leaf->storage->device);
   if (!leaf->layout.is_contiguous()) {
     auto tmp = detail::make_buffer(leaf->dtype, detail::contiguous_layout(leaf->shape()),
                                    detail::allocate_device(impl.nbytes));

@@ -146,6 +146,7 @@ void set_current_device(int device) {
 }
 
 DeviceGuard::DeviceGuard(int device) {
+  if (device < 0) return;
   int cur = current_device();
   if (device == cur) return;
   set_current_device(device);
@@ -261,22 +262,6 @@ DeviceScope::~DeviceScope() {
 }
 
 namespace detail {
-RunOnDevice::RunOnDevice(int device) {
-  if (device < 0) return;
-  const int cur = current_device();
-  if (cur == device) return;
-  set_current_device(device);
-  prev_ = cur;
-}
-
-RunOnDevice::~RunOnDevice() {
-  if (prev_ < 0) return;
-  try {
-    set_current_device(prev_);
-  } catch (...) {  // the device was valid when we left it; a destructor must not throw
-  }
-}
-
 void set_stream_boundary_hook(StreamBoundaryHook hook) { runtime().state<Devices>().stream_boundary.store(hook); }
 void stream_boundary() {
   if (StreamBoundaryHook h = runtime().state<Devices>().stream_boundary.load(std::memory_order_acquire)) h();

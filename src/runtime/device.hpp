@@ -37,16 +37,18 @@ struct DeviceProps {
 };
 const DeviceProps& device_props(int device);  // cached, thread-safe
 
-// Makes `device` this thread's current device for a scope when it is not (-1: no change).
-class RunOnDevice {
+// Makes `device` this thread's current device for a scope when it is not (bookkeeping and
+// CUDA both; a negative device: no change); restores the previous one at exit, ignoring
+// errors there. The one RAII device guard of the library (cufuse::DeviceScope is the public one).
+class DeviceGuard {
  public:
-  explicit RunOnDevice(int device);
-  ~RunOnDevice();
-  RunOnDevice(const RunOnDevice&) = delete;
-  RunOnDevice& operator=(const RunOnDevice&) = delete;
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
-  int prev_ = -1;
+  int prev_ = -1;  // -1: nothing to restore
 };
 
 // Throws CudaError naming the call, the error and the file:line unless `err` is success.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cufuse/stream.hpp"
+#include "runtime/device.hpp"
 
 namespace cufuse {
 
@@ -72,18 +73,7 @@ void check_device_id(int device);
 // "no CUDA device: <why>. Planning, ... still work without one; ..." (NoDeviceError's text).
 std::string no_device_message(const std::string& why);
 
-// Makes `device` current for a scope if it is not already (bookkeeping and CUDA both);
-// restores the previous one at exit, ignoring errors there.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device);
-  ~DeviceGuard();
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int prev_ = -1;  // -1: nothing to restore
-};
+// DeviceGuard: runtime/device.hpp.
 
 // The device's default pool, release threshold raised to UINT64_MAX on first use.
 cudaMemPool_t device_pool(int device);
