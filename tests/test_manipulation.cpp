@@ -34,7 +34,8 @@ TEST_CASE("concatenate: values, promotion, negative axes, flattening, empty part
   CHECK(e.dtype() == cf::i16);
   CHECK(f64(e) == iota(6));
   CHECK(cf::concatenate({cf::zeros({0, 3}), cf::zeros({0, 3})}).shape() == cf::Shape{0, 3});
-  CHECK(cf::concatenate({a, b}, 0, cf::i32).dtype() == cf::i32);
+  CHECK(cf::concatenate({a, b}, 0, cf::f32).dtype() == cf::f32);
+  CHECK_THROWS_AS(cf::concatenate({a, b}, 0, cf::i32), cf::TypeError);  // float32 -> int32 is not same_kind
   auto bools = cf::concatenate({cf::array({true}), cf::array({false, true})});
   CHECK(bools.dtype() == cf::bool_);
   CHECK(bools.to_host<bool>() == std::vector<bool>{true, false, true});

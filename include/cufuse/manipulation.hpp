@@ -24,8 +24,8 @@
 namespace cufuse {
 
 // ------------------------------------------------------------------ joining
-// axis = nullopt: the arrays are flattened first. dtype: the result's (NumPy's dtype=,
-// casting "unsafe"); by default the promotion of the inputs' dtypes.
+// axis = nullopt: the arrays are flattened first. dtype: the result's (NumPy's dtype=, with its
+// default casting "same_kind": TypeError otherwise); by default the promotion of the inputs'.
 Array concatenate(const std::vector<Array>& arrays, std::optional<int> axis = 0,
                   std::optional<DType> dtype = std::nullopt);
 // Joins along a new axis (the arrays must have one shape).

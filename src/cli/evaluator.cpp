@@ -111,7 +111,7 @@ struct Builtin {
 };
 std::vector<Builtin> builtins() {
   std::vector<Builtin> b;
-  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg", "scipy", "cupyx", "signal"}) b.push_back({m, Value::module(m)});
+  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg", "scipy", "cupyx", "signal", "random"}) b.push_back({m, Value::module(m)});
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     b.push_back({info(t).name.data(), Value::of_dtype(t)});

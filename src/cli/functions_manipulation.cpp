@@ -122,7 +122,7 @@ Value fn_roll(const Args& a) {
   return Value::of(cufuse::roll(a.array("a"), ints_of(a, "shift"), std::vector<int>(ax.begin(), ax.end())));
 }
 Value fn_rot90(const Args& a) {
-  const auto ax = ints_of(a, "axes");
+  const auto ax = a.given("axes") ? ints_of(a, "axes") : std::vector<int64_t>{0, 1};
   if (ax.size() != 2) a.fail("axes", "len(axes) must be 2.");
   return Value::of(cufuse::rot90(a.array("m"), static_cast<int>(a.integer("k")),
                                  {static_cast<int>(ax[0]), static_cast<int>(ax[1])}));
@@ -213,7 +213,7 @@ const std::vector<FunctionRow>& manipulation_function_rows() {
     {"fliplr", "m", fn_fliplr, false, "reversed along axis 1"},
     {"flipud", "m", fn_flipud, false, "reversed along axis 0"},
     {"roll", "a, shift, axis=None", fn_roll, false, "shifted cyclically"},
-    {"rot90", "m, k=1, axes=(0, 1)", fn_rot90, false, "rotated by 90 degrees k times"},
+    {"rot90", "m, k=1, axes=None", fn_rot90, false, "rotated by 90 degrees k times (axes default (0, 1))"},
     {"pad", "array, pad_width, mode='constant', constant_values=0", fn_pad, false,
      "padded: constant, edge, reflect, symmetric, wrap"},
     {"atleast_1d", "*arys", atleast<at1>, false, "at least 1-d"},

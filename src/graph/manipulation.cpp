@@ -13,6 +13,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/manipulation.hpp"
 #include "cufuse/ops.hpp"
+#include "graph/elementwise.hpp"
 #include "graph/manip_support.hpp"
 
 namespace cufuse {
@@ -145,6 +146,11 @@ Array concatenate(const std::vector<Array>& arrays_in, std::optional<int> axis, 
             "all the input array dimensions except for the concatenation axis must match exactly, but along "
             "dimension {}, the array at index 0 has size {} and the array at index {} has size {}",
             d, arrays[0].shape()[d], i, arrays[i].shape()[d]));
+  if (dtype)  // NumPy's casting="same_kind", concatenate's default
+    for (const auto& a : arrays)
+      if (!detail::can_cast_same_kind(a.dtype(), *dtype))
+        throw TypeError(fmt::format("Cannot cast array data from dtype('{}') to dtype('{}') according to the rule "
+                                    "'same_kind'", name(a.dtype()), name(*dtype)));
   return join(arrays, ax, dtype ? *dtype : promoted(arrays));
 }
 
