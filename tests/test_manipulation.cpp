@@ -39,10 +39,14 @@ TEST_CASE("concatenate: values, promotion, negative axes, flattening, empty part
   auto bools = cf::concatenate({cf::array({true}), cf::array({false, true})});
   CHECK(bools.dtype() == cf::bool_);
   CHECK(bools.to_host<bool>() == std::vector<bool>{true, false, true});
-  // many parts: written part by part
+  // many parts: written part by part (a kernel each)
   std::vector<cf::Array> many;
   for (int i = 0; i < 40; ++i) many.push_back(cf::full({1, 2}, i));
-  CHECK(f64(cf::concatenate(many)) == [] {
+  cf::reset_stats();
+  auto joined = cf::concatenate(many);
+  joined.eval();
+  CHECK(cf::stats().kernels_launched == 40);
+  CHECK(f64(joined) == [] {
     std::vector<double> v;
     for (int i = 0; i < 40; ++i) v.insert(v.end(), {double(i), double(i)});
     return v;

@@ -4,7 +4,7 @@
 // All lazy, and all index arithmetic inside the kernels that produce and consume them:
 //   - concatenate / stack / *stack select, by the output coordinate, which part an element
 //     reads, each part's expression inlined: concatenate({a * 2, exp(b)}) * 3 is one kernel.
-//     (Past 32 parts, each part is written into its place by a kernel of its own.)
+//     (Past 16 parts, each part is written into its place by a kernel of its own.)
 //   - tile, repeat, roll, pad are index maps (src/graph/index_map.hpp) pushed down to the
 //     leaves, so they fuse with what feeds them and what reads them.
 //   - flip, fliplr, flipud, rot90 are strided views (negative strides), split and
