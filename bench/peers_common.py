@@ -29,6 +29,8 @@ CG_N = 2000             # W16
 KM_N, KM_K = 1 << 20, 16  # L1
 EM_N = 1 << 22          # L2
 GD_SHAPE = (8192, 1024)  # L3
+JOIN_N = 4096           # M1, M2 (issue 30: joining)
+PAD_N = 8192            # M3 (issue 30: pad)
 
 # id -> description, bytes that must move (None: not memory-bound), flops, unit,
 #       the peers WORKLOADS.md's table has a column for, and the reason for the others.
@@ -68,6 +70,13 @@ WORKLOADS = {
                unit="us", peers=["cupy", "torch"]),
     "L3": dict(desc="gradient descent, least squares, A f32[8192,1024], |g| read back, per iteration", unit="us",
                peers=["cupy", "torch"]),
+    # issue 30: joining and padding (bench/manipulation_workloads.cpp, peers_manip.py)
+    "M1": dict(desc="concatenate([x*2, exp(y)]), x,y f32[4096,4096]", bytes=4 * JOIN_N * JOIN_N * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "M2": dict(desc="stack([x, y]), x,y f32[4096,4096]", bytes=4 * JOIN_N * JOIN_N * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "M3": dict(desc="pad(x, 1, 'reflect'), x f32[8192,8192]", bytes=(PAD_N * PAD_N + (PAD_N + 2) ** 2) * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
 }
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
 SHARED_INPUTS = {
@@ -75,6 +84,8 @@ SHARED_INPUTS = {
     "W4": dict(a=(ROWS, ROWS), g=ROWS, b=ROWS), "W5": dict(a=EIN, b=EIN), "W6": dict(q=DIST, p=DIST),
     "W7a": dict(x=SMALL, y=SMALL), "W7b": dict(x=SMALL, y=SMALL), "W8": dict(a=(MM, MM), b=(MM, MM)),
     "W14": dict(x=SCAN_N, x2=SCAN_ROWS),
+    "M1": dict(x=(JOIN_N, JOIN_N), y=(JOIN_N, JOIN_N)), "M2": dict(x=(JOIN_N, JOIN_N), y=(JOIN_N, JOIN_N)),
+    "M3": dict(x=(PAD_N, PAD_N)),
 }
 
 
@@ -86,7 +97,7 @@ def shared_inputs(randn, wid, f32):
 
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
-         "W13", "W14", "W15", "W16", "L1", "L2", "L3"]
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3"]
 LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
@@ -292,6 +303,9 @@ def check(wid, get, inp, out, part=None):
     if wid in ("W13", "W14", "W15", "W16", "L1", "L2", "L3"):
         import peers_loops
         return peers_loops.check(wid, get, inp, out, part)
+    if wid in ("M1", "M2", "M3"):
+        import peers_manip
+        return peers_manip.check(wid, get, inp, out, part)
     return False, "no check for " + wid
 
 

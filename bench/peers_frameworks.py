@@ -2,6 +2,7 @@
 workload's random inputs and the callables of its peers (eager, fused, compiled, jitted)."""
 
 import peers_loop_frameworks as loops
+import peers_manip as manip
 from peers_common import (CONV, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -85,6 +86,8 @@ class CupyFW:
     def fns(self, wid, inp):
         if wid in loops.IDS:
             return loops.cupy_fns(self, wid, inp)
+        if wid in manip.IDS:
+            return manip.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "W1":
             def w1(x):
@@ -209,6 +212,8 @@ class TorchFW:
     def fns(self, wid, inp):
         if wid in loops.IDS:
             return loops.torch_fns(self, wid, inp)
+        if wid in manip.IDS:
+            return manip.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -313,6 +318,8 @@ class JaxFW:
     def fns(self, wid, inp):
         if wid in loops.IDS:
             return loops.jax_fns(self, wid, inp)
+        if wid in manip.IDS:
+            return manip.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):

@@ -16,7 +16,7 @@ import sys
 import zlib
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
-         "W13", "W14", "W15", "W16", "L1", "L2", "L3"]
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3"]
 PEERS = ["cupy", "cupy.fuse", "cupy.kernel", "torch", "torch.compile", "jax.jit"]
 TITLES = {"cufuse": "cufuse", "cupy": "CuPy", "cupy.fuse": "cupy.fuse", "cupy.kernel": "CuPy kernel",
           "torch": "torch", "torch.compile": "torch.compile", "jax.jit": "JAX jit"}
@@ -25,7 +25,7 @@ TABLE_FLOOR = {"W1": "0.363 ms", "W2": "0.363 ms", "W3": "0.182 ms", "W4": "0.18
                "W6": "GEMM 3.03 ms", "W7a": "launch 3.3 us", "W7b": "launch 3.3 us", "W8": "-",
                "W9": "2.90 ms", "W10": "~0.06 ms compute", "W11": "-", "W12": "NVRTC ~7-11 ms",
                "W13": "0.61 ms", "W14": "0.182 ms", "W15": "0.133 ms", "W16": "-", "L1": "-", "L2": "-",
-               "L3": "-"}
+               "L3": "-", "M1": "-", "M2": "-", "M3": "-"}
 SHORT = {"W1": "(x*2.5+1)*sin(x)-exp(-x*x)+sqrt(abs(x)), f32[2^27]", "W2": "sum((x-y)^2), f32[2^27]",
          "W3": "row softmax, f32[8192,8192]", "W4": "row layernorm, f32[8192,8192]",
          "W5": "einsum ij,ij->i, f32[65536,1024]", "W6": "distance matrix, f32[10000,784]",
@@ -36,7 +36,9 @@ SHORT = {"W1": "(x*2.5+1)*sin(x)-exp(-x*x)+sqrt(abs(x)), f32[2^27]", "W2": "sum(
          "W13": "Adam step in place, f32[2^26] x4", "W14": "cumsum f32[2^26] / rows of [16384,4096]",
          "W15": "Black-Scholes, 10M f64 options", "W16": "CuPy cg.py, N=2000 f64, per iteration",
          "L1": "k-means 2^20x2, 16 centers, per iteration", "L2": "EM 1-D, 4 Gaussians, 2^22, per iteration",
-         "L3": "gradient descent [8192,1024], per iteration"}
+         "L3": "gradient descent [8192,1024], per iteration",
+         "M1": "concatenate([x*2, exp(y)]), f32[4096^2] x2", "M2": "stack([x, y]), f32[4096^2] x2",
+         "M3": "pad(x, 1, 'reflect'), f32[8192^2]"}
 OK = ("ok", "check-failed")
 
 

@@ -81,6 +81,8 @@ struct EwEmitter {
   std::unordered_map<const Node*, int> scalar_of;
 
   Shape cs;
+  std::vector<int> dim_group;   // per dim of S: its collapsed dim (-1 for a size-1 dim)
+  std::vector<int> group_dims;  // per collapsed dim: how many dims of S it holds
   bool contiguous = false, rows = false, vectorize = false, plain = false, i64 = false;
   bool tiled = false;
   int tR = -1;                     // tiled mode: the dimension some reads run along at stride 1
@@ -141,14 +143,19 @@ struct EwEmitter {
     for (int d = 0; d < S.ndim(); ++d)
       if (S[d] != 1) dims.push_back(d);
     std::vector<Strides> cst(accs.size());
+    dim_group.assign(static_cast<size_t>(S.ndim()), -1);
     for (int d : dims) {
       bool merge = !cs.empty();
       for (size_t a = 0; merge && a < accs.size(); ++a) merge = cst[a].back() == accs[a].st[d] * S[d];
       if (merge) {
+        group_dims.back()++;
+        dim_group[d] = cs.ndim() - 1;
         cs.back() *= S[d];
         for (size_t a = 0; a < accs.size(); ++a) cst[a].back() = accs[a].st[d];
       } else {
         cs.push_back(S[d]);
+        group_dims.push_back(1);
+        dim_group[d] = cs.ndim() - 1;
         for (size_t a = 0; a < accs.size(); ++a) cst[a].push_back(accs[a].st[d]);
       }
     }
@@ -321,6 +328,24 @@ struct EwEmitter {
     return s;
   }
 
+  // An identity View's coordinates (those of its input: a mapped view's, graph/index_map.hpp)
+  // straight from the iteration's, where no collapsed dim merged several of its dims: no
+  // unravelling of a position the kernel has just made from them.
+  bool view_coords(const Node* n, std::vector<std::string>& co) const {
+    if (!ExprEmitter::identity_view(n) || n->shape() != S || tiled) return false;
+    if (contiguous && cs.ndim() > 1) return false;
+    for (int d = 0; d < S.ndim(); ++d) {
+      if (S[d] == 1) {
+        co.push_back("0");
+        continue;
+      }
+      const int g = dim_group[d];
+      if (g < 0 || group_dims[g] != 1) return false;
+      co.push_back(contiguous ? idx : "c" + std::to_string(g));
+    }
+    return true;
+  }
+
   // Node n's value in the element code: the lines computing it (and what it reads that has
   // no value yet) are emitted first, inputs before their users.
   std::string value(ExprEmitter& e, const Node* n) {
@@ -362,7 +387,8 @@ struct EwEmitter {
       v = e.gen_value(n, pfx, direct_pos(pfx));
     } else if (n->k() == NodeKind::View) {
       const std::string pfx = "v" + std::to_string(j);
-      v = e.chain_value(n, pfx, direct_pos(pfx));
+      std::vector<std::string> co;
+      v = view_coords(n, co) ? e.chain_value(n, pfx, "", 0, &co) : e.chain_value(n, pfx, direct_pos(pfx));
     } else {
       std::vector<std::string> in(n->inputs.size());  // user ops take any number of inputs
       for (size_t k = 0; k < n->inputs.size(); ++k) in[k] = vals.at(n->inputs[k].get());

@@ -7,6 +7,7 @@
 #include "codegen/user_kernel.hpp"
 #include "core/op_table.hpp"
 #include "cufuse/error.hpp"
+#include "graph/index_map.hpp"
 
 namespace cufuse::detail {
 
@@ -20,7 +21,7 @@ Layout memory_layout(const Node* n, const LeafBinding& bind) {
 }
 
 bool strided_memory_view(const Node* view, const LeafBinding& bind, Strides& strides) {
-  if (view->k() != NodeKind::View || view->layout.offset != 0) return false;
+  if (view->k() != NodeKind::View || has_attrs(view->attrs) || view->layout.offset != 0) return false;
   const Node* x = view->inputs[0].get();
   if (!reads_memory(x, bind)) return false;
   int64_t scale;
@@ -105,9 +106,24 @@ void ExprEmitter::add_gen_params(const std::string& pfx, const Node* g) {
     case GenKind::RandomNormal:
       add_patch(pl.add(T, compute_size(t), pfx + "_a"), PatchSrc::GenA, t, leaf);
       add_patch(pl.add(T, compute_size(t), pfx + "_b"), PatchSrc::GenB, t, leaf);
-      add_patch(pl.add("unsigned long long", 8, pfx + "_seed"), PatchSrc::GenSeed, DType::UInt64, leaf);
-      add_patch(pl.add("unsigned long long", 8, pfx + "_ctr"), PatchSrc::GenCounter, DType::UInt64, leaf);
       break;
+    case GenKind::RandomIntegers:
+      add_patch(pl.add("long long", 8, pfx + "_a"), PatchSrc::GenA, DType::Int64, leaf);
+      add_patch(pl.add("unsigned long long", 8, pfx + "_b"), PatchSrc::GenB, DType::UInt64, leaf);
+      break;
+    case GenKind::RandomExponential:
+      add_patch(pl.add(T, compute_size(t), pfx + "_a"), PatchSrc::GenA, t, leaf);
+      break;
+    case GenKind::RandomPoisson:
+      add_patch(pl.add("double", 8, pfx + "_a"), PatchSrc::GenA, DType::Float64, leaf);
+      break;
+    case GenKind::RandomPermutation:
+      add_patch(pl.add("long long", 8, pfx + "_a"), PatchSrc::GenA, DType::Int64, leaf);
+      break;
+  }
+  if (static_cast<GenKind>(g->op) >= GenKind::RandomUniform) {
+    add_patch(pl.add("unsigned long long", 8, pfx + "_seed"), PatchSrc::GenSeed, DType::UInt64, leaf);
+    add_patch(pl.add("unsigned long long", 8, pfx + "_ctr"), PatchSrc::GenCounter, DType::UInt64, leaf);
   }
 }
 
@@ -138,6 +154,23 @@ std::string ExprEmitter::gen_value(const Node* g, const std::string& pfx, const 
                                                  f, T, pfx, pos, pfx, pfx, pfx))));
       break;
     }
+    case GenKind::RandomIntegers:
+      line(fmt::format("const {} {} = cf_random_integers<{}>(p.{}_seed, (unsigned long long)({}) + p.{}_ctr, p.{}_a, p.{}_b);",
+                       T, v, T, pfx, pos, pfx, pfx, pfx));
+      break;
+    case GenKind::RandomExponential:
+      line(fmt::format("const {} {} = {};", T, v,
+                       round_half(t, fmt::format("cf_random_exponential<{}>(p.{}_seed, (unsigned long long)({}) + p.{}_ctr, p.{}_a)",
+                                                 T, pfx, pos, pfx, pfx))));
+      break;
+    case GenKind::RandomPoisson:
+      line(fmt::format("const {} {} = cf_random_poisson<{}>(p.{}_seed, (unsigned long long)({}) + p.{}_ctr, p.{}_a);", T, v, T,
+                       pfx, pos, pfx, pfx));
+      break;
+    case GenKind::RandomPermutation:
+      line(fmt::format("const {} {} = ({})cf_feistel((long long)({}), p.{}_a, cf_mix64(p.{}_seed ^ cf_mix64(p.{}_ctr)));", T, v,
+                       T, pos, pfx, pfx, pfx));
+      break;
   }
   return v;
 }
@@ -154,52 +187,111 @@ int64_t chain_span(const Node* view) {
   }
 }
 
-std::string ExprEmitter::chain_value(const Node* view, const std::string& pfx, const std::string& pos_in, int level) {
-  std::string pos = pos_in;
-  for (;; ++level) {  // one level of the chain of Views per turn (a loop: chains can be long)
-    const Node* x = view->inputs[0].get();
-    const std::string lp = fmt::format("{}_{}", pfx, level);
-    const bool mem = reads_memory(x, bind);
-    if (once(lp)) {
-      add_idx_array(lp + "_sh", x->shape());
-      if (mem) {
-        add_memory_ptr(lp + "_p", x, false);
-        add_idx_array(lp + "_st", memory_layout(x, bind).strides);
-      } else if (x->k() == NodeKind::Generator || x->k() == NodeKind::View) {
-        add_idx(lp + "_off", x->layout.offset);
-        add_idx_array(lp + "_st", x->layout.strides);
-      } else {
-        throw InternalError(fmt::format("a View over a {} node reached code generation", kind_name(x->k())));
-      }
-    }
+// The chain walks nodes by their coordinates: `m` holds the coordinates of x in x's shape.
+// A plain View turns them into its input's row-major position and unravels that over its
+// input's shape; a mapped view (graph/index_map.hpp) maps them axis by axis to its input's
+// coordinates directly (same rank, no unravelling); memory and generators end the chain.
+std::string ExprEmitter::chain_value(const Node* view, const std::string& pfx, const std::string& pos_in, int level,
+                                     const std::vector<std::string>* coords) {
+  // Coordinates in the kernel's index type: with 32-bit indexing every position of the chain
+  // fits (chain_span), and 32-bit division is several times cheaper than 64-bit.
+  auto unravel = [&](const std::string& pos, const Node* x, const std::string& lp) {
+    if (once(lp + "#sh")) add_idx_array(lp + "_sh", x->shape());
     const int r = x->ndim();
     std::string rem = fresh();
-    line(fmt::format("long long {} = {};", rem, pos));
+    line(fmt::format("{} {} = ({})({});", I, rem, I, pos));
     std::vector<std::string> m(static_cast<size_t>(r));
     for (int k = r - 1; k >= 0; --k) {
       m[k] = fresh();
       if (k == 0) {
-        line(fmt::format("const long long {} = {};", m[k], rem));
+        line(fmt::format("const {} {} = {};", I, m[k], rem));
       } else {
-        line(fmt::format("const long long {} = {} % p.{}_sh[{}];", m[k], rem, lp, k));
+        line(fmt::format("const {} {} = {} % p.{}_sh[{}];", I, m[k], rem, lp, k));
         line(fmt::format("{} /= p.{}_sh[{}];", rem, lp, k));
       }
     }
-    auto dot = [&](const std::string& st) {
-      std::string s;
-      for (int k = 0; k < r; ++k) s += fmt::format("{}{} * p.{}[{}]", k ? " + " : "", m[k], st, k);
-      return s.empty() ? std::string("0") : s;
-    };
-    if (mem) {
+    return m;
+  };
+  auto dot = [&](const std::vector<std::string>& m, const std::string& st) {
+    std::string s;
+    for (size_t k = 0; k < m.size(); ++k) s += fmt::format("{}{} * p.{}[{}]", k ? " + " : "", m[k], st, k);
+    return s.empty() ? std::string("0") : s;
+  };
+  const Node* x = view->inputs[0].get();
+  std::vector<std::string> m = coords ? *coords : unravel(pos_in, x, fmt::format("{}_{}", pfx, level));
+  for (;;) {  // one node of the chain per turn (a loop: chains can be long)
+    const std::string lp = fmt::format("{}_{}", pfx, level);
+    if (reads_memory(x, bind)) {
+      if (once(lp + "#mem")) {
+        add_memory_ptr(lp + "_p", x, false);
+        add_idx_array(lp + "_st", memory_layout(x, bind).strides);
+      }
       std::string v = fresh();
       line(fmt::format("const {} {} = {};", reg_type(x->dtype), v,
-                       load_expr(x->dtype, fmt::format("p.{}_p[{}]", lp, dot(lp + "_st")))));
+                       load_expr(x->dtype, fmt::format("p.{}_p[{}]", lp, dot(m, lp + "_st")))));
       return v;
     }
-    if (x->k() == NodeKind::Generator) return gen_value(x, lp, fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st")));
-    pos = fmt::format("(long long)p.{}_off + {}", lp, dot(lp + "_st"));
-    view = x;
+    if (x->k() == NodeKind::Generator || x->k() == NodeKind::View) {
+      if (once(lp + "#lay")) {
+        add_idx(lp + "_off", x->layout.offset);
+        add_idx_array(lp + "_st", x->layout.strides);
+      }
+    } else {
+      throw InternalError(fmt::format("a View over a {} node reached code generation", kind_name(x->k())));
+    }
+    if (x->k() == NodeKind::Generator) return gen_value(x, lp, fmt::format("(long long)p.{}_off + {}", lp, dot(m, lp + "_st")));
+    if (const IndexMap* map = index_map_of(*x)) {
+      m = map_coordinates(*map, m, lp);
+      x = x->inputs[0].get();
+      ++level;
+      continue;
+    }
+    const std::string pos = fmt::format("(long long)p.{}_off + {}", lp, dot(m, lp + "_st"));
+    x = x->inputs[0].get();
+    ++level;
+    m = unravel(pos, x, fmt::format("{}_{}", pfx, level));
   }
+}
+
+bool ExprEmitter::identity_view(const Node* view) {
+  if (view->k() != NodeKind::View || has_attrs(view->attrs) || view->layout.offset != 0) return false;
+  const Node* x = view->inputs[0].get();
+  return x->shape() == view->shape() && view->layout.strides == contiguous_strides(view->shape());
+}
+
+// A mapped view's coordinates of its input: each axis through its cf_imap_* formula, with
+// the map's numbers as long long parameters `lp_m<k>` (shift, n, r) and `lp_k<k>` (seed).
+std::vector<std::string> ExprEmitter::map_coordinates(const IndexMap& map, const std::vector<std::string>& m,
+                                                      const std::string& lp) {
+  std::vector<std::string> out(m.size());
+  for (size_t k = 0; k < m.size(); ++k) {
+    const AxisMap& a = map.axes[k];
+    if (a.kind == AxisMapKind::Identity) {
+      out[k] = m[k];
+      continue;
+    }
+    const std::string mk = fmt::format("{}_m{}", lp, k);
+    if (once(mk)) {
+      const size_t off = pl.add("long long", 8, mk, 3);
+      pl.set<long long>(off, a.shift);
+      pl.set<long long>(off + 8, a.n);
+      pl.set<long long>(off + 16, a.r);
+      if (a.kind == AxisMapKind::Feistel) pl.set<unsigned long long>(pl.add("unsigned long long", 8, lp + "_k" + std::to_string(k)), a.seed);
+    }
+    std::string e;
+    switch (a.kind) {
+      case AxisMapKind::Clamp: e = fmt::format("cf_imap_clamp({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
+      case AxisMapKind::Wrap: e = fmt::format("cf_imap_wrap({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
+      case AxisMapKind::Div: e = fmt::format("{} / p.{}[2]", m[k], mk); break;
+      case AxisMapKind::Reflect: e = fmt::format("cf_imap_reflect({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
+      case AxisMapKind::Symmetric: e = fmt::format("cf_imap_symmetric({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
+      case AxisMapKind::Feistel: e = fmt::format("cf_feistel({}, p.{}[1], p.{}_k{})", m[k], mk, lp, k); break;
+      case AxisMapKind::Identity: break;
+    }
+    out[k] = fresh();
+    line(fmt::format("const {} {} = ({})({});", I, out[k], I, e));
+  }
+  return out;
 }
 
 static std::string convert(const std::string& v, DType from, DType to) {

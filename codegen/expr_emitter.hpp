@@ -13,6 +13,8 @@
 
 namespace cufuse::detail {
 
+struct IndexMap;  // graph/index_map.hpp
+
 // How a kernel refers to what it reads.
 struct LeafBinding {
   std::function<int(const Node*)> leaf_index;     // the executable's index of a leaf node
@@ -71,7 +73,16 @@ class ExprEmitter {
   // A generator at logical position `pos`; its parameters are `pfx_*` (created once).
   std::string gen_value(const Node* g, const std::string& pfx, const std::string& pos);
   // The input of View `view` at its row-major position `pos`; parameters `pfx_<level>_*`.
-  std::string chain_value(const Node* view, const std::string& pfx, const std::string& pos, int level = 0);
+  // With `coords`, the caller knows the coordinates in the view's input's shape instead (an
+  // identity view over a mapped view, graph/index_map.hpp): no unravelling.
+  std::string chain_value(const Node* view, const std::string& pfx, const std::string& pos, int level = 0,
+                          const std::vector<std::string>* coords = nullptr);
+  // True for a View that shows its input unchanged (same shape, row-major strides, offset 0):
+  // its input's coordinates are its own.
+  static bool identity_view(const Node* view);
+  // A mapped view's input coordinates from its own (`m`), its map's parameters `lp_m*`.
+  std::vector<std::string> map_coordinates(const IndexMap& map, const std::vector<std::string>& m,
+                                           const std::string& lp);
 
  private:
   bool i64_;

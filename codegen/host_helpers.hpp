@@ -9,7 +9,7 @@ namespace cufuse::detail::ref_kern {
 using std::acos; using std::acosh; using std::asin; using std::asinh; using std::atan;
 using std::atan2; using std::atanh; using std::cbrt; using std::ceil; using std::copysign;
 using std::cos; using std::cosh; using std::exp; using std::exp2; using std::expm1;
-using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::log;
+using std::fabs; using std::floor; using std::fmod; using std::hypot; using std::lgamma; using std::log;
 using std::log10; using std::log1p; using std::log2; using std::pow; using std::rint;
 using std::sin; using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
 // What kernels get as inline PTX (codegen/preamble.cpp).

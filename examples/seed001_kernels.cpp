@@ -72,7 +72,7 @@ static double gb(size_t bytes) { return double(bytes) / (1024.0 * 1024.0 * 1024.
 static void basics(bool gpu) {
   std::printf("---- basics\n");
   cf::Array x_gpu0 = cf::array<int64_t>({1, 2, 3, 4, 5});
-  cf::Array arr = x_gpu0[{cf::newaxis, cf::_}].broadcast_to({5, 5}).copy();  // vstack([x] * 5)
+  cf::Array arr = cf::vstack(std::vector<cf::Array>(5, x_gpu0));  // cp.vstack([x_gpu0] * 5)
   const auto a = arr.to_host<int64_t>();
   std::printf("array: 5 rows of [%lld %lld %lld %lld %lld]\n", (long long)a[0], (long long)a[1], (long long)a[2],
               (long long)a[3], (long long)a[4]);

@@ -11,6 +11,7 @@
 #include "cufuse/io.hpp"
 #include "cufuse/kernel.hpp"
 #include "cufuse/linalg.hpp"
+#include "cufuse/manipulation.hpp"
 #include "cufuse/memory.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/pinned.hpp"

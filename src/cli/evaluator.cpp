@@ -111,7 +111,7 @@ struct Builtin {
 };
 std::vector<Builtin> builtins() {
   std::vector<Builtin> b;
-  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg", "scipy", "cupyx", "signal"}) b.push_back({m, Value::module(m)});
+  for (const char* m : {"np", "numpy", "cp", "cupy", "cf", "cufuse", "linalg", "scipy", "cupyx", "signal", "random"}) b.push_back({m, Value::module(m)});
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto t = static_cast<DType>(i);
     b.push_back({info(t).name.data(), Value::of_dtype(t)});
@@ -426,7 +426,7 @@ Value Evaluator::eval_call(const Expr& e) {
 }
 
 Value Evaluator::module_attribute(const Value& m, const Expr& e) {
-  if (m.text == "linalg" || m.text == "testing") {  // np.linalg.norm: rows named "linalg.norm"
+  if (m.text == "linalg" || m.text == "testing" || m.text == "random") {  // np.linalg.norm: rows named "linalg.norm"
     const std::string full = m.text + "." + e.text;
     if (const FunctionRow* f = find_function(full)) return Value::fn(f);
     if (auto msg = not_available_yet(full)) fail_at(e.op_loc, e.text.size(), *msg);
@@ -441,6 +441,7 @@ Value Evaluator::module_attribute(const Value& m, const Expr& e) {
   const std::string& n = e.text;
   if (n == "linalg") return Value::module("linalg");
   if (n == "testing") return Value::module("testing");  // np.testing.assert_allclose
+  if (n == "random") return Value::module("random");    // np.random.integers
   if (n == "signal") return Value::module("signal");
   if (const FunctionRow* f = find_function(n)) return Value::fn(f);
   static const std::vector<Builtin> b = builtins();

@@ -306,6 +306,8 @@ std::vector<FunctionRow> build_table() {
   rows.insert(rows.end(), lib.begin(), lib.end());
   const auto& surface = surface_function_rows();  // functions_surface.cpp
   rows.insert(rows.end(), surface.begin(), surface.end());
+  const auto& manip = manipulation_function_rows();  // functions_manipulation.cpp
+  rows.insert(rows.end(), manip.begin(), manip.end());
   // Every op of the op table by its NumPy name (astype is the row above), aliases and
   // composites included, with its signature's parameters and NumPy's defaults.
   static const std::vector<std::string> texts = [] {

@@ -140,6 +140,10 @@ const char* gen_name(GenKind g) {
     case GenKind::Linspace: return "linspace";
     case GenKind::RandomUniform: return "uniform";
     case GenKind::RandomNormal: return "normal";
+    case GenKind::RandomIntegers: return "integers";
+    case GenKind::RandomExponential: return "exponential";
+    case GenKind::RandomPoisson: return "poisson";
+    case GenKind::RandomPermutation: return "permutation";
   }
   return "?";
 }

@@ -63,7 +63,10 @@ struct WriteDest {
 inline constexpr uint16_t kUserOpBase = 0x8000;
 inline bool is_user_op(uint16_t op) { return op >= kUserOpBase; }
 
-enum class GenKind : uint8_t { Arange, Linspace, RandomUniform, RandomNormal };
+enum class GenKind : uint8_t {
+  Arange, Linspace, RandomUniform, RandomNormal,
+  RandomIntegers, RandomExponential, RandomPoisson, RandomPermutation
+};
 const char* gen_name(GenKind g);
 
 // A generator's value at logical element number pos (pos = layout.offset + Σ idx·strides),
@@ -78,7 +81,13 @@ const char* gen_name(GenKind g);
 //                 floor(v) then convert (NumPy floors), float dtypes convert v.
 //   RandomUniform cf_random_uniform<T>(seed, pos + counter, T(start), T(stop))   [low, high)
 //   RandomNormal  cf_random_normal<T>(seed, pos + counter, T(start), T(stop))    mean, stddev
-// Random generators take floating dtypes only.
+//   RandomIntegers    cf_random_integers<T>(seed, pos + counter, istart, uint64(istep_second))
+//                     [low, low + range) with low = istart, range = istep_second (0: 2^64)
+//   RandomExponential cf_random_exponential<T>(seed, pos + counter, T(start))  scale
+//   RandomPoisson     cf_random_poisson<T>(seed, pos + counter, start)         lam (integer T)
+//   RandomPermutation cf_feistel(pos, num, cf_mix64(seed ^ cf_mix64(counter)))  n = num (int64)
+// Uniform, normal and exponential take floating dtypes only; integers any integer or bool
+// dtype; poisson integer dtypes; permutation int64.
 struct GenParams {
   double start = 0, step = 0, stop = 0;
   int64_t istart = 0, istep_second = 0;

@@ -1,6 +1,6 @@
 // src/core/node_attrs.hpp: the kind-specific attributes of a Node, typed. A Reduce node (or
-// scan) holds ReduceAttrs, a Library node LibraryAttrs, every other node nothing
-// (std::monostate). Read them with reduce_attrs(n) / library_attrs(n) (core/reduce_attrs.hpp,
+// scan) holds ReduceAttrs, a Library node LibraryAttrs, a mapped View its IndexMap
+// (graph/index_map.hpp), every other node nothing (std::monostate). Read them with reduce_attrs(n) / library_attrs(n) (core/reduce_attrs.hpp,
 // core/library_call.hpp), which check the alternative.
 #pragma once
 #include <cstdint>
@@ -28,7 +28,9 @@ struct LibraryAttrs {
   int output = 0;
 };
 
-using NodeAttrs = std::variant<std::monostate, ReduceAttrs, LibraryAttrs>;
+struct IndexMap;  // graph/index_map.hpp: a mapped View's per-axis coordinate maps (shared, immutable)
+
+using NodeAttrs = std::variant<std::monostate, ReduceAttrs, LibraryAttrs, std::shared_ptr<const IndexMap>>;
 
 inline bool has_attrs(const NodeAttrs& a) { return !std::holds_alternative<std::monostate>(a); }
 

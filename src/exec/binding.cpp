@@ -71,8 +71,9 @@ void apply_patches(unsigned char* bytes, const Patch* patches, size_t n, const L
         const Node& l = src.node(static_cast<int>(p.index));
         const GenParams& g = l.gen;
         const auto kind = static_cast<GenKind>(l.op);
-        if (kind == GenKind::Arange && !is_float(l.dtype)) {
-          int64_t v = p.src == PatchSrc::GenA ? g.istart : g.istep_second;
+        if ((kind == GenKind::Arange && !is_float(l.dtype)) || kind == GenKind::RandomIntegers ||
+            kind == GenKind::RandomPermutation) {
+          int64_t v = kind == GenKind::RandomPermutation ? g.num : p.src == PatchSrc::GenA ? g.istart : g.istep_second;
           write_compute_value(dst, p.dtype, static_cast<double>(v), v, static_cast<uint64_t>(v), v != 0);
         } else {
           double v = p.src == PatchSrc::GenA ? g.start

@@ -14,6 +14,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/random.hpp"
 #include "core/node.hpp"
+#include "graph/random_stream.hpp"
 #include "graph/size_check.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device.hpp"
@@ -182,6 +183,24 @@ Array uniform(const Shape& shape, DType dtype, std::optional<uint64_t> seed, dou
 Array normal(const Shape& shape, DType dtype, std::optional<uint64_t> seed, double mean, double stddev) {
   return make_random(GenKind::RandomNormal, shape, dtype, seed, mean, stddev, "normal");
 }
+}  // namespace random
+
+namespace detail {
+std::pair<uint64_t, uint64_t> random_stream_take(uint64_t n) {
+  auto& s = random::global_stream();
+  std::lock_guard<std::mutex> lk(s.mu);
+  if (!s.seeded) {
+    std::random_device rd;
+    s.seed = (uint64_t(rd()) << 32) ^ rd();
+    s.seeded = true;
+  }
+  const uint64_t c = s.counter;
+  s.counter += n;
+  return {s.seed, c};
+}
+}  // namespace detail
+
+namespace random {
 void seed(uint64_t s) {
   auto& st = global_stream();
   std::lock_guard<std::mutex> lk(st.mu);

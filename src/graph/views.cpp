@@ -132,8 +132,10 @@ struct Pusher {
     NodePtr out;
     switch (n->k()) {
       case NodeKind::Buffer:
-      case NodeKind::Generator:
-      case NodeKind::View: out = layout_node(n); break;
+      case NodeKind::Generator: out = layout_node(n); break;
+      case NodeKind::View:  // a mapped view (graph/index_map.hpp) is seen through a plain one
+        out = has_attrs(n->attrs) ? layout_node(make_view(n, contiguous_layout(n->shape()))) : layout_node(n);
+        break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, movement_shape(n->shape(), m)); break;
       case NodeKind::Elementwise: {
         InputVec ins;

@@ -71,7 +71,10 @@ struct DiagPusher {
       case NodeKind::Generator:
         out = make_generator(static_cast<GenKind>(n->op), n->dtype, diag_layout(n->layout, d), n->gen);
         break;
-      case NodeKind::View: out = make_view(n->inputs[0], diag_layout(n->layout, d)); break;
+      case NodeKind::View:  // a mapped view (graph/index_map.hpp) is seen through a plain one
+        out = has_attrs(n->attrs) ? make_view(n, diag_layout(contiguous_layout(n->shape()), d))
+                       : make_view(n->inputs[0], diag_layout(n->layout, d));
+        break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, diag_shape(n->shape(), d)); break;
       case NodeKind::Elementwise: {
         InputVec ins;

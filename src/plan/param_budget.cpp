@@ -27,7 +27,7 @@ int32_t read_cost(const Node& n) {
 // reduction's sizes and workspace pointers. Elementwise ops add code, not parameters.
 int32_t inline_cost(const Node& n) {
   switch (n.k()) {
-    case NodeKind::View: return 32 + 16 * (dims(n) + dims(*n.inputs[0]));
+    case NodeKind::View: return 32 + 16 * (dims(n) + dims(*n.inputs[0])) + (has_attrs(n.attrs) ? 40 * dims(n) : 0);  // + maps
     case NodeKind::Reduce: return 64 + 16 * dims(*n.inputs[0]);
     default: return 0;
   }

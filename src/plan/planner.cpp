@@ -72,7 +72,8 @@ static bool is_plain_reduce(const Node* n) {
 }
 
 bool is_broadcast_back(const Node* v, const Node* r) {
-  if (v->k() != NodeKind::View || v->inputs.empty() || v->inputs[0].get() != r || !is_plain_reduce(r)) return false;
+  if (v->k() != NodeKind::View || has_attrs(v->attrs) || v->inputs.empty() || v->inputs[0].get() != r || !is_plain_reduce(r))
+    return false;  // (a mapped view, graph/index_map.hpp, is no broadcast)
   const Shape& S = r->inputs[0]->shape();
   if (v->shape() != S || v->layout.offset != 0) return false;
   const Axes& axes = reduce_attrs(*r).axes;

@@ -5,6 +5,7 @@
 #include "core/library_call.hpp"
 #include "core/op_table.hpp"
 #include "core/reduce_attrs.hpp"
+#include "graph/index_map.hpp"
 #include "plan/scalar_forms.hpp"
 #include "runtime/storage.hpp"
 
@@ -196,7 +197,17 @@ struct Walker {
         s.key.push_back(k == NodeKind::Elementwise ? kEw : k == NodeKind::View ? kView : k == NodeKind::Reduce ? kRed : kLib);
         s.key.push_back(static_cast<int64_t>(n->dtype) * 65536 + n->op);
         put_shape(n->shape());
-        if (k == NodeKind::View) put_layout(n->layout);
+        if (k == NodeKind::View) {
+          put_layout(n->layout);
+          if (const IndexMap* m = index_map_of(*n))  // a mapped view: its maps are kernel parameters
+            for (const auto& a : m->axes) {
+              s.key.push_back(static_cast<int64_t>(a.kind));
+              s.key.push_back(a.shift);
+              s.key.push_back(a.n);
+              s.key.push_back(a.r);
+              s.key.push_back(static_cast<int64_t>(a.seed));
+            }
+        }
         s.key.push_back(nin);
         for (int i = 0; i < nin && i < 8; ++i) s.key.push_back(f.in_ids[i]);
         if (nin > 8)

@@ -122,6 +122,7 @@ HostArray eval_elementwise(const Node& n, const HostArray* const* inputs) {
 HostArray eval_view(const Node& n, const HostArray& in) {
   if (in.dtype != n.dtype)
     throw InternalError(fmt::format("reference evaluator: a {} view of a {} input", name(n.dtype), name(in.dtype)));
+  if (has_attrs(n.attrs)) return eval_mapped_view(n, in);  // an index map (graph/index_map.hpp)
   HostArray out = make_host_array(n.dtype, n.shape());
   gather(in.bytes.data(), 0, in.size(), itemsize(n.dtype), n.layout, out.bytes.data(), "a view");
   return out;

@@ -101,6 +101,29 @@ void fill_random(const Node& n, HostArray& out) {
   });
 }
 
+// integers, poisson and permutation: integer values, computed in the dtype's compute type.
+void fill_random_int(const Node& n, HostArray& out) {
+  const GenParams& g = n.gen;
+  const auto kind = static_cast<GenKind>(n.op);
+  if (is_float(n.dtype) && kind != GenKind::RandomExponential)
+    throw NotSupportedError(fmt::format("reference evaluator: random {} makes integers; got {}", gen_name(kind), name(n.dtype)));
+  fill_by_position(n, out, [&](auto tc, int64_t pos) {
+    using C = typename decltype(tc)::type;
+    const unsigned long long ctr = static_cast<unsigned long long>(pos) + g.counter;
+    if constexpr (std::is_floating_point_v<C>) {
+      return ref_kern::cf_random_exponential<C>(g.seed, ctr, static_cast<C>(g.start));
+    } else {
+      switch (kind) {
+        case GenKind::RandomIntegers:
+          return ref_kern::cf_random_integers<C>(g.seed, ctr, g.istart, static_cast<unsigned long long>(g.istep_second));
+        case GenKind::RandomPoisson: return ref_kern::cf_random_poisson<C>(g.seed, ctr, g.start);
+        default:
+          return static_cast<C>(ref_kern::cf_feistel(pos, g.num, ref_kern::cf_mix64(g.seed ^ ref_kern::cf_mix64(g.counter))));
+      }
+    }
+  });
+}
+
 }  // namespace
 
 HostArray eval_generator(const Node& n) {
@@ -111,6 +134,10 @@ HostArray eval_generator(const Node& n) {
     case GenKind::Linspace: fill_linspace(n, out); break;
     case GenKind::RandomUniform: fill_random<false>(n, out); break;
     case GenKind::RandomNormal: fill_random<true>(n, out); break;
+    case GenKind::RandomIntegers:
+    case GenKind::RandomExponential:
+    case GenKind::RandomPoisson:
+    case GenKind::RandomPermutation: fill_random_int(n, out); break;
     default:
       throw InternalError(fmt::format("reference evaluator: unknown generator kind {}", n.op));
   }

@@ -13,6 +13,7 @@ HostArray eval_scalar(const Node& n);      // reference/eval_leaves.cpp
 HostArray eval_generator(const Node& n);   // reference/eval_generators.cpp
 HostArray eval_elementwise(const Node& n, const HostArray* const* inputs);  // reference/eval_elementwise.cpp
 HostArray eval_view(const Node& n, const HostArray& input);                 // reference/eval_elementwise.cpp
+HostArray eval_mapped_view(const Node& n, const HostArray& input);          // reference/eval_index_map.cpp
 HostArray eval_reduce(const Node& n, const HostArray& input);               // reference/eval_reduce.cpp
 HostArray eval_library(const Node& n, const HostArray* const* inputs);      // reference/eval_library.cpp
 

@@ -1,0 +1,96 @@
+// tests/gpu/test_manipulation_gpu.cpp: issue 30's joining, rearranging and random functions
+// on the device against the host reference evaluator, on random inputs of every dtype:
+// concatenate / stack (fused with their parts' expressions), tile, repeat, roll, pad in every
+// mode, flip and rot90 (views), bit for bit; the kernel counts of the fused forms; and the new
+// random generators (integers, exponential, poisson, permutation, shuffle), which must give
+// the reference's values for the same seed (exponential within 4 ulps: libm's log).
+#include "gpu_compare.hpp"
+
+namespace {
+
+const cf::DType kAll[] = {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16,
+                          cf::u32,   cf::u64, cf::f16, cf::bf16, cf::f32, cf::f64};
+
+void check_same(const cf::Array& dev, const std::string& what, double ulps = 0) {
+  const auto want = cf::detail::reference_evaluate(dev.node());
+  CHECK_MESSAGE(compare_with(dev, want, ulps, what) == 0, what);
+}
+
+}  // namespace
+
+TEST_CASE("joining and index maps on the device equal the reference in every dtype") {
+  for (cf::DType t : kAll) {
+    const std::string dn(cf::name(t));
+    const cf::Array a = random_array(t, {37, 45}), b = random_array(t, {11, 45}), c = random_array(t, {37, 3});
+    check_same(cf::concatenate({a, b}), "concatenate axis 0 " + dn);
+    check_same(cf::concatenate({a, c, a}, -1), "concatenate axis -1 " + dn);
+    check_same(cf::concatenate({a, b}, std::nullopt), "concatenate flattened " + dn);
+    check_same(cf::stack({a, a}, 1), "stack axis 1 " + dn);
+    check_same(cf::tile(c, {3, 2}), "tile " + dn);
+    check_same(cf::repeat(a, 3, 1), "repeat " + dn);
+    check_same(cf::repeat(c, std::vector<int64_t>{1, 0, 3}, 1), "repeat per element " + dn);
+    check_same(cf::roll(a, {5, -7}, {0, 1}), "roll " + dn);
+    check_same(cf::roll(a, 100), "roll flattened " + dn);
+    for (const char* mode : {"constant", "edge", "reflect", "symmetric", "wrap"})
+      check_same(cf::pad(a, {{3, 50}, {0, 2}}, mode), std::string("pad ") + mode + " " + dn);
+    check_same(cf::flip(a).copy(), "flip " + dn);
+    check_same(cf::rot90(a, 1).copy(), "rot90 " + dn);
+  }
+}
+
+TEST_CASE("joined and mapped expressions are one kernel on the device, with the reference's values") {
+  const cf::Array x = random_normal(cf::f32, {300, 257}), y = random_normal(cf::f32, {300, 257});
+  cf::eval(x, y);
+  cf::reset_stats();
+  auto c = cf::concatenate({x * 2, cf::exp(y)}) * 3;
+  c.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  check_same(c, "concatenate({x * 2, exp(y)}) * 3", 2);
+  cf::reset_stats();
+  auto s = cf::stack({x * 2, y - 1}, 2) + 1;
+  s.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  check_same(s, "stack");
+  cf::reset_stats();
+  auto p = cf::pad(x * 2, 1, "reflect") + cf::pad(y, 1);
+  p.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  check_same(p, "pad reflect + pad constant");
+  cf::reset_stats();
+  auto r = cf::sum(cf::tile(x, {2, 1}) * cf::repeat(y, 2, 0), 1);
+  r.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  check_same(r, "sum(tile * repeat)", 64);
+  // a large one: rows of 4100 elements, the chain's coordinates straight from the iteration's
+  const cf::Array big = random_normal(cf::f32, {3, 4096, 4096});
+  check_same(cf::sum(cf::pad(big, {{0, 0}, {1, 1}, {2, 2}}, "wrap"), 0), "sum of a padded 50M-element array", 8);
+}
+
+TEST_CASE("the new random generators give the reference's values for the same seed") {
+  for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::bool_})
+    check_same(cf::random::integers(0, 2, {10007}, t, 17), "integers " + std::string(cf::name(t)));
+  check_same(cf::random::integers(INT64_MIN, INT64_MAX, {10007}, cf::i64, 5), "integers full range");
+  check_same(cf::random::integers(-1000, 1000, {10007}, cf::i16, 5), "integers int16");
+  for (cf::DType t : {cf::f16, cf::bf16, cf::f32, cf::f64})
+    check_same(cf::random::exponential(2.5, {10007}, t, 3), "exponential " + std::string(cf::name(t)), 4);
+  for (double lam : {0.3, 7.0, 12.0, 5000.0})
+    check_same(cf::random::poisson(lam, {10007}, cf::i64, 9), "poisson " + std::to_string(lam));
+  for (int64_t n : {1, 7, 1000, 1 << 20}) check_same(cf::random::permutation(n, 4), "permutation " + std::to_string(n));
+  check_same(cf::random::choice(1000, {10, 20}, false, 4), "choice without replacement");
+  const cf::Array rows = random_array(cf::f32, {513, 31});
+  check_same(cf::random::permutation(rows * 2, 8), "permutation of rows");
+  auto g = cf::random::default_rng(99);
+  check_same(g.poisson(3.0, {4096}), "Generator.poisson");
+  check_same(g.integers(5, 10, {4096}, cf::i32), "Generator.integers");
+  cf::Array s = random_array(cf::i32, {1000});
+  s.eval();
+  const auto before = cf::detail::reference_evaluate(s.node());
+  cf::random::shuffle(s, 12);
+  cf::Array host_s;
+  {
+    cf::BackendScope ref(cf::Backend::Reference);
+    host_s = cf::from_host(before.bytes.data(), cf::i32, {1000});
+    cf::random::shuffle(host_s, 12);
+  }
+  CHECK(s.to_host<int32_t>() == host_s.to_host<int32_t>());
+}
