@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
 #include "graph/walk.hpp"
 
 namespace cufuse::detail {
@@ -133,7 +134,16 @@ struct Pusher {
     switch (n->k()) {
       case NodeKind::Buffer:
       case NodeKind::Generator:
-      case NodeKind::View: out = layout_node(n); break;
+      case NodeKind::View:
+        if (is_gather(*n)) {  // a gather is never a View's input: its index nodes move instead
+          const auto& at = gather_attrs(*n);
+          std::vector<NodePtr> E;
+          for (int d = 0; d < gather_rank(*n); ++d) E.push_back(apply_movement(n->inputs[1 + d], m));
+          out = make_gather(n->inputs[0], std::move(E), movement_shape(n->shape(), m), at.size, at.axis);
+          break;
+        }
+        out = layout_node(n);
+        break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, movement_shape(n->shape(), m)); break;
       case NodeKind::Elementwise: {
         InputVec ins;

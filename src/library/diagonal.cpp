@@ -10,6 +10,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
+#include "graph/gather.hpp"
 #include "graph/walk.hpp"
 #include "library/contract.hpp"
 
@@ -71,7 +72,19 @@ struct DiagPusher {
       case NodeKind::Generator:
         out = make_generator(static_cast<GenKind>(n->op), n->dtype, diag_layout(n->layout, d), n->gen);
         break;
-      case NodeKind::View: out = make_view(n->inputs[0], diag_layout(n->layout, d)); break;
+      case NodeKind::View:
+        if (is_gather(*n)) {  // the diagonal of a gather gathers the diagonal of its indices
+          const auto& at = gather_attrs(*n);
+          std::vector<NodePtr> E;
+          for (int k = 0; k < gather_rank(*n); ++k) {
+            DiagPusher inner{d, {}};
+            E.push_back(inner.rec(n->inputs[1 + k]));
+          }
+          out = make_gather(n->inputs[0], std::move(E), diag_shape(n->shape(), d), at.size, at.axis);
+          break;
+        }
+        out = make_view(n->inputs[0], diag_layout(n->layout, d));
+        break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, diag_shape(n->shape(), d)); break;
       case NodeKind::Elementwise: {
         InputVec ins;

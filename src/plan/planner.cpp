@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
 #include "graph/reduce_attrs.hpp"
 #include "library/library_call.hpp"
 #include "library/epilogue.hpp"
@@ -171,6 +172,8 @@ void boundary(const Node* root, std::vector<Access>& out) {
         break;
       case NodeKind::View: {
         const Node* in = x->inputs[0].get();
+        if (is_gather(*x))  // its index nodes are computed where it is; its source is read
+          for (int d = 0; d < gather_rank(*x); ++d) stack.push_back(x->inputs[1 + d].get());
         if (in->k() == NodeKind::Reduce || in->k() == NodeKind::Library)
           out.push_back(Access{in, is_broadcast_back(x, in), false});
         else
@@ -183,6 +186,24 @@ void boundary(const Node* root, std::vector<Access>& out) {
         else
           for (const auto& in : x->inputs) stack.push_back(in.get());
         break;
+    }
+  }
+}
+
+// The gather views an elementwise subgraph computes (walked through elementwise nodes and
+// gathers' index nodes). Reduction and scan kernels read them from memory: their emitters
+// compute a View from a position, and a gather's index nodes need the element's own values.
+void gathers_under(const Node* root, std::vector<const Node*>& out) {
+  std::vector<const Node*> stack{root};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (x->k() == NodeKind::Elementwise) {
+      for (const auto& in : x->inputs) stack.push_back(in.get());
+    } else if (is_gather(*x)) {
+      out.push_back(x);
     }
   }
 }
@@ -431,7 +452,9 @@ struct Planner {
     }
     std::vector<Access> acc;
     if (!x->is_leaf()) boundary(x.get(), acc);
-    if (!acc.empty() && x->k() == NodeKind::Elementwise) {
+    std::vector<const Node*> gathers;
+    if (!acc.empty() && x->k() == NodeKind::Elementwise) gathers_under(x.get(), gathers);
+    if (!acc.empty() && x->k() == NodeKind::Elementwise && gathers.empty() && !is_scatter(*x)) {
       int g = -1;
       bool all_bb = true, all_direct = true, one_group = true;
       for (const auto& a : acc) {
@@ -597,6 +620,22 @@ struct Planner {
       boundary(c.get(), acc);
       for (const auto& a : acc) materialize.insert(a.red);
     }
+    // A gather under a reduction or scan is written to memory by an elementwise kernel
+    // first (rule materialize; see gathers_under).
+    for (const auto& n : topo) {
+      if (n->k() != NodeKind::Reduce) continue;
+      std::vector<const Node*> gathers;
+      gathers_under(n->inputs[0].get(), gathers);
+      for (const Node* gv : gathers) {
+        bool have = false;
+        for (const auto& [e, r] : ew_out) have |= e.get() == gv;
+        if (have) continue;
+        ew_out.emplace_back(NodePtr(const_cast<Node*>(gv)), root_index(gv));
+        std::vector<Access> acc;
+        boundary(gv, acc);
+        for (const auto& a : acc) materialize.insert(a.red);
+      }
+    }
     // Results read from memory by other groups.
     for (const auto& n : topo) {
       if (!materialize.count(n.get())) continue;
@@ -617,7 +656,8 @@ struct Planner {
     bool boundaries = budget->any_cut() || ops->any_cut();
     for (const auto& grp : p.groups) boundaries = boundaries || grp.kind != GroupKind::Elementwise;
     for (const auto& [x, i] : ew_out) {
-      const bool param_cut = budget->is_cut(x.get()), cut = param_cut || ops->is_cut(x.get());
+      const bool scatter = is_scatter(*x);
+      const bool param_cut = budget->is_cut(x.get()), cut = param_cut || ops->is_cut(x.get()) || scatter;
       int g = -1;
       bool over = false;
       Rule over_rule = Rule::ParamSpace;
@@ -648,8 +688,10 @@ struct Planner {
       if (g < 0) {
         Group grp;
         grp.kind = GroupKind::Elementwise;
-        grp.iter_shape = x->shape();
-        grp.rule = param_cut ? Rule::ParamSpace
+        // A scatter's kernel walks its updates, writing the array they go into in place.
+        grp.iter_shape = scatter ? scatter_attrs(*x).iter : x->shape();
+        grp.rule = scatter   ? Rule::Output
+                   : param_cut ? Rule::ParamSpace
                    : cut     ? Rule::KernelSize
                    : over    ? over_rule
                    : i < 0   ? Rule::LibraryInput
