@@ -22,11 +22,12 @@ void add_library_workloads(Registry& r);  // library_workloads.cpp: W5, W6, W8, 
 void add_stream_workloads(Registry& r);   // streams_workloads.cpp: S004
 void add_signal_workloads(Registry& r);   // signal_workloads.cpp: W10
 void add_loop_workloads(Registry& r);     // loop_workloads.cpp: W13-W16, L1-L3
+void add_indexing_workloads(Registry& r); // indexing_workloads.cpp: I1-I3 (issue 30)
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
                                             "W8",  "W9",  "W10", "W11", "W12", "W13", "W14", "W15",
-                                            "W16", "L1",  "L2",  "L3",  "R10k"};
+                                            "W16", "L1",  "L2",  "L3",  "R10k", "I1",  "I2",  "I3"};
   return ids;
 }
 
@@ -170,6 +171,7 @@ int run(int argc, char** argv) {
   add_signal_workloads(reg);
   add_stream_workloads(reg);
   add_loop_workloads(reg);
+  add_indexing_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

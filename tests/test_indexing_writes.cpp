@@ -136,9 +136,10 @@ TEST_CASE("add_at, maximum_at, minimum_at accumulate duplicates") {
   auto h = cf::zeros({2}, cf::f16);
   cf::add_at(h, iarr({0, 0, 0}), 0.5);
   CHECK(f64(h)[0] == 1.5);
-  // ufunc.at's same_kind rule, and the index check
+  // ufunc.at casts the values unsafely (as NumPy), and checks the index
   auto n = cf::zeros({3}, cf::i64);
-  CHECK_THROWS_AS(cf::add_at(n, iarr({0}), 1.5), cf::TypeError);
+  cf::add_at(n, iarr({0}), 1.5);
+  CHECK(i64(n)[0] == 1);
   CHECK(message_of([&] { cf::add_at(n, iarr({3}), 1); }) == "index 3 is out of bounds for axis 0 with size 3");
   CHECK_THROWS_AS(cf::add_at(n, iarr({0, 1}), cf::ones({3}, cf::i64)), cf::ValueError);
 }

@@ -84,6 +84,7 @@ Axes to_axes(const Args& a, const char* param, const Value& v);
 const std::vector<FunctionRow>& library_function_rows();
 // The rows of issue 30's creation and comparison functions (functions_surface.cpp).
 const std::vector<FunctionRow>& surface_function_rows();
+const std::vector<FunctionRow>& indexing_function_rows();  // functions_indexing.cpp
 const FunctionRow* find_function(std::string_view name);
 // Functions of the library that the tool does not have yet: a message saying so
 // ("matmul is not available yet"), or nullopt.

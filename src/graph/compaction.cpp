@@ -21,11 +21,12 @@ using detail::NodePtr;
 
 namespace {
 
-// The count of a mask's True elements, with its inclusive scan (int64, the mask's shape
-// flattened), computed on the device; reads back one integer.
+// The count of a mask's True elements, with its inclusive scan (int32 below 2^31 elements:
+// half the bytes of int64; the mask's shape flattened), computed on the device; reads back
+// one integer.
 std::pair<Array, int64_t> scan_mask(const Array& mask) {
-  Array c = cumsum(mask.ravel(), std::nullopt, DType::Int64);
   const int64_t n = mask.size();
+  Array c = cumsum(mask.ravel(), std::nullopt, n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64);
   if (n == 0) return {c, 0};
   c.eval();
   return {c, c[n - 1].item<int64_t>()};
