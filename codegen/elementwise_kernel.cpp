@@ -409,7 +409,9 @@ struct EwEmitter {
     } else if (is_gather(*n)) {
       std::vector<std::string> ev;
       for (int d = 0; d < gather_rank(*n); ++d) ev.push_back(vals.at(n->inputs[1 + d].get()));
+      e.index_guard = guard;
       v = e.gather_value(n, "x" + std::to_string(gather_of.at(n)), ev);
+      e.index_guard.clear();
     } else if (n->k() == NodeKind::View) {
       const std::string pfx = "v" + std::to_string(j);
       v = e.chain_value(n, pfx, direct_pos(pfx));

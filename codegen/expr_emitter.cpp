@@ -227,10 +227,10 @@ std::string ExprEmitter::checked_indices(const std::string& pfx, const std::vect
     line(fmt::format("if ({0} < 0) {0} += p.{1}_n[{2}];", i, pfx, d));
     std::string rec;
     if (err)
-      rec = fmt::format(" if (atomicCAS((unsigned long long*)p.{0}_err, 0ull, 1ull) == 0ull) {{ "
+      rec = fmt::format(" if ({4}atomicCAS((unsigned long long*)p.{0}_err, 0ull, 1ull) == 0ull) {{ "
                         "((long long*)p.{0}_err)[1] = (long long)({1}); ((long long*)p.{0}_err)[2] = {2}LL; "
                         "((long long*)p.{0}_err)[3] = p.{0}_n[{3}]; }}",
-                        pfx, e[d], axis[d], d);
+                        pfx, e[d], axis[d], d, index_guard.empty() ? std::string() : index_guard + " && ");
     line(fmt::format("if ({0} < 0 || {0} >= p.{1}_n[{2}]) {{ {3} = false; {0} = 0;{4} }}", i, pfx, d, ok, rec));
   }
   return ok;

@@ -74,6 +74,9 @@ class ExprEmitter {
   // source at that multi-index, each index wrapped once when negative and checked where the
   // gather says (out of bounds: recorded in the device error word, the value 0); parameters `pfx_*`.
   std::string gather_value(const Node* g, const std::string& pfx, const std::vector<std::string>& e);
+  // A condition an element's out-of-bounds record waits for (plain pairs: the element is in
+  // range), or empty.
+  std::string index_guard;
   // The checked, wrapped index lines shared by gathers and scatters: declares `ok` (all in
   // range) and i<d> per dim; returns the name of the ok flag. sizes/axes: parameter arrays.
   std::string checked_indices(const std::string& pfx, const std::vector<std::string>& e, const SmallVec<int64_t, 8>& size,

@@ -39,8 +39,8 @@ TEST_CASE("x[mask]: the selected elements in order, every dtype, empty selection
   cf::Array e = cf::zeros({0, 3})[cf::zeros({0, 3}) > 0];
   CHECK(e.shape() == cf::Shape{0});
   // NumPy's errors
-  CHECK_THROWS_AS(cf::Array(x[barr({true, false})]), cf::IndexError);
-  CHECK_THROWS_AS(cf::Array(x[cf::ones({3, 4, 1}, cf::bool_)]), cf::IndexError);
+  CHECK_THROWS_AS(static_cast<cf::Array>(x[barr({true, false})]), cf::IndexError);
+  CHECK_THROWS_AS(static_cast<cf::Array>(x[cf::ones({3, 4, 1}, cf::bool_)]), cf::IndexError);
 }
 
 TEST_CASE("x[mask] is a counting scan and one compaction kernel, the producers fused") {

@@ -88,7 +88,7 @@ std::vector<cf::Index> spec_index(const std::string& spec, const std::vector<cf:
       if (!pq[1].empty()) q = std::stoll(pq[1]);
       out.emplace_back(cf::slice(p, q));
     } else {
-      out.emplace_back(std::stoll(item));
+      out.emplace_back(static_cast<int64_t>(std::stoll(item)));
     }
   }
   return out;

@@ -13,6 +13,7 @@
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
 #include "graph/gather.hpp"
+#include "exec/realize.hpp"
 #include "graph/indexing.hpp"
 
 namespace cufuse {
@@ -26,9 +27,12 @@ namespace {
 // one integer.
 std::pair<Array, int64_t> scan_mask(const Array& mask) {
   const int64_t n = mask.size();
-  Array c = cumsum(mask.ravel(), std::nullopt, n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64);
+  const DType t = n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64;
+  Array c = empty(Shape{n}, t);
   if (n == 0) return {c, 0};
-  c.eval();
+  // Computed into c's memory on its own (realize() would also write out the lazy mask when a
+  // handle names it: x[x > 0]'s mask, held by the Subscript).
+  detail::write_into(c.eval().node(), cumsum(mask.ravel(), std::nullopt, t).node());
   return {c, c[n - 1].item<int64_t>()};
 }
 

@@ -10,6 +10,7 @@
 
 #include "cufuse/backend.hpp"
 #include "cufuse/error.hpp"
+#include "codegen/op_table.hpp"
 #include "graph/walk.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device.hpp"
@@ -121,6 +122,7 @@ NodePtr gather_leaf(const NodePtr& n, const GatherMove& m) {
 struct GatherPusher {
   const GatherMove& m;
   std::unordered_map<const Node*, NodePtr> memo;
+  bool checked = false;  // a gather checking the move's indices was made
 
   NodePtr rec(const NodePtr& root) {
     walk_post_order(
@@ -149,9 +151,17 @@ struct GatherPusher {
         break;
       default: break;
     }
-    return gather_leaf(n, m);
+    NodePtr g = gather_leaf(n, m);
+    checked |= is_gather(*g);
+    return g;
   }
 };
+
+bool move_checks(const GatherMove& m) {
+  for (size_t d = 0; d < m.iota_axis.size(); ++d)
+    if (m.iota_axis[d] < 0 && m.size[d] >= 0) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -159,7 +169,25 @@ NodePtr apply_gather(const NodePtr& n, const GatherMove& move) {
   if (!(n->shape() == move.in)) throw InternalError("apply_gather: the node's shape is not the move's");
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   GatherPusher p{move, {}};
-  return p.rec(n);
+  NodePtr r = p.rec(n);
+  if (p.checked || !move_checks(move) || numel(move.out) == 0) return r;
+  // Nothing under n is read from memory (constants, iotas): the indices are still checked,
+  // by a gather of an iota whose value the result waits for (where(check >= 0, r, r)).
+  Shape in = move.in;
+  NodePtr probe = make_gather(iota_node(in, 0), [&] {
+    std::vector<NodePtr> E;
+    for (int d = 0; d < in.ndim(); ++d) E.push_back(move.iota_axis[d] >= 0 ? iota_node(move.out, move.iota_axis[d]) : move.index[d]);
+    return E;
+  }(), move.out, move.size, move.axis);
+  InputVec ge;
+  ge.push_back(probe);
+  ge.push_back(make_scalar(Scalar(int64_t(0)), DType::Int64, move.out));
+  NodePtr cond = make_elementwise(static_cast<uint16_t>(Op::GreaterEqual), DType::Bool, move.out, std::move(ge));
+  InputVec w;
+  w.push_back(cond);
+  w.push_back(r);
+  w.push_back(r);
+  return make_elementwise(static_cast<uint16_t>(Op::Where), r->dtype, move.out, std::move(w));
 }
 
 // ------------------------------------------------------------------ the device error word

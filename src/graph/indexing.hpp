@@ -38,7 +38,8 @@ NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& E, const s
                      const Shape& iter, const NodePtr& v, ScatterModeArg mode, const NodePtr& pred = nullptr);
 
 // The write of a temporary x[{...idx...}] (a gather remembering where it came from): true if
-// `a` is one, after scattering `value` (combined with `op` unless it is Op::Cast's id).
-bool write_through_subscript(const Array& a, uint16_t op, const Operand& value);
+// `a` is one, after scattering `value` (combined with `op` unless it is Op::Cast's id); `a`'s
+// handle is emptied (the gather is not computed).
+bool write_through_subscript(Array& a, uint16_t op, const Operand& value);
 
 }  // namespace cufuse::detail

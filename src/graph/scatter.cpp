@@ -102,7 +102,9 @@ void scatter(Array& target, const std::vector<NodePtr>& E, const std::vector<int
   for (const auto& e : E) idx.push_back(apart_from(e, st));
   NodePtr pred = apart_from(pred_in, st);
 
-  realize({make_scatter(leaf, idx, checked, iter, v, mode, pred)});
+  // Run on its own (not realize(): that would also write out every lazy node an Array handle
+  // names, the caller's temporaries included).
+  write_into(leaf, make_scatter(leaf, idx, checked, iter, v, mode, pred));
 }
 
 NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& idx, const std::vector<int>& checked,
@@ -145,13 +147,14 @@ NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& idx, const
   return s;
 }
 
-bool write_through_subscript(const Array& a, uint16_t op, const Operand& value) {
-  const NodePtr& n = a.node();
+bool write_through_subscript(Array& a, uint16_t op, const Operand& value) {
+  const NodePtr n = a.node();
   if (!n || !is_gather(*n) || !gather_attrs(*n).origin) return false;
   auto o = gather_attrs(*n).origin;
   Array target(o->node, o->base);
   std::vector<int> checked(o->checked.begin(), o->checked.end());
   if (op == static_cast<uint16_t>(Op::Cast)) {
+    a = Array();  // the gather's handle goes: a pending read of the memory written, not to be computed
     scatter(target, o->index, checked, n->shape(), value, ScatterModeArg::Assign);
     return true;
   }
@@ -164,6 +167,7 @@ bool write_through_subscript(const Array& a, uint16_t op, const Operand& value) 
   if (!(v.shape() == a.shape()))
     throw ValueError(fmt::format("non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
                                  to_string(a.shape()), to_string(v.shape())));
+  a = Array();
   scatter(target, o->index, checked, n->shape(), v, ScatterModeArg::Assign);
   return true;
 }

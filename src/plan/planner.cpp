@@ -539,7 +539,12 @@ struct Planner {
       std::unordered_set<const Node*> keep;
       for (const auto& r : roots) keep.insert(r.get());
       for (const auto& n : topo) {
-        if (n->k() == NodeKind::Reduce) keep.insert(n.get());
+        if (n->k() == NodeKind::Reduce) {
+          keep.insert(n.get());
+          std::vector<const Node*> gathers;  // written by kernels of their own (see gathers_under)
+          gathers_under(n->inputs[0].get(), gathers);
+          for (const Node* g : gathers) keep.insert(g);
+        }
         if (n->k() == NodeKind::Library)
           for (const auto& in : n->inputs) keep.insert(in.get());
       }
