@@ -162,7 +162,7 @@ TEST_CASE("scatters on the device equal the reference") {
       cf::add_at(h, hi, hv);
       cf::maximum_at(h, hi.index({cf::slice(0, 500)}), hv.index({cf::slice(0, 500)}));
     }
-    check_bits(a, h, std::string("add_at / maximum_at ") + cf::name(t));
+    check_bits(a, h, std::string("add_at / maximum_at ") + std::string(cf::name(t)));
   }
   cf::Array bins = cf::zeros({1 << 10}, cf::f32);
   const cf::Array i = random_index(1 << 10, {1 << 20}, false), v = random_normal(cf::f32, {1 << 20});
