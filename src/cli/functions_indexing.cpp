@@ -57,11 +57,13 @@ const std::vector<FunctionRow>& indexing_function_rows() {
     {"flatnonzero", "a", fn_flatnonzero, false, "indices of the nonzero elements of a.ravel() (needs data)"},
     {"extract", "condition, arr", fn_extract, false, "arr.ravel() where condition.ravel() holds (needs data)"},
     {"compress", "condition, a, axis=None", fn_compress, true, "slices along axis where condition holds (needs data)"},
-    // scatters: one kernel over the updates, writing in place (needs data)
+    // scatters: one kernel over the updates, writing in place (needs data). NumPy spells the
+    // ufunc methods np.add.at: the program language has no attributes of functions, so they go
+    // by cufuse's C++ names.
     {"put", "a, ind, v", fn_put, true, "a.flat[ind] = v, v repeated (writes a)"},
-    {"add.at", "a, indices, b", fn_at<cufuse::add_at>, false, "a[indices] += b, duplicates accumulated (writes a)"},
-    {"maximum.at", "a, indices, b", fn_at<cufuse::maximum_at>, false, "a[indices] = maximum(a[indices], b), unbuffered"},
-    {"minimum.at", "a, indices, b", fn_at<cufuse::minimum_at>, false, "a[indices] = minimum(a[indices], b), unbuffered"},
+    {"add_at", "a, indices, b", fn_at<cufuse::add_at>, false, "a[indices] += b, duplicates accumulated (writes a)"},
+    {"maximum_at", "a, indices, b", fn_at<cufuse::maximum_at>, false, "a[indices] = maximum(a[indices], b), unbuffered"},
+    {"minimum_at", "a, indices, b", fn_at<cufuse::minimum_at>, false, "a[indices] = minimum(a[indices], b), unbuffered"},
   };
   return rows;
 }

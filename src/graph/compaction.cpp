@@ -26,6 +26,10 @@ namespace {
 // half the bytes of int64; the mask's shape flattened), computed on the device; reads back
 // one integer.
 std::pair<Array, int64_t> scan_mask(const Array& mask) {
+  const NodePtr& m = mask.node();
+  if (m->reads_placeholder || m->is_placeholder())
+    throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
+                     "depends on the mask's values, and a placeholder has none: it needs an array with data");
   const int64_t n = mask.size();
   const DType t = n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64;
   Array c = empty(Shape{n}, t);
