@@ -202,16 +202,27 @@ ErrorWords& error_words() { return runtime().state<ErrorWords>(); }
 }  // namespace
 
 NodePtr error_word_leaf(bool placeholder) {
-  if (placeholder) return make_placeholder(DType::Int64, Shape{4});
   if (current_backend() == Backend::Reference) return nullptr;
   auto& w = error_words();
-  const int dev = current_device();
   std::lock_guard<std::mutex> lk(w.mu);
-  auto& st = w.words[dev];
-  if (!st) {
-    st = allocate_device(4 * sizeof(int64_t));
-    memset_device(st->ptr, 0, 4 * sizeof(int64_t), current_stream());
+  int dev = -1;
+  std::shared_ptr<Storage>* slot = nullptr;
+  try {
+    dev = current_device();
+    slot = &w.words[dev];
+    if (!*slot) {
+      auto st = allocate_device(4 * sizeof(int64_t));
+      memset_device(st->ptr, 0, 4 * sizeof(int64_t), current_stream());
+      *slot = std::move(st);
+    }
+  } catch (const Error&) {
+    // No device: a graph of placeholders (planning, dumps, compiling) gets a placeholder word,
+    // with the same kernel code; anything else cannot run here anyway.
+    if (slot && !*slot) w.words.erase(dev);
+    if (placeholder) return make_placeholder(DType::Int64, Shape{4});
+    throw;
   }
+  const std::shared_ptr<Storage>& st = *slot;
   if (dev >= 0 && dev < 64) w.armed |= uint64_t(1) << dev;
   Layout l = contiguous_layout(Shape{4});
   return make_buffer(DType::Int64, std::move(l), st);
