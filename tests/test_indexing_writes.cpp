@@ -88,6 +88,12 @@ TEST_CASE("x[mask] = v and x[mask] op= v are one fused where, no count") {
   auto m = cf::zeros({3, 2}, cf::i64);
   m[cf::from_host(std::vector<uint8_t>{1, 0, 1}.data(), cf::bool_, {3})] = cf::from_host(std::vector<int64_t>{7, 8});
   CHECK(i64(m) == std::vector<int64_t>{7, 8, 0, 0, 7, 8});
+  // x.index({mask}) on a temporary writes through it too (a gather at the mask's indices)
+  auto w = cf::arange(4).astype(cf::f32);
+  w.index({w > 1.5f}) = -1;
+  CHECK(f64(w) == std::vector<double>{0, 1, -1, -1});
+  w.index({w < 0, cf::ellipsis}) += 5;
+  CHECK(f64(w) == std::vector<double>{0, 1, 4, 4});
   // one value per selected element: through the mask's indices
   auto y = cf::arange(5);
   y[y >= 3] = cf::from_host(std::vector<int64_t>{30, 40});

@@ -107,7 +107,9 @@ Array advanced_index(const Array& x, const std::vector<Index>& idx, bool origin)
       ++arrays;
       masks += (*p)->dtype() == DType::Bool;
     }
-  if (masks == 1 && arrays == 1 && std::holds_alternative<IdxArray>(idx[0].get())) {
+  // (Not for x[{mask}] through index(): its result is written through (`x.index({m}) = v`),
+  // so it is a gather at the mask's nonzero() indices, which remembers where it came from.)
+  if (!origin && masks == 1 && arrays == 1 && std::holds_alternative<IdxArray>(idx[0].get())) {
     bool rest_full = true;
     for (size_t k = 1; k < idx.size(); ++k) {
       const auto& v = idx[k].get();
