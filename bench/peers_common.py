@@ -31,6 +31,8 @@ EM_N = 1 << 22          # L2
 GD_SHAPE = (8192, 1024)  # L3
 JOIN_N = 4096           # M1, M2 (issue 30: joining)
 PAD_N = 8192            # M3 (issue 30: pad)
+IDX_N = 1 << 26         # I1, I2 (issue 30)
+AT_N, AT_BINS = 1 << 24, 1 << 20  # I3
 
 # id -> description, bytes that must move (None: not memory-bound), flops, unit,
 #       the peers WORKLOADS.md's table has a column for, and the reason for the others.
@@ -77,7 +79,15 @@ WORKLOADS = {
                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
     "M3": dict(desc="pad(x, 1, 'reflect'), x f32[8192,8192]", bytes=(PAD_N * PAD_N + (PAD_N + 2) ** 2) * 4,
                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    # issue 30: advanced indexing (bench/indexing_workloads.cpp)
+    "I1": dict(desc="x[mask], half of the mask True, x f32[2^26]", bytes=IDX_N * 4 + IDX_N + IDX_N // 2 * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "I2": dict(desc="take(x, idx), idx random int64, x f32[2^26]", bytes=IDX_N * 8 + IDX_N * 4 + IDX_N * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "I3": dict(desc="add_at of 2^24 f32 values into 2^20 bins, random idx",
+               bytes=AT_N * 8 + AT_N * 4 + AT_BINS * 4 * 2, peers=["cupy", "torch", "torch.compile", "jax.jit"]),
 }
+INDEXING = ("I1", "I2", "I3")
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
 SHARED_INPUTS = {
     "W1": dict(x=N1), "W2": dict(x=N1, y=N1), "W3": dict(a=(ROWS, ROWS)),
@@ -97,7 +107,7 @@ def shared_inputs(randn, wid, f32):
 
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
-         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3"]
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3"]
 LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
@@ -306,6 +316,32 @@ def check(wid, get, inp, out, part=None):
     if wid in ("M1", "M2", "M3"):
         import peers_manip
         return peers_manip.check(wid, get, inp, out, part)
+    if wid in INDEXING:
+        return check_indexing(wid, get, inp, out)
+    return False, "no check for " + wid
+
+
+def check_indexing(wid, get, inp, out):
+    """I1-I3 against NumPy (float64 sums for I3)."""
+    import numpy as np
+    if wid == "I1":
+        x = get(inp["x"], np.s_[:])
+        m = get(inp["mask"], np.s_[:])
+        want = x[m]
+        got = get(out, np.s_[:])
+        if got.shape != want.shape:
+            return False, "count %d, want %d" % (got.size, want.size)
+        return compare(got[::97], want[::97], 0, 0)
+    if wid == "I2":
+        s = odd_stride(IDX_N)
+        x = get(inp["x"], np.s_[:])
+        i = get(inp["idx"], np.s_[::s])
+        return compare(get(out, np.s_[::s]), x[i], 0, 0)
+    if wid == "I3":
+        i = get(inp["idx"], np.s_[:])
+        v = get(inp["v"], np.s_[:]).astype(np.float64)
+        want = np.bincount(i, weights=v, minlength=AT_BINS)
+        return compare(get(out, np.s_[:]), want, 1e-4, 1e-4)
     return False, "no check for " + wid
 
 

@@ -3,7 +3,7 @@ workload's random inputs and the callables of its peers (eager, fused, compiled,
 
 import peers_loop_frameworks as loops
 import peers_manip as manip
-from peers_common import (CONV, PROD, gaussian_kernel, shared_inputs,
+from peers_common import (AT_BINS, AT_N, CONV, IDX_N, INDEXING, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
 
@@ -62,6 +62,8 @@ class CupyFW:
             x *= 1e-3
             x += 1.0  # products of 4096 values near 1 stay finite
             return dict(x=x)
+        if wid in INDEXING:
+            return indexing_inputs(self.randn, lambda hi, n: self.rs.randint(0, hi, n, dtype=cp.int64), wid, f32)
         if wid == "W10":
             return dict(a=self.randn((CONV, CONV), f64), k=cp.asarray(gaussian_kernel()))
         if wid == "W11":
@@ -89,6 +91,21 @@ class CupyFW:
         if wid in manip.IDS:
             return manip.cupy_fns(self, wid, inp)
         cp = self.cp
+        if wid == "I1":
+            x, m = inp["x"], inp["mask"]
+            return {"cupy": lambda: x[m]}
+        if wid == "I2":
+            x, i = inp["x"], inp["idx"]
+            return {"cupy": lambda: cp.take(x, i)}
+        if wid == "I3":
+            import cupyx
+            v, i = inp["v"], inp["idx"]
+
+            def i3():
+                bins = cp.zeros(AT_BINS, cp.float32)
+                cupyx.scatter_add(bins, i, v)
+                return bins
+            return {"cupy": i3}
         if wid == "W1":
             def w1(x):
                 return (x * 2.5 + 1) * cp.sin(x) - cp.exp(-x * x) + cp.sqrt(cp.abs(x))
@@ -207,6 +224,9 @@ class TorchFW:
             x = self.randn(PROD, f64)
             x.mul_(1e-3).add_(1.0)
             return dict(x=x)
+        if wid in INDEXING:
+            return indexing_inputs(self.randn, lambda hi, n: t.randint(0, hi, (n,), device="cuda", generator=self.gen),
+                                   wid, f32)
         raise KeyError(wid)
 
     def fns(self, wid, inp):
@@ -219,6 +239,14 @@ class TorchFW:
         def both(f, *args):
             c = t.compile(f, dynamic=False)
             return {"torch": lambda: f(*args), "torch.compile": lambda: c(*args)}
+        if wid == "I1":
+            return both(lambda x, m: x[m], inp["x"], inp["mask"])
+        if wid == "I2":
+            return both(lambda x, i: t.take(x, i), inp["x"], inp["idx"])
+        if wid == "I3":
+            def i3(v, i):
+                return t.zeros(AT_BINS, dtype=t.float32, device="cuda").index_add_(0, i, v)
+            return both(i3, inp["v"], inp["idx"])
         if wid == "W1":
             def w1(x):
                 return (x * 2.5 + 1) * t.sin(x) - t.exp(-x * x) + t.sqrt(t.abs(x))
@@ -309,6 +337,11 @@ class JaxFW:
         if wid in loops.IDS:
             return loops.jax_inputs(self, wid)
         f32 = self.jnp.float32
+        if wid in INDEXING:
+            def randint(hi, n):
+                self.key, sub = self.jax.random.split(self.key)
+                return self.jax.random.randint(sub, (n,), 0, hi, dtype=self.jnp.int64)
+            return indexing_inputs(self.randn, randint, wid, f32)
         if wid != "W8":  # not a JAX column
             shared = shared_inputs(self.randn, wid, f32)
             if shared is not None:
@@ -325,6 +358,18 @@ class JaxFW:
         def jit(f, *args):
             j = jax.jit(f)
             return {"jax.jit": lambda: j(*args)}
+        if wid == "I1":  # a shape that depends on the data cannot be jitted: the size is given (the count, read back)
+            x, m = inp["x"], inp["mask"]
+            count = jax.jit(jnp.count_nonzero)
+            select = jax.jit(lambda x, m, n: x[jnp.nonzero(m, size=n)[0]], static_argnums=2)
+
+            def i1():
+                return select(x, m, int(count(m)))
+            return {"jax.jit": i1}
+        if wid == "I2":
+            return jit(lambda x, i: jnp.take(x, i, mode="clip"), inp["x"], inp["idx"])
+        if wid == "I3":
+            return jit(lambda v, i: jnp.zeros(AT_BINS, jnp.float32).at[i].add(v), inp["v"], inp["idx"])
         if wid == "W1":
             return jit(lambda x: (x * 2.5 + 1) * jnp.sin(x) - jnp.exp(-x * x) + jnp.sqrt(jnp.abs(x)), inp["x"])
         if wid == "W2":
@@ -348,6 +393,15 @@ class JaxFW:
         if wid == "W7b":
             return jit(lambda x, y: ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1), inp["x"], inp["y"])
         raise KeyError(wid)
+
+
+def indexing_inputs(randn, randint, wid, f32):
+    """I1-I3's inputs: randn(shape, dtype) and randint(high, n) of the framework."""
+    if wid == "I1":
+        return dict(x=randn(IDX_N, f32), mask=randn(IDX_N, f32) > 0)
+    if wid == "I2":
+        return dict(x=randn(IDX_N, f32), idx=randint(IDX_N, IDX_N))
+    return dict(v=randn(AT_N, f32), idx=randint(AT_BINS, AT_N))
 
 
 FRAMEWORKS = {"cupy": CupyFW, "torch": TorchFW, "jax": JaxFW}

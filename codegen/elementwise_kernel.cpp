@@ -38,6 +38,7 @@
 #include "codegen/preamble.hpp"
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
 #include "runtime/context.hpp"
 
 namespace cufuse::detail {
@@ -97,11 +98,24 @@ struct EwEmitter {
 
   EwEmitter(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
 
+  // Gathers computed here (graph/gather.hpp), each with its parameter prefix.
+  std::unordered_map<const Node*, int> gather_of;
+  // Scatter outputs (graph/gather.hpp): the output index of each; the kernel then walks the
+  // updates in strided mode and stores through their indices.
+  std::vector<int> scatters;
+
+  // The inputs of n the element code computes n from (none where n is read or generated).
+  InputRange inputs_of(const Node* n) const {
+    if (reads_memory(n, bind)) return {};
+    if (is_gather(*n)) return InputRange{1, 1 + static_cast<uint32_t>(gather_rank(*n))};
+    if (n->k() == NodeKind::Elementwise) return InputRange{0, static_cast<uint32_t>(n->inputs.size())};
+    return {};
+  }
   // Sorts what the element code reads into accessors and scalars, in first-read order.
   void collect(const Node* root) {
     walk_post_order(
         root, [&](const Node* n) { return acc_of.count(n) || scalar_of.count(n); },
-        [&](const Node* n) { return n->k() == NodeKind::Elementwise && !reads_memory(n, bind); },
+        [&](const Node* n) { return inputs_of(n); },
         [&](const Node* n) { classify(n); });
   }
   void classify(const Node* n) {
@@ -109,6 +123,11 @@ struct EwEmitter {
       acc_of[n] = static_cast<int>(accs.size());
       accs.push_back(Acc{Acc::Mem, n, memory_layout(n, bind).strides, 0, -1,
                          n->k() == NodeKind::Buffer ? bind.is_aligned16(n) : true});
+      return;
+    }
+    if (is_gather(*n)) {
+      acc_of[n] = -1;  // computed from its index values (walked before it)
+      gather_of.emplace(n, static_cast<int>(gather_of.size()));
       return;
     }
     if (Strides st; strided_memory_view(n, bind, st)) {
@@ -136,9 +155,19 @@ struct EwEmitter {
   }
 
   void analyse() {
-    for (const auto& o : outs) collect(o.node.get());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Node* o = outs[i].node.get();
+      if (!is_scatter(*o)) {
+        collect(o);
+        continue;
+      }
+      scatters.push_back(static_cast<int>(i));  // its value, index and predicate nodes
+      const int last = 2 + scatter_rank(*o) + (scatter_attrs(*o).has_pred ? 1 : 0);
+      for (int k = 1; k < last; ++k) collect(o->inputs[k].get());
+    }
     for (size_t i = 0; i < outs.size(); ++i)
-      accs.push_back(Acc{Acc::Out, outs[i].node.get(), outs[i].layout.strides, 0, static_cast<int>(i), outs[i].aligned16});
+      if (!is_scatter(*outs[i].node))
+        accs.push_back(Acc{Acc::Out, outs[i].node.get(), outs[i].layout.strides, 0, static_cast<int>(i), outs[i].aligned16});
     std::vector<int> dims;
     for (int d = 0; d < S.ndim(); ++d)
       if (S[d] != 1) dims.push_back(d);
@@ -194,7 +223,8 @@ struct EwEmitter {
     // (1M: 4.45 vs 3.34 us, 2M: 7.04 vs 4.62) and two per thread, loads first, as fast as the
     // unrolled loop (3.34, 4.62).
     if (contiguous && nd == 1 && minsz >= 4 && numel(S) < kSmallPlain) vectorize = false;
-    if (!contiguous && !rows) choose_tiles();
+    if (!scatters.empty()) contiguous = rows = vectorize = false;  // stores through indices: strided mode
+    if (!contiguous && !rows && scatters.empty()) choose_tiles();
     plain = contiguous && !vectorize && numel(S) < kSmallPlain;
     if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
       const int64_t v = 16 / maxsz;
@@ -235,6 +265,13 @@ struct EwEmitter {
       max_span = std::max(max_span, span_of(cs, a.st, a.off));
       if (a.kind == Acc::View) max_span = std::max(max_span, chain_span(a.node));
     }
+    for (const auto& [g, k] : gather_of) {  // a gather's source, read anywhere in its extent
+      const Node* x = g->inputs[0].get();
+      const Layout l = reads_memory(x, bind) ? memory_layout(x, bind) : x->layout;
+      max_span = std::max({max_span, numel(x->shape()), span_of(l.shape, l.strides, l.offset)});
+      if (x->k() == NodeKind::View) max_span = std::max(max_span, chain_span(x));
+    }
+    for (int k : scatters) max_span = std::max(max_span, span_of(outs[k].layout.shape, outs[k].layout.strides));
     i64 = max_span + int64_t(kBlock) * U * V * 2 >= (int64_t(1) << 31);
   }
 
@@ -301,6 +338,13 @@ struct EwEmitter {
       }
     }
     for (size_t k = 0; k < scalars.size(); ++k) e.add_scalar("s" + std::to_string(k), scalars[k]);
+    for (int k : scatters) {
+      const Node* o = outs[k].node.get();
+      const std::string K = std::to_string(k);
+      size_t off = e.pl.add(fmt::format("{}*", storage_type(o->dtype)), 8, "t" + K);
+      e.add_patch(off, PatchSrc::BufferPtr, o->dtype, outs[k].buffer);
+      e.add_idx_array("t" + K + "s", outs[k].layout.strides);
+    }
   }
 
   // Rows mode: accessor j's offset at the start of the current row (declared per row).
@@ -350,7 +394,8 @@ struct EwEmitter {
   // no value yet) are emitted first, inputs before their users.
   std::string value(ExprEmitter& e, const Node* n) {
     walk_post_order(
-        n, [&](const Node* x) { return vals.count(x) != 0; }, [&](const Node* x) { return computed(x); },
+        n, [&](const Node* x) { return vals.count(x) != 0; },
+        [&](const Node* x) { return computed(x) ? inputs_of(x) : InputRange{}; },
         [&](const Node* x) { vals[x] = value_of(e, x); });
     return vals.at(n);
   }
@@ -359,6 +404,7 @@ struct EwEmitter {
     auto ai = acc_of.find(n);
     const int j = ai == acc_of.end() ? -1 : ai->second;
     if (j >= 0 && accs[j].kind == Acc::Mem) return false;
+    if (is_gather(*n)) return true;
     const NodeKind k = n->k();
     return k != NodeKind::Scalar && k != NodeKind::Generator && k != NodeKind::View;
   }
@@ -385,6 +431,12 @@ struct EwEmitter {
     } else if (n->k() == NodeKind::Generator) {
       const std::string pfx = "g" + std::to_string(j);
       v = e.gen_value(n, pfx, direct_pos(pfx));
+    } else if (is_gather(*n)) {
+      std::vector<std::string> ev;
+      for (int d = 0; d < gather_rank(*n); ++d) ev.push_back(vals.at(n->inputs[1 + d].get()));
+      e.index_guard = guard;
+      v = e.gather_value(n, "x" + std::to_string(gather_of.at(n)), ev);
+      e.index_guard.clear();
     } else if (n->k() == NodeKind::View) {
       const std::string pfx = "v" + std::to_string(j);
       std::vector<std::string> co;
@@ -416,7 +468,61 @@ struct EwEmitter {
       else if (deferred) *deferred += fmt::format("  if ({}) {}\n", guard, store);
       else stores.push_back(store);
     }
+    for (int k : scatters) scatter_store(e, k);
     for (const auto& s : stores) e.line(s);
+  }
+
+  // A scatter output's store (graph/gather.hpp): where the predicate holds and every index is
+  // in range, the value goes to (or is combined atomically into) the indexed element.
+  void scatter_store(ExprEmitter& e, int k) {
+    const Node* o = outs[k].node.get();
+    const ScatterAttrs& at = scatter_attrs(*o);
+    const int r = scatter_rank(*o);
+    const std::string K = std::to_string(k), v = value(e, o->inputs[1].get());
+    std::vector<std::string> ev;
+    for (int d = 0; d < r; ++d) ev.push_back(value(e, o->inputs[2 + d].get()));
+    std::string pred = at.has_pred ? value(e, scatter_pred(*o)) : std::string();
+    if (!pred.empty()) e.line(fmt::format("if ({}) {{", pred));
+    const std::string ok = e.checked_indices("t" + K, ev, at.size, at.axis, scatter_err(*o));
+    std::string off;
+    for (int d = 0; d < r; ++d) off += fmt::format("{}{}_i{} * (long long)p.t{}s[{}]", d ? " + " : "", ok, d, K, d);
+    if (off.empty()) off = "0";
+    const DType t = o->dtype;
+    const std::string ST = storage_type(t), R = reg_type(t);
+    e.line(fmt::format("if ({}) {{", ok));
+    e.line(fmt::format("  {}* const a_ = p.t{} + ({});", ST, K, off));
+    if (at.mode == ScatterMode::Assign) {
+      e.line(fmt::format("  *a_ = {};", store_expr(t, v)));
+    } else if (at.mode == ScatterMode::Add && (t == DType::Float32 || t == DType::Float64)) {
+      e.line(fmt::format("  atomicAdd(a_, {});", v));
+    } else if (at.mode == ScatterMode::Add && (t == DType::Int32 || t == DType::UInt32)) {
+      e.line(fmt::format("  atomicAdd((unsigned int*)a_, (unsigned int)({}));", v));
+    } else if (at.mode == ScatterMode::Add && (t == DType::Int64 || t == DType::UInt64)) {
+      e.line(fmt::format("  atomicAdd((unsigned long long*)a_, (unsigned long long)({}));", v));
+    } else {  // a compare-and-swap loop on the aligned word holding the element
+      std::string combine;
+      if (t == DType::Bool) combine = at.mode == ScatterMode::Min ? "(c_ && {v})" : "(c_ || {v})";
+      else if (at.mode == ScatterMode::Add) combine = "static_cast<{R}>(c_ + {v})";
+      else if (at.mode == ScatterMode::Max) combine = "cf_maximum<{R}>(c_, {v})";
+      else combine = "cf_minimum<{R}>(c_, {v})";
+      combine = fmt::format(fmt::runtime(combine), fmt::arg("R", R), fmt::arg("v", v));
+      const int sz = itemsize(t);
+      const std::string W = sz == 8 ? "unsigned long long" : "unsigned int";
+      e.line(fmt::format("  {0}* const w_ = ({0}*)((unsigned long long)a_ & ~{1}ull);", W, sz == 8 ? 7 : 3));
+      e.line(fmt::format("  const int sh_ = {};", sz >= 4 ? "0" : "(int)(((unsigned long long)a_ & 3ull) * 8)"));
+      e.line(fmt::format("  const {} m_ = {};", W, sz >= 4 ? fmt::format("~({})0", W) : fmt::format("{}u", (1u << (8 * sz)) - 1)));
+      e.line(fmt::format("  {} old_ = *w_, as_;", W));
+      e.line("  do {");
+      e.line("    as_ = old_;");
+      e.line(fmt::format("    {0} cb_; {1} b_ = (as_ >> sh_) & m_; memcpy(&cb_, &b_, {2});", ST, W, sz));
+      e.line(fmt::format("    const {} c_ = {};", R, load_expr(t, "cb_")));
+      e.line(fmt::format("    const {} n_ = {};", R, combine));
+      e.line(fmt::format("    const {0} nb_ = {1}; {2} nw_ = 0; memcpy(&nw_, &nb_, {3});", ST, store_expr(t, "n_"), W, sz));
+      e.line("    old_ = atomicCAS(w_, as_, (as_ & ~(m_ << sh_)) | (nw_ << sh_));");
+      e.line("  } while (as_ != old_);");
+    }
+    e.line("}");
+    if (!pred.empty()) e.line("}");
   }
 
   // The plain form: straight-line code for element i (U == 1), or for i0 and i1 = i0 + kBlock

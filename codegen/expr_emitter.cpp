@@ -7,6 +7,7 @@
 #include "codegen/user_kernel.hpp"
 #include "core/op_table.hpp"
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
 #include "graph/index_map.hpp"
 
 namespace cufuse::detail {
@@ -292,6 +293,70 @@ std::vector<std::string> ExprEmitter::map_coordinates(const IndexMap& map, const
     line(fmt::format("const {} {} = ({})({});", I, out[k], I, e));
   }
   return out;
+}
+
+std::string ExprEmitter::checked_indices(const std::string& pfx, const std::vector<std::string>& e,
+                                         const SmallVec<int64_t, 8>& size, const SmallVec<int64_t, 8>& axis,
+                                         const Node* err) {
+  bool any = false;
+  for (auto n : size) any |= n >= 0;
+  if (once(pfx + "#idx")) {
+    if (any) {
+      size_t off = pl.add("long long", 8, pfx + "_n", static_cast<int>(size.size()));
+      for (size_t d = 0; d < size.size(); ++d) pl.set<long long>(off + d * 8, size[d]);
+    }
+    if (err) add_memory_ptr(pfx + "_err", err, false);
+  }
+  const std::string ok = fresh();
+  line(fmt::format("bool {} = true;", ok));
+  for (size_t d = 0; d < e.size(); ++d) {
+    const std::string i = fmt::format("{}_i{}", ok, d);
+    if (size[d] < 0) {
+      line(fmt::format("const long long {} = (long long)({});", i, e[d]));
+      continue;
+    }
+    line(fmt::format("long long {} = (long long)({});", i, e[d]));
+    line(fmt::format("if ({0} < 0) {0} += p.{1}_n[{2}];", i, pfx, d));
+    std::string rec;
+    if (err)
+      rec = fmt::format(" if ({4}atomicCAS((unsigned long long*)p.{0}_err, 0ull, 1ull) == 0ull) {{ "
+                        "((long long*)p.{0}_err)[1] = (long long)({1}); ((long long*)p.{0}_err)[2] = {2}LL; "
+                        "((long long*)p.{0}_err)[3] = p.{0}_n[{3}]; }}",
+                        pfx, e[d], axis[d], d, index_guard.empty() ? std::string() : index_guard + " && ");
+    line(fmt::format("if ({0} < 0 || {0} >= p.{1}_n[{2}]) {{ {3} = false; {0} = 0;{4} }}", i, pfx, d, ok, rec));
+  }
+  return ok;
+}
+
+std::string ExprEmitter::gather_value(const Node* g, const std::string& pfx, const std::vector<std::string>& e) {
+  const GatherAttrs& at = gather_attrs(*g);
+  const Node* x = g->inputs[0].get();
+  const bool mem = reads_memory(x, bind);
+  if (once(pfx)) {
+    if (mem) {
+      add_memory_ptr(pfx + "_p", x, false);
+      add_idx_array(pfx + "_st", memory_layout(x, bind).strides);
+    } else if (x->k() == NodeKind::Generator || (x->k() == NodeKind::View && !is_gather(*x))) {
+      add_idx(pfx + "_off", x->layout.offset);
+      add_idx_array(pfx + "_st", x->layout.strides);
+    } else {
+      throw InternalError(fmt::format("a gather over a {} node reached code generation", kind_name(x->k())));
+    }
+  }
+  const std::string ok = checked_indices(pfx, e, at.size, at.axis, gather_err(*g));
+  std::string dot;
+  for (size_t d = 0; d < e.size(); ++d) dot += fmt::format("{}{}_i{} * (long long)p.{}_st[{}]", d ? " + " : "", ok, d, pfx, d);
+  if (dot.empty()) dot = "0";
+  const std::string R = reg_type(g->dtype);
+  if (mem) {
+    std::string v = fresh();
+    line(fmt::format("const {} {} = {} ? {} : static_cast<{}>(0);", R, v, ok,
+                     load_expr(x->dtype, fmt::format("p.{}_p[{}]", pfx, dot)), R));
+    return v;
+  }
+  const std::string pos = fmt::format("(long long)p.{}_off + {}", pfx, dot);
+  if (x->k() == NodeKind::Generator) return gen_value(x, pfx + "g", pos);
+  return chain_value(x, pfx + "c", pos);
 }
 
 static std::string convert(const std::string& v, DType from, DType to) {

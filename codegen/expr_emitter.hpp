@@ -72,6 +72,17 @@ class ExprEmitter {
   std::string op_value(const Node* n, const std::string* in);
   // A generator at logical position `pos`; its parameters are `pfx_*` (created once).
   std::string gen_value(const Node* g, const std::string& pfx, const std::string& pos);
+  // Gather view g (graph/gather.hpp) given its index values e[d] (integer registers): its
+  // source at that multi-index, each index wrapped once when negative and checked where the
+  // gather says (out of bounds: recorded in the device error word, the value 0); parameters `pfx_*`.
+  std::string gather_value(const Node* g, const std::string& pfx, const std::vector<std::string>& e);
+  // A condition an element's out-of-bounds record waits for (plain pairs: the element is in
+  // range), or empty.
+  std::string index_guard;
+  // The checked, wrapped index lines shared by gathers and scatters: declares `ok` (all in
+  // range) and i<d> per dim; returns the name of the ok flag. sizes/axes: parameter arrays.
+  std::string checked_indices(const std::string& pfx, const std::vector<std::string>& e, const SmallVec<int64_t, 8>& size,
+                              const SmallVec<int64_t, 8>& axis, const Node* err);
   // The input of View `view` at its row-major position `pos`; parameters `pfx_<level>_*`.
   // With `coords`, the caller knows the coordinates in the view's input's shape instead (an
   // identity view over a mapped view, graph/index_map.hpp): no unravelling.

@@ -363,8 +363,8 @@ TEST_CASE("cli evaluator: semantic errors name the problem and the call") {
   CHECK(std::string(e.what()).find("unexpected keyword argument 'dtpye' (did you mean 'dtype'?)") != std::string::npos);
   e = error_of("x[5]", a);
   CHECK(std::string(e.what()).find("IndexError") != std::string::npos);
-  e = error_of("x[x > 0]", a);
-  CHECK(std::string(e.what()).find("advanced indexing") != std::string::npos);
+  e = error_of("x[x > 0]", a);  // a selection by mask needs data (issue 30)
+  CHECK(std::string(e.what()).find("a placeholder has none") != std::string::npos);
   e = error_of("x.sqrt()", a);
   CHECK(std::string(e.what()).find("write sqrt(x)") != std::string::npos);
   e = error_of("'a' + x", a);

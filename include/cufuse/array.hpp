@@ -47,6 +47,7 @@ inline constexpr NewAxis newaxis{};  // None in NumPy indexing
 struct EllipsisT {};
 inline constexpr EllipsisT ellipsis{};  // '...'
 
+class Array;
 class Index {
  public:
   Index(int64_t i) : v_(i) {}  // NOLINT: implicit so that x[{0, _, newaxis}] reads naturally
@@ -54,13 +55,17 @@ class Index {
   Index(Slice s) : v_(s) {}
   Index(NewAxis n) : v_(n) {}
   Index(EllipsisT e) : v_(e) {}
-  const std::variant<int64_t, Slice, NewAxis, EllipsisT>& get() const { return v_; }
+  // An integer array (advanced indexing: a gather) or a bool array (a mask), as NumPy's
+  // x[idx, :], x[mask] (cufuse/indexing.hpp).
+  Index(const Array& a);  // NOLINT
+  const std::variant<int64_t, Slice, NewAxis, EllipsisT, std::shared_ptr<const Array>>& get() const { return v_; }
 
  private:
-  std::variant<int64_t, Slice, NewAxis, EllipsisT> v_;
+  std::variant<int64_t, Slice, NewAxis, EllipsisT, std::shared_ptr<const Array>> v_;
 };
 
 class Operand;
+class Subscript;
 class PinnedBuffer;  // cufuse/pinned.hpp
 
 // ------------------------------------------------------------------ Array
@@ -114,6 +119,9 @@ class Array {
   Array index(const std::vector<Index>& idx) const;
   Array operator[](std::initializer_list<Index> idx) const { return index(idx); }
   Array operator[](int64_t i) const { return index({Index(i)}); }
+  // x[idx] with an integer or bool Array: reads (a fused gather; a mask's selection, counted
+  // on the device) and writes (x[idx] = v, x[mask] = v, x[mask] += v) through the Subscript.
+  Subscript operator[](const Array& idx) const;
   template <class... I>
   Array operator()(I... idx) const { return index({Index(idx)...}); }
   Array astype(DType t) const;
@@ -165,16 +173,22 @@ class Array {
   Array& assign(Array&& value);
   Array& assign(const Scalar& value);
   Array& fill(const Scalar& value) { return assign(value); }
-  Array& operator+=(const Operand& o);
-  Array& operator-=(const Operand& o);
-  Array& operator*=(const Operand& o);
-  Array& operator/=(const Operand& o);
-  Array& operator%=(const Operand& o);
-  Array& operator&=(const Operand& o);
-  Array& operator|=(const Operand& o);
-  Array& operator^=(const Operand& o);
-  Array& operator<<=(const Operand& o);
-  Array& operator>>=(const Operand& o);
+  // On a temporary x[{idx, ...}] (integer index arrays), `x[{idx}] op= v` writes x[idx] op v
+  // back through the index (NumPy's x[idx] = x[idx] op v); on a named array, into it.
+#define CUFUSE_INPLACE_DECL(sym) \
+  Array& operator sym(const Operand& o) &; \
+  Array& operator sym(const Operand& o) &&;
+  CUFUSE_INPLACE_DECL(+=)
+  CUFUSE_INPLACE_DECL(-=)
+  CUFUSE_INPLACE_DECL(*=)
+  CUFUSE_INPLACE_DECL(/=)
+  CUFUSE_INPLACE_DECL(%=)
+  CUFUSE_INPLACE_DECL(&=)
+  CUFUSE_INPLACE_DECL(|=)
+  CUFUSE_INPLACE_DECL(^=)
+  CUFUSE_INPLACE_DECL(<<=)
+  CUFUSE_INPLACE_DECL(>>=)
+#undef CUFUSE_INPLACE_DECL
 
   // ---- internals (for cufuse's own code and tests)
   explicit Array(detail::NodePtr node);
@@ -200,6 +214,38 @@ class Array {
   mutable std::shared_ptr<detail::LazyBase> base_;
 };
 
+// x[idx] for an integer or bool Array idx (cufuse/indexing.hpp has the semantics): converts
+// to the Array NumPy's x[idx] reads, and writes through the index into x.
+class Subscript {
+ public:
+  Subscript(const Array& x, const Array& index) : x_(x), index_(index) {}
+  operator Array() const { return value(); }  // NOLINT: the read
+  Array value() const;
+  // Writes into x: an integer index scatters (of duplicates one value wins); a mask is a
+  // fused where (no read-back).
+  Subscript& operator=(const Operand& v);
+  Subscript& operator=(const Subscript& v);
+  Subscript& operator+=(const Operand& v);
+  Subscript& operator-=(const Operand& v);
+  Subscript& operator*=(const Operand& v);
+  Subscript& operator/=(const Operand& v);
+  // What reading it gives (each reads it again; keep `Array y = x[idx]` to read once).
+  Shape shape() const { return value().shape(); }
+  DType dtype() const;
+  int64_t size() const { return value().size(); }
+  int ndim() const { return value().ndim(); }
+  template <class T>
+  std::vector<T> to_host() const { return value().to_host<T>(); }
+  template <class T>
+  T item() const { return value().item<T>(); }
+  const Array& array() const { return x_; }
+  const Array& index() const { return index_; }
+
+ private:
+  Subscript& update(uint16_t op, const Operand& v);
+  Array x_, index_;
+};
+
 namespace detail {
 struct Transient {};  // an Operand that dies with the op it is passed to (ops.hpp's operators)
 }  // namespace detail
@@ -218,6 +264,7 @@ class Operand {
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Operand(T v) : scalar_(v) {}  // NOLINT
   Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
+  Operand(const Subscript& s) : owned_(s.value()) {}  // NOLINT: x[idx] read
   Operand(half h) : scalar_(h) {}  // NOLINT
   Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
   // A copy shares the array and is never transient (it may be used again).

@@ -8,6 +8,7 @@
 #include "cufuse/eval.hpp"
 #include "cufuse/foreign.hpp"
 #include "cufuse/fuse.hpp"
+#include "cufuse/indexing.hpp"
 #include "cufuse/io.hpp"
 #include "cufuse/kernel.hpp"
 #include "cufuse/linalg.hpp"

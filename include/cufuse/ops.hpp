@@ -65,7 +65,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 // ------------------------------------------------------------------ operators
 namespace detail {
 template <class T>
-inline constexpr bool is_array_v = std::is_same_v<std::remove_cvref_t<T>, Array>;
+inline constexpr bool is_array_v =
+    std::is_same_v<std::remove_cvref_t<T>, Array> || std::is_same_v<std::remove_cvref_t<T>, Subscript>;
 template <class T>
 inline constexpr bool is_operand_v = is_array_v<T> || std::is_arithmetic_v<std::remove_cvref_t<T>> ||
                                      std::is_same_v<std::remove_cvref_t<T>, Scalar> ||
@@ -82,6 +83,8 @@ template <class T>
 Operand operator_operand(T&& v) {
   if constexpr (std::is_same_v<std::remove_cvref_t<T>, Array> && !std::is_lvalue_reference_v<T>)
     return Operand(std::move(v), Transient{});
+  else if constexpr (std::is_same_v<std::remove_cvref_t<T>, Subscript>)
+    return Operand(v.value(), Transient{});
   else
     return Operand(std::forward<T>(v));
 }

@@ -515,9 +515,11 @@ std::vector<Index> array_indices(const std::vector<std::pair<Value, const Expr*>
       }
       case Value::Kind::None: ix.emplace_back(newaxis); break;
       case Value::Kind::Ellipsis: ix.emplace_back(ellipsis); break;
-      case Value::Kind::Array:
+      case Value::Kind::Array:  // advanced indexing: an integer array gathers, a bool array selects
+        ix.emplace_back(v.array);
+        break;
       case Value::Kind::List:
-        fail_at(*where, "indexing with arrays or lists (advanced indexing) is not supported");
+        fail_at(*where, "indexing with a list is not supported: index with an array (x[array([0, 2])], x[mask])");
       default:
         fail_at(*where, fmt::format("IndexError: only integers, slices (':'), ellipsis ('...') and None are valid "
                                     "indices, not {}", v.type_name()));

@@ -308,6 +308,8 @@ std::vector<FunctionRow> build_table() {
   rows.insert(rows.end(), surface.begin(), surface.end());
   const auto& manip = manipulation_function_rows();  // functions_manipulation.cpp
   rows.insert(rows.end(), manip.begin(), manip.end());
+  const auto& indexing = indexing_function_rows();  // functions_indexing.cpp
+  rows.insert(rows.end(), indexing.begin(), indexing.end());
   // Every op of the op table by its NumPy name (astype is the row above), aliases and
   // composites included, with its signature's parameters and NumPy's defaults.
   static const std::vector<std::string> texts = [] {

@@ -370,6 +370,10 @@ void Evaluator::write_statement(const Statement& st) {
   const std::vector<std::pair<Value, const Expr*>> idx = subscript_items(target);
   if (!obj.is_array())
     fail_at(target, fmt::format("TypeError: '{}' object does not support item assignment", obj.type_name()));
+  for (const auto& [v, where] : idx)
+    if (v.is_array())
+      fail_at(*where, "writes through an index array or a mask (x[idx] = v, x[mask] += v) are not modelled here: a "
+                      "scatter is carried out at once on memory, and placeholders have none (use put or add.at on data)");
   const std::vector<Index> ix = array_indices(idx);
   // One int per axis picks an element: NumPy gets a scalar, applies op to it and sets it back.
   bool element = static_cast<int>(idx.size()) == obj.array.ndim();

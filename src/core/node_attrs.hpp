@@ -1,6 +1,7 @@
 // src/core/node_attrs.hpp: the kind-specific attributes of a Node, typed. A Reduce node (or
 // scan) holds ReduceAttrs, a Library node LibraryAttrs, a mapped View its IndexMap
-// (graph/index_map.hpp), every other node nothing (std::monostate). Read them with reduce_attrs(n) / library_attrs(n) (core/reduce_attrs.hpp,
+// (graph/index_map.hpp), a gather View its GatherAttrs and a scatter its ScatterAttrs
+// (graph/gather.hpp), every other node nothing (std::monostate). Read them with reduce_attrs(n) / library_attrs(n) (core/reduce_attrs.hpp,
 // core/library_call.hpp), which check the alternative.
 #pragma once
 #include <cstdint>
@@ -28,9 +29,43 @@ struct LibraryAttrs {
   int output = 0;
 };
 
-struct IndexMap;  // graph/index_map.hpp: a mapped View's per-axis coordinate maps (shared, immutable)
+// A mapped View's per-axis coordinate maps (graph/index_map.hpp says what each does).
+enum class AxisMapKind : uint8_t { Identity, Clamp, Wrap, Div, Reflect, Symmetric, Feistel };
+struct AxisMap {
+  AxisMapKind kind = AxisMapKind::Identity;
+  int64_t shift = 0;  // Clamp, Wrap, Reflect, Symmetric: subtracted first
+  int64_t n = 1;      // the input's extent along the axis
+  int64_t r = 1;      // Div: the repeat count
+  uint64_t seed = 0;  // Feistel: the key
+};
+struct IndexMap {
+  SmallVec<AxisMap, 8> axes;  // one per output axis (the input has the same rank)
+  uint64_t hash() const;      // graph/index_map.cpp
+  bool operator==(const IndexMap& o) const;
+};
 
-using NodeAttrs = std::variant<std::monostate, ReduceAttrs, LibraryAttrs, std::shared_ptr<const IndexMap>>;
+// A gather View's and a scatter Elementwise node's attributes (graph/gather.hpp says more).
+struct SubscriptOrigin;  // graph/gather.hpp: where an x[idx] gather came from
+struct GatherAttrs {
+  SmallVec<int64_t, 8> size;  // per src dim: the length an index is wrapped/checked against, or -1 (never out of range)
+  SmallVec<int64_t, 8> axis;  // per src dim: the axis an IndexError names
+  bool has_err = false;       // the last input is the device error word
+  std::shared_ptr<const SubscriptOrigin> origin;  // x[idx] results only
+};
+enum class ScatterMode : uint8_t { Assign, Add, Max, Min };
+struct ScatterAttrs {
+  ScatterMode mode = ScatterMode::Assign;
+  Shape iter;                 // the update shape
+  SmallVec<int64_t, 8> size;  // per target dim: length for wrapping/checking, or -1
+  SmallVec<int64_t, 8> axis;  // per target dim: the axis an IndexError names
+  bool has_pred = false;
+  bool has_err = false;
+};
+
+// The maps, gathers and scatters are shared between the nodes that carry them (pushed down
+// through elementwise work, copied by replay): held by shared_ptr, immutable.
+using NodeAttrs = std::variant<std::monostate, ReduceAttrs, LibraryAttrs, std::shared_ptr<const IndexMap>,
+                               std::shared_ptr<const GatherAttrs>, std::shared_ptr<const ScatterAttrs>>;
 
 inline bool has_attrs(const NodeAttrs& a) { return !std::holds_alternative<std::monostate>(a); }
 

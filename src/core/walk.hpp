@@ -20,22 +20,33 @@ inline const NodePtr& arg_of(const NodePtr* n) { return *n; }
 inline const Node* input_of(const Node*, const Node* user, size_t k) { return user->inputs[k].get(); }
 inline const NodePtr* input_of(const NodePtr*, const Node* user, size_t k) { return &user->inputs[k]; }
 
+// The inputs a walk visits: all of them where expand(n) is a bool that holds, or the range
+// [first, end) where it is an InputRange (a gather's index inputs, not its source).
+struct InputRange {
+  uint32_t first = 0, end = 0;
+};
+inline InputRange range_of(const Node* n, bool e) { return InputRange{0, e ? static_cast<uint32_t>(n->inputs.size()) : 0u}; }
+inline InputRange range_of(const Node*, InputRange r) { return r; }
+
 template <class Ref, class Done, class Expand, class Post>
 void post_order(Ref root, Done& done, Expand& expand, Post& post) {
   if (done(arg_of(root))) return;
   struct Frame {
     Ref n;
-    uint32_t next;
-    bool expand;
+    uint32_t next, end;
   };
   std::vector<Frame> stack;
-  stack.push_back(Frame{root, 0, static_cast<bool>(expand(arg_of(root)))});
+  auto frame = [&](Ref r) {
+    const InputRange ir = range_of(node_of(r), expand(arg_of(r)));
+    return Frame{r, ir.first, ir.end};
+  };
+  stack.push_back(frame(root));
   while (!stack.empty()) {
     Frame& f = stack.back();
     const Node* n = node_of(f.n);
-    if (f.expand && f.next < n->inputs.size()) {
+    if (f.next < f.end && f.next < n->inputs.size()) {
       const Ref in = input_of(f.n, n, f.next++);
-      if (!done(arg_of(in))) stack.push_back(Frame{in, 0, static_cast<bool>(expand(arg_of(in)))});  // f is stale now
+      if (!done(arg_of(in))) stack.push_back(frame(in));  // f is stale now
       continue;
     }
     const Ref r = f.n;
@@ -44,12 +55,14 @@ void post_order(Ref root, Done& done, Expand& expand, Post& post) {
   }
 }
 }  // namespace walk_impl
+using walk_impl::InputRange;
 
 // Calls post(n) for `root` and the nodes below it, in the order of the recursive walk
 //   visit(n) { if (done(n)) return; if (expand(n)) for (in : n->inputs) visit(in); post(n); }
 // (inputs first, in input order, each node once): post(n) must make done(n) true. expand(n)
 // says whether a node's inputs are walked (an elementwise op's are; a leaf's, or a node read
-// from memory, are not). The callbacks take a `const Node*`.
+// from memory, are not), or, returning an InputRange, which of its inputs are. The callbacks
+// take a `const Node*`.
 template <class Done, class Expand, class Post>
 void walk_post_order(const Node* root, Done&& done, Expand&& expand, Post&& post) {
   walk_impl::post_order(root, done, expand, post);

@@ -7,6 +7,8 @@
 #include "core/registry.hpp"
 #include "cufuse/ops.hpp"
 #include "graph/elementwise.hpp"
+#include "graph/gather.hpp"
+#include "graph/indexing.hpp"
 #include "graph/lazy_base.hpp"
 #include "graph/realize.hpp"
 #include "graph/views.hpp"
@@ -66,9 +68,19 @@ Array& Array::operator=(Array&& o) & noexcept {
   }
   return *this;
 }
-Array& Array::operator=(const Array& o) && { return assign(o); }
-Array& Array::operator=(Array&& o) && { return assign(std::move(o)); }
-Array& Array::operator=(const Scalar& v) && { return assign(v); }
+// A temporary x[{idx, ...}] with integer index arrays writes through them (graph/scatter.cpp).
+Array& Array::operator=(const Array& o) && {
+  if (node_ && detail::write_through_subscript(*this, uint16_t(detail::Op::Cast), o)) return *this;
+  return assign(o);
+}
+Array& Array::operator=(Array&& o) && {
+  if (node_ && detail::write_through_subscript(*this, uint16_t(detail::Op::Cast), o)) return *this;
+  return assign(std::move(o));
+}
+Array& Array::operator=(const Scalar& v) && {
+  if (node_ && detail::write_through_subscript(*this, uint16_t(detail::Op::Cast), v)) return *this;
+  return assign(v);
+}
 
 void Array::set_node(NodePtr n) {
   acquire(n);
@@ -320,6 +332,11 @@ Array Array::squeeze(const Axes& axes) const {
 Array Array::index(std::initializer_list<Index> idx) const { return index(std::vector<Index>(idx)); }
 
 Array Array::index(const std::vector<Index>& idx) const {
+  for (const auto& i : idx)  // integer or bool arrays: advanced indexing (graph/indexing.cpp)
+    if (std::holds_alternative<std::shared_ptr<const Array>>(i.get())) {
+      require_defined("index");
+      return detail::advanced_index(*this, idx, true);
+    }
   CUFUSE_VIEW_PRELUDE("index");
   const Shape& in = node->shape();
   const int nd = in.ndim();
@@ -446,8 +463,12 @@ void Array::copy_to_host(void* dst, size_t nbytes_) const {
   }
   const auto& st = *leaf->storage;
   const char* src = static_cast<const char*>(st.ptr) + leaf->layout.offset * itemsize();
-  if (st.on_host()) std::memcpy(dst, src, nbytes_);
-  else detail::copy_to_host(dst, src, nbytes_, detail::current_stream());
+  if (st.on_host()) {
+    std::memcpy(dst, src, nbytes_);
+  } else {
+    detail::copy_to_host(dst, src, nbytes_, detail::current_stream());
+    detail::check_index_errors();  // an index out of bounds a kernel met (graph/gather.hpp)
+  }
 }
 
 Scalar Array::item_scalar() const {
@@ -623,15 +644,22 @@ Array& Array::inplace(uint16_t op, const Operand& o) {
   return write(std::move(value));
 }
 
-Array& Array::operator+=(const Operand& o) { return inplace(uint16_t(detail::Op::Add), o); }
-Array& Array::operator-=(const Operand& o) { return inplace(uint16_t(detail::Op::Subtract), o); }
-Array& Array::operator*=(const Operand& o) { return inplace(uint16_t(detail::Op::Multiply), o); }
-Array& Array::operator/=(const Operand& o) { return inplace(uint16_t(detail::Op::TrueDivide), o); }
-Array& Array::operator%=(const Operand& o) { return inplace(uint16_t(detail::Op::Remainder), o); }
-Array& Array::operator&=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseAnd), o); }
-Array& Array::operator|=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseOr), o); }
-Array& Array::operator^=(const Operand& o) { return inplace(uint16_t(detail::Op::BitwiseXor), o); }
-Array& Array::operator<<=(const Operand& o) { return inplace(uint16_t(detail::Op::LeftShift), o); }
-Array& Array::operator>>=(const Operand& o) { return inplace(uint16_t(detail::Op::RightShift), o); }
+#define CUFUSE_INPLACE_DEF(sym, op)                                                               \
+  Array& Array::operator sym(const Operand& o) & { return inplace(uint16_t(detail::Op::op), o); } \
+  Array& Array::operator sym(const Operand& o) && {                                               \
+    if (detail::write_through_subscript(*this, uint16_t(detail::Op::op), o)) return *this;        \
+    return inplace(uint16_t(detail::Op::op), o);                                                  \
+  }
+CUFUSE_INPLACE_DEF(+=, Add)
+CUFUSE_INPLACE_DEF(-=, Subtract)
+CUFUSE_INPLACE_DEF(*=, Multiply)
+CUFUSE_INPLACE_DEF(/=, TrueDivide)
+CUFUSE_INPLACE_DEF(%=, Remainder)
+CUFUSE_INPLACE_DEF(&=, BitwiseAnd)
+CUFUSE_INPLACE_DEF(|=, BitwiseOr)
+CUFUSE_INPLACE_DEF(^=, BitwiseXor)
+CUFUSE_INPLACE_DEF(<<=, LeftShift)
+CUFUSE_INPLACE_DEF(>>=, RightShift)
+#undef CUFUSE_INPLACE_DEF
 
 }  // namespace cufuse

@@ -28,25 +28,13 @@
 
 namespace cufuse::detail {
 
-enum class AxisMapKind : uint8_t { Identity, Clamp, Wrap, Div, Reflect, Symmetric, Feistel };
+// AxisMapKind, AxisMap and IndexMap: core/node_attrs.hpp (a Node's attributes).
 const char* axis_map_name(AxisMapKind k);
 
-struct AxisMap {
-  AxisMapKind kind = AxisMapKind::Identity;
-  int64_t shift = 0;  // Clamp, Wrap, Reflect, Symmetric: subtracted first
-  int64_t n = 1;      // the input's extent along the axis
-  int64_t r = 1;      // Div: the repeat count
-  uint64_t seed = 0;  // Feistel: the key
-};
-
-struct IndexMap {
-  SmallVec<AxisMap, 8> axes;  // one per output axis (the input has the same rank)
-  uint64_t hash() const;
-  bool operator==(const IndexMap& o) const;
-};
-
 const IndexMap* index_map_of(const Node& n);  // the map of a mapped view, else null
-inline bool is_mapped_view(const Node& n) { return n.k() == NodeKind::View && has_attrs(n.attrs); }
+inline bool is_mapped_view(const Node& n) {
+  return n.k() == NodeKind::View && std::holds_alternative<std::shared_ptr<const IndexMap>>(n.attrs);
+}
 
 // The value of `n` (of the map's input shape) seen through `map` as an array of shape `out`:
 // pushed down through elementwise nodes; each leaf (or node read from memory) x becomes

@@ -5,6 +5,8 @@
 
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
+#include "graph/index_map.hpp"
 
 namespace cufuse::detail {
 
@@ -133,8 +135,16 @@ struct Pusher {
     switch (n->k()) {
       case NodeKind::Buffer:
       case NodeKind::Generator: out = layout_node(n); break;
-      case NodeKind::View:  // a mapped view (graph/index_map.hpp) is seen through a plain one
-        out = has_attrs(n->attrs) ? layout_node(make_view(n, contiguous_layout(n->shape()))) : layout_node(n);
+      case NodeKind::View:
+        if (is_gather(*n)) {  // a gather is never a View's input: its index nodes move instead
+          const auto& at = gather_attrs(*n);
+          std::vector<NodePtr> E;
+          for (int d = 0; d < gather_rank(*n); ++d) E.push_back(apply_movement(n->inputs[1 + d], m));
+          out = make_gather(n->inputs[0], std::move(E), movement_shape(n->shape(), m), at.size, at.axis);
+          break;
+        }
+        // a mapped view (graph/index_map.hpp) is seen through a plain one
+        out = is_mapped_view(*n) ? layout_node(make_view(n, contiguous_layout(n->shape()))) : layout_node(n);
         break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, movement_shape(n->shape(), m)); break;
       case NodeKind::Elementwise: {

@@ -11,6 +11,8 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/linalg.hpp"
 #include "cufuse/ops.hpp"
+#include "graph/gather.hpp"
+#include "graph/index_map.hpp"
 #include "library_build/contract.hpp"
 
 namespace cufuse::detail {
@@ -71,9 +73,20 @@ struct DiagPusher {
       case NodeKind::Generator:
         out = make_generator(static_cast<GenKind>(n->op), n->dtype, diag_layout(n->layout, d), n->gen);
         break;
-      case NodeKind::View:  // a mapped view (graph/index_map.hpp) is seen through a plain one
-        out = has_attrs(n->attrs) ? make_view(n, diag_layout(contiguous_layout(n->shape()), d))
-                       : make_view(n->inputs[0], diag_layout(n->layout, d));
+      case NodeKind::View:
+        if (is_gather(*n)) {  // the diagonal of a gather gathers the diagonal of its indices
+          const auto& at = gather_attrs(*n);
+          std::vector<NodePtr> E;
+          for (int k = 0; k < gather_rank(*n); ++k) {
+            DiagPusher inner{d, {}};
+            E.push_back(inner.rec(n->inputs[1 + k]));
+          }
+          out = make_gather(n->inputs[0], std::move(E), diag_shape(n->shape(), d), at.size, at.axis);
+          break;
+        }
+        // a mapped view (graph/index_map.hpp) is seen through a plain one
+        out = is_mapped_view(*n) ? make_view(n, diag_layout(contiguous_layout(n->shape()), d))
+                                 : make_view(n->inputs[0], diag_layout(n->layout, d));
         break;
       case NodeKind::Scalar: out = make_scalar(n->scalar, n->dtype, diag_shape(n->shape(), d)); break;
       case NodeKind::Elementwise: {

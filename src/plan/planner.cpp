@@ -21,6 +21,7 @@
 #include "core/node_names.hpp"
 #include "core/reduce_attrs.hpp"
 #include "cufuse/error.hpp"
+#include "graph/gather.hpp"
 #include "plan/planner_state.hpp"
 
 namespace cufuse::detail {
@@ -115,6 +116,8 @@ void boundary(const Node* root, std::vector<Access>& out) {
         break;
       case NodeKind::View: {
         const Node* in = x->inputs[0].get();
+        if (is_gather(*x))  // its index nodes are computed where it is; its source is read
+          for (int d = 0; d < gather_rank(*x); ++d) stack.push_back(x->inputs[1 + d].get());
         if (in->k() == NodeKind::Reduce || in->k() == NodeKind::Library)
           out.push_back(Access{in, is_broadcast_back(x, in), false});
         else
@@ -127,6 +130,24 @@ void boundary(const Node* root, std::vector<Access>& out) {
         else
           for (const auto& in : x->inputs) stack.push_back(in.get());
         break;
+    }
+  }
+}
+
+// The gather views an elementwise subgraph computes (walked through elementwise nodes and
+// gathers' index nodes). Reduction and scan kernels read them from memory: their emitters
+// compute a View from a position, and a gather's index nodes need the element's own values.
+void gathers_under(const Node* root, std::vector<const Node*>& out) {
+  std::vector<const Node*> stack{root};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (x->k() == NodeKind::Elementwise) {
+      for (const auto& in : x->inputs) stack.push_back(in.get());
+    } else if (is_gather(*x)) {
+      out.push_back(x);
     }
   }
 }
@@ -261,7 +282,12 @@ void Planner::run(const std::vector<const Target*>& targets) {
     std::unordered_set<const Node*> keep;
     for (const auto& r : roots) keep.insert(r.get());
     for (const auto& n : topo) {
-      if (n->k() == NodeKind::Reduce) keep.insert(n.get());
+      if (n->k() == NodeKind::Reduce) {
+        keep.insert(n.get());
+        std::vector<const Node*> gathers;  // written by kernels of their own (see gathers_under)
+        gathers_under(n->inputs[0].get(), gathers);
+        for (const Node* g : gathers) keep.insert(g);
+      }
       if (n->k() == NodeKind::Library)
         for (const auto& in : n->inputs) keep.insert(in.get());
     }
@@ -309,6 +335,22 @@ void Planner::run(const std::vector<const Target*>& targets) {
     std::vector<Access> acc;
     boundary(c.get(), acc);
     for (const auto& a : acc) need_in_memory(a.red, "read by work cut into a kernel of its own");
+  }
+  // A gather under a reduction or scan is written to memory by an elementwise kernel
+  // first (rule materialize; see gathers_under).
+  for (const auto& n : topo) {
+    if (n->k() != NodeKind::Reduce) continue;
+    std::vector<const Node*> gathers;
+    gathers_under(n->inputs[0].get(), gathers);
+    for (const Node* gv : gathers) {
+      bool have = false;
+      for (const auto& [e, r] : ew_out) have |= e.get() == gv;
+      if (have) continue;
+      ew_out.emplace_back(NodePtr(const_cast<Node*>(gv)), root_index(gv));
+      std::vector<Access> acc;
+      boundary(gv, acc);
+      for (const auto& a : acc) need_in_memory(a.red, "read by a gather written to memory for a reduction");
+    }
   }
   materialize_results();
   place_elementwise(ew_out);

@@ -39,6 +39,8 @@ struct Access {
 
 // The reductions (and other non-elementwise nodes) an elementwise subgraph reads, and how.
 void boundary(const Node* root, std::vector<Access>& out);
+// The gather views an elementwise subgraph computes (planner.cpp says why they matter).
+void gathers_under(const Node* root, std::vector<const Node*>& out);
 
 struct Planner {
   const std::vector<NodePtr>& roots;

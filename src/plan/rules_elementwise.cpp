@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/node_names.hpp"
+#include "graph/gather.hpp"
 #include "plan/planner_state.hpp"
 
 namespace cufuse::detail::planning {
@@ -21,7 +22,11 @@ void Planner::place_root(int i) {
   }
   std::vector<Access> acc;
   if (!x->is_leaf()) boundary(x.get(), acc);
-  if (!acc.empty() && x->k() == NodeKind::Elementwise && !place_root_after_reduction(i, acc)) return;
+  std::vector<const Node*> gathers;  // a root over gathers is not a reduction's epilogue or row output
+  if (!acc.empty() && x->k() == NodeKind::Elementwise) gathers_under(x.get(), gathers);
+  if (!acc.empty() && x->k() == NodeKind::Elementwise && gathers.empty() && !is_scatter(*x) &&
+      !place_root_after_reduction(i, acc))
+    return;
   if (!acc.empty()) {
     const std::string why = fmt::format("read by result {}", node_summary(*x));
     for (const auto& a : acc) need_in_memory(a.red, why);
@@ -42,7 +47,8 @@ void Planner::place_elementwise(std::vector<std::pair<NodePtr, int>>& ew_out) {
   bool boundaries = budget->any_cut() || ops->any_cut();
   for (const auto& grp : p.groups) boundaries = boundaries || grp.kind != GroupKind::Elementwise;
   for (const auto& [x, i] : ew_out) {
-    const bool param_cut = budget->is_cut(x.get()), cut_here = param_cut || ops->is_cut(x.get());
+    const bool scatter = is_scatter(*x);  // a scatter's kernel is its own (graph/gather.hpp)
+    const bool param_cut = budget->is_cut(x.get()), cut_here = param_cut || ops->is_cut(x.get()) || scatter;
     int g = -1;
     bool over = false, cycle = false;
     Rule over_rule = Rule::ParamSpace;
@@ -75,8 +81,10 @@ void Planner::place_elementwise(std::vector<std::pair<NodePtr, int>>& ew_out) {
       const bool others = !ew_groups.empty();
       Group grp;
       grp.kind = GroupKind::Elementwise;
-      grp.iter_shape = x->shape();
-      grp.rule = param_cut  ? Rule::ParamSpace
+      // A scatter's kernel walks its updates, writing the array they go into in place.
+      grp.iter_shape = scatter ? scatter_attrs(*x).iter : x->shape();
+      grp.rule = scatter    ? Rule::Output
+                 : param_cut  ? Rule::ParamSpace
                  : cut_here ? Rule::KernelSize
                  : over     ? over_rule
                  : i < 0    ? Rule::LibraryInput
@@ -85,7 +93,9 @@ void Planner::place_elementwise(std::vector<std::pair<NodePtr, int>>& ew_out) {
       ew_groups.push_back(g);
       if (cut_here) cut_groups.insert(g);
       add_output(g, x, OutKind::Plain, i);
-      if (cut_here)
+      if (scatter)
+        cut(g, Rule::Output, x.get(), "a scatter: a kernel of its own over its updates, writing in place");
+      else if (cut_here)
         cut(g, p.groups[g].rule, x.get(), "computed once, by a kernel of its own, and read from memory by its users");
       else if (over)
         cut(g, over_rule, x.get(), fmt::format("joining the kernel over {} would pass the limit", to_string(x->shape())));

@@ -16,5 +16,7 @@ HostArray eval_view(const Node& n, const HostArray& input);                 // r
 HostArray eval_mapped_view(const Node& n, const HostArray& input);          // reference/eval_index_map.cpp
 HostArray eval_reduce(const Node& n, const HostArray& input);               // reference/eval_reduce.cpp
 HostArray eval_library(const Node& n, const HostArray* const* inputs);      // reference/eval_library.cpp
+HostArray eval_gather(const Node& n, const HostArray* const* inputs);       // reference/eval_gather.cpp
+HostArray eval_scatter(const Node& n, const HostArray* const* inputs);      // reference/eval_gather.cpp
 
 }  // namespace cufuse::detail::ref

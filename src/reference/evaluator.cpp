@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "codegen/user_kernel.hpp"
+#include "graph/gather.hpp"
 #include "reference/eval_nodes.hpp"
 #include "reference/host_data.hpp"
 #include "codegen/host_helpers.hpp"
@@ -74,6 +75,8 @@ struct Slot {
 
 HostArray evaluate_one(const Node& n, const HostArray* const* inputs) {
   if (is_user_node(n)) throw_user_node_on_host(n);  // user CUDA cannot run here (codegen/user_kernel.hpp)
+  if (is_gather(n)) return ref::eval_gather(n, inputs);
+  if (is_scatter(n)) return ref::eval_scatter(n, inputs);
   switch (n.k()) {
     case NodeKind::Buffer: return ref::eval_buffer(n);
     case NodeKind::Scalar: return ref::eval_scalar(n);

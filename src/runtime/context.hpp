@@ -43,6 +43,7 @@ enum class StateSlot : uint8_t {
   GraphBudget,  // exec/executor.cpp: cufuse::Config, read on every node built
   Counters,     // core/counters.cpp: cufuse::stats()
   StreamUses,   // exec/binding.cpp: the lock on a Storage's other-stream uses
+  IndexErrors,  // graph/gather.cpp: each device's index-error word
   kCount
 };
 

@@ -1,0 +1,80 @@
+// tests/test_cli_indexing.cpp: issue 30's advanced indexing in the program language of
+// cufuse-dump-kernels (src/cli/functions_indexing.cpp, the subscripts of src/cli/evaluator.cpp):
+// take, take_along_axis, x[idx], x[i, 1:], x[mask], nonzero, argwhere, flatnonzero, extract,
+// compress, put by their NumPy names and add_at; a gather plans as one fused kernel on
+// placeholders; writes through index arrays are refused with a message.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli/evaluator.hpp"
+#include "cli/registry.hpp"
+#include "cli/syntax.hpp"
+#include "cufuse/cufuse.hpp"
+
+namespace cli = cufuse::cli;
+namespace cf = cufuse;
+
+namespace {
+
+cli::Evaluator run(const std::string& src) {
+  cli::Evaluator ev;
+  ev.run(cli::parse_program(src));
+  return ev;
+}
+
+cf::Array result(const std::string& src) {
+  cli::Evaluator ev = run(src);
+  auto r = ev.results({});
+  REQUIRE(r.size() == 1);
+  return r[0].array;
+}
+
+std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
+
+}  // namespace
+
+TEST_CASE("cli: gathers and subscripts with index arrays") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  CHECK(i64(result("take(arange(10) * 2, arange(3) - 4)")) == std::vector<int64_t>{12, 14, 16});
+  CHECK(i64(result("np.take(arange(6).reshape(2, 3), arange(2) * -2 + 2, axis=1)")) == std::vector<int64_t>{2, 0, 5, 3});
+  CHECK(i64(result("x = arange(12).reshape(3, 4); x[arange(2) * -2 + 2, 1:]")) ==
+        std::vector<int64_t>{9, 10, 11, 1, 2, 3});
+  CHECK(i64(result("x = arange(6).reshape(2, 3); take_along_axis(x, (arange(2) * -2 + 2).reshape(2, 1), 1)")) ==
+        std::vector<int64_t>{2, 3});
+  CHECK_THROWS(result("x = arange(5); x[[1, 2]]"));  // lists: index with an array
+}
+
+TEST_CASE("cli: masks and selections read their data") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  CHECK(i64(result("x = arange(6); x[x > 3]")) == std::vector<int64_t>{4, 5});
+  CHECK(i64(result("flatnonzero(arange(5) % 2)")) == std::vector<int64_t>{1, 3});
+  CHECK(i64(result("argwhere(arange(4).reshape(2, 2))")) == std::vector<int64_t>{0, 1, 1, 0, 1, 1});
+  CHECK(i64(result("extract(arange(4) > 1, arange(4) * 10)")) == std::vector<int64_t>{20, 30});
+  CHECK(i64(result("compress(arange(2) > 0, arange(4).reshape(2, 2), axis=0)")) ==
+        std::vector<int64_t>{2, 3});
+  auto ev = run("n = nonzero(arange(4).reshape(2, 2))");
+  const cli::Value* n = ev.lookup("n");
+  REQUIRE(n != nullptr);
+  REQUIRE(n->items.size() == 2);
+  CHECK(i64(n->items[1].array) == std::vector<int64_t>{1, 0, 1});
+}
+
+TEST_CASE("cli: put and add_at write their array; subscript writes with arrays are refused") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  CHECK(i64(result("a = zeros(4, dtype=np.int64); put(a, arange(2) * 3, 7); a")) == std::vector<int64_t>{7, 0, 0, 7});
+  CHECK(i64(result("a = zeros(3, dtype=np.int64); add_at(a, (arange(3) + 2) // 2, 1); a")) ==
+        std::vector<int64_t>{0, 2, 1});
+  CHECK_THROWS(run("a = zeros(3); a[arange(1)] = 2"));
+}
+
+TEST_CASE("cli: a gather plans as one kernel on placeholders") {
+  cli::Evaluator ev;
+  ev.declare(cli::parse_arg_spec("x=f32[1024]"));
+  ev.declare(cli::parse_arg_spec("i=i64[256]"));
+  ev.run(cli::parse_program("y = take(exp(x), i) * 2"));
+  auto r = ev.results({"y"});
+  REQUIRE(r.size() == 1);
+  auto plan = cf::plan_dump({r[0].array});
+  CHECK(plan.find("1 kernel") != std::string::npos);
+}

@@ -1,0 +1,158 @@
+// tests/test_indexing.cpp: issue 30's advanced indexing on the host reference backend:
+// take, take_along_axis, x[idx] and x[{idx, _, 0}] (values, shapes, NumPy's placement of the
+// indexed dims, negative indices, every integer index dtype, empty arrays, IndexError
+// messages), and that gathers fuse (kernel counts; the generated CUDA compiles with NVRTC).
+// tests/oracle/gen_indexing.py checks many more cases against NumPy itself.
+#include "graph/gather.hpp"
+#include "test_core_helpers.hpp"
+
+namespace {
+std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<double>(); }
+std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
+cf::Array iarr(std::vector<int64_t> v, std::optional<cf::Shape> s = std::nullopt) { return cf::from_host(v, s); }
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const cf::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("take: flattened, along an axis, negative indices, every integer index dtype") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(12).astype(cf::f32).reshape({3, 4});
+  auto t = cf::take(a, iarr({0, 5, -1}));
+  CHECK(t.dtype() == cf::f32);
+  CHECK(t.shape() == cf::Shape{3});
+  CHECK(f64(t) == std::vector<double>{0, 5, 11});
+  auto r = cf::take(a, iarr({2, 0, 2, 2}, cf::Shape{2, 2}), 0);
+  CHECK(r.shape() == cf::Shape{2, 2, 4});
+  CHECK(f64(r) == std::vector<double>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11, 8, 9, 10, 11});
+  auto c = cf::take(a, iarr({-1, 1}), -1);
+  CHECK(c.shape() == cf::Shape{3, 2});
+  CHECK(f64(c) == std::vector<double>{3, 1, 7, 5, 11, 9});
+  for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::u8, cf::u16, cf::u32, cf::u64}) {
+    CAPTURE(cf::name(t));
+    CHECK(f64(cf::take(a, iarr({3, 1}).astype(t), 1)) == std::vector<double>{3, 1, 7, 5, 11, 9});
+  }
+  // empty indices, empty result
+  CHECK(cf::take(a, iarr({}), 1).shape() == cf::Shape{3, 0});
+  CHECK(cf::take(cf::zeros({0, 2}), iarr({1}), 1).shape() == cf::Shape{0, 1});
+  // a 0-d index drops the axis
+  auto s = cf::take(a, cf::full({}, 2, cf::i64), 1);
+  CHECK(s.shape() == cf::Shape{3});
+  CHECK(f64(s) == std::vector<double>{2, 6, 10});
+}
+
+TEST_CASE("take: IndexError names the index and the axis, TypeError-like IndexError for float indices") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(5);
+  CHECK(message_of([&] { cf::take(a, iarr({1, 7})).eval(); }) == "index 7 is out of bounds for axis 0 with size 5");
+  CHECK(message_of([&] { cf::take(a, iarr({-6})).eval(); }) == "index -6 is out of bounds for axis 0 with size 5");
+  auto m = cf::arange(6).reshape({2, 3});
+  CHECK(message_of([&] { cf::take(m, iarr({3}), 1).eval(); }) == "index 3 is out of bounds for axis 1 with size 3");
+  CHECK_THROWS_AS(cf::take(a, cf::ones({2}, cf::f32)), cf::IndexError);
+  CHECK_THROWS_AS(cf::take(a, iarr({0}), 1), cf::IndexError);
+  CHECK_THROWS_AS(cf::take(cf::zeros({0}), iarr({0})).eval(), cf::IndexError);
+}
+
+TEST_CASE("take_along_axis gathers along one axis and broadcasts the others") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::from_host(std::vector<float>{10, 30, 20, 60, 40, 50}, cf::Shape{2, 3});
+  auto i = iarr({0, 2, 1, 1, 2, 0}, cf::Shape{2, 3});  // np.argsort(a, 1)
+  auto s = cf::take_along_axis(a, i, 1);
+  CHECK(f64(s) == std::vector<double>{10, 20, 30, 40, 50, 60});
+  auto m = cf::take_along_axis(a, cf::argmax(a, 1, true), 1);
+  CHECK(m.shape() == cf::Shape{2, 1});
+  CHECK(f64(m) == std::vector<double>{30, 60});
+  auto b = cf::take_along_axis(a, iarr({2, 0}, cf::Shape{1, 2}), 1);  // broadcast along axis 0
+  CHECK(b.shape() == cf::Shape{2, 2});
+  CHECK(f64(b) == std::vector<double>{20, 10, 50, 60});
+  auto neg = cf::take_along_axis(a, iarr({-1, -3}, cf::Shape{2, 1}), 1);
+  CHECK(f64(neg) == std::vector<double>{20, 60});
+  CHECK_THROWS_AS(cf::take_along_axis(a, iarr({0}), 1), cf::ValueError);
+  CHECK(message_of([&] { cf::take_along_axis(a, iarr({3, 0}, cf::Shape{2, 1}), 1).eval(); }) ==
+        "index 3 is out of bounds for axis 1 with size 3");
+}
+
+TEST_CASE("x[idx] and x[{...}] with integer arrays: NumPy's shapes and placement") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::arange(24).reshape({2, 3, 4});
+  cf::Array g = x[iarr({1, 0, 1})];
+  CHECK(g.shape() == cf::Shape{3, 3, 4});
+  CHECK(i64(g)[0] == 12);
+  CHECK(i64(g)[12] == 0);
+  // an index array on a middle axis: its dims stay there
+  auto m = x.index({cf::_, iarr({2, 0}), cf::_});
+  CHECK(m.shape() == cf::Shape{2, 2, 4});
+  CHECK(i64(m) == std::vector<int64_t>{8, 9, 10, 11, 0, 1, 2, 3, 20, 21, 22, 23, 12, 13, 14, 15});
+  // two index arrays broadcast together, adjacent: in place
+  auto p = x.index({cf::_, iarr({0, 2}), iarr({1, 3})});
+  CHECK(p.shape() == cf::Shape{2, 2});
+  CHECK(i64(p) == std::vector<int64_t>{1, 11, 13, 23});
+  // separated by a slice: the broadcast dims go first (x[[0, 1], :, [3, 0]] is (2, 3))
+  auto q = x.index({iarr({0, 1}), cf::_, iarr({3, 0})});
+  CHECK(q.shape() == cf::Shape{2, 3});
+  CHECK(i64(q) == std::vector<int64_t>{3, 7, 11, 12, 16, 20});
+  // an integer counts as an index array in the placement rule (x[0, :, [1, 2]] is (2, 3))
+  auto r = x.index({0, cf::_, iarr({1, 2})});
+  CHECK(r.shape() == cf::Shape{2, 3});
+  CHECK(i64(r) == std::vector<int64_t>{1, 5, 9, 2, 6, 10});
+  // with slices, new axes and an ellipsis
+  auto s = x.index({cf::ellipsis, iarr({-1})});
+  CHECK(s.shape() == cf::Shape{2, 3, 1});
+  CHECK(i64(s) == std::vector<int64_t>{3, 7, 11, 15, 19, 23});
+  auto t = x.index({cf::slice(1, 2), cf::newaxis, iarr({1, 1}, cf::Shape{2, 1})});
+  CHECK(t.shape() == cf::Shape{1, 1, 2, 1, 4});
+  CHECK(i64(t) == std::vector<int64_t>{16, 17, 18, 19, 16, 17, 18, 19});
+  // 2-d index arrays
+  auto u = x.index({1, iarr({0, 1, 2, 0}, cf::Shape{2, 2}), 3});
+  CHECK(u.shape() == cf::Shape{2, 2});
+  CHECK(i64(u) == std::vector<int64_t>{15, 19, 23, 15});
+  CHECK_THROWS_AS(x.index({iarr({0, 1}), iarr({0, 1, 2})}), cf::IndexError);
+  CHECK(message_of([&] { x.index({cf::_, iarr({3})}).eval(); }) == "index 3 is out of bounds for axis 1 with size 3");
+  CHECK_THROWS_AS(x.index({0, 0, 0, iarr({0})}), cf::IndexError);
+}
+
+TEST_CASE("gathers fuse with producers and consumers (one kernel; CUDA compiles)") {
+  auto x = cf::placeholder(cf::f32, {1 << 10});
+  auto idx = cf::placeholder(cf::i64, {256});
+  CHECK(plan_of({cf::take(cf::exp(x), idx) * 2}, true)->steps.size() == 1);
+  CHECK(plan_of({cf::take(x, idx + 1) * cf::take(x, idx)}, true)->steps.size() == 1);
+  auto m = cf::placeholder(cf::f64, {64, 32});
+  auto i32 = cf::placeholder(cf::i32, {5, 3});
+  CHECK(plan_of({m.index({i32, cf::slice(0, 16)}) + 1}, true)->steps.size() == 1);
+  CHECK(plan_of({cf::take(m * 2, i32, 1).T()}, true)->steps.size() == 1);
+  CHECK(plan_of({cf::take(cf::take(m, i32, 0), idx, -1)}, true)->steps.size() == 1);  // a gather of a gather
+  CHECK(plan_of({cf::take(cf::arange(100).astype(cf::f32), idx)}, true)->steps.size() == 1);
+  // a reduction reads a gather from memory: one kernel for the gather, one for the sum
+  CHECK(plan_of({cf::sum(cf::take(x, idx) * 2)}, true)->steps.size() == 2);
+  // a gather at an index a reduction computes: the reduction, then the gather
+  CHECK(plan_of({cf::take_along_axis(m, cf::argmax(m, 1, true), 1)}, true)->steps.size() == 2);
+}
+
+TEST_CASE("gathers run the kernels they plan (reference backend)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::arange(100).astype(cf::f32);
+  auto i = iarr({3, 99, -2});
+  x.eval();
+  i.eval();
+  cf::reset_stats();
+  auto y = cf::take(cf::exp(x * 0.01f), i) * 2;
+  y.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(f64(y)[0] == doctest::Approx(2 * std::exp(0.03f)));
+}
+
+TEST_CASE("gather nodes: views and further gathers move their indices") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(20).reshape({4, 5});
+  auto g = cf::take(a, iarr({3, 1, 0}), 0);  // (3, 5)
+  CHECK(cf::detail::is_gather(*g.node()));
+  CHECK(i64(g.T().index({cf::slice(1, 3)})) == std::vector<int64_t>{16, 6, 1, 17, 7, 2});
+  CHECK(i64(g.reshape({15}).index({cf::slice(4, 7)})) == std::vector<int64_t>{19, 5, 6});
+  CHECK(i64(cf::take(g, iarr({2, 0}), 0)) == std::vector<int64_t>{0, 1, 2, 3, 4, 15, 16, 17, 18, 19});
+  CHECK(i64(cf::diagonal(g)) == std::vector<int64_t>{15, 6, 2});
+}

@@ -1,0 +1,175 @@
+// tests/test_indexing_oracle.cpp: issue 30's advanced indexing, masks and scatters against
+// NumPy 2, from the cases tests/oracle/gen_indexing.py writes (its docstring has the format):
+// take and take_along_axis with every index dtype, negative indices and axes, empty arrays and
+// out-of-bounds errors; x[...] with index arrays mixed with ints, slices, new axes and an
+// ellipsis (NumPy's placement of the broadcast dims); x[mask]; nonzero, argwhere, flatnonzero,
+// extract, compress; put, add_at / maximum_at / minimum_at with duplicates; x[idx] = v,
+// x[mask] = v, += through both. Every dtype; results compared bit for bit, errors by kind
+// (NumPy's AxisError is cufuse's IndexError). Runs on the host reference backend.
+//
+// CTest runs gen_indexing.py first (tests/indexing_oracle.cmake, fixture
+// `cufuse_indexing_oracle`) and points CUFUSE_INDEXING_ORACLE_DIR at its output.
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "test_core_helpers.hpp"
+
+namespace {
+
+std::string oracle_path() {
+  const char* d = std::getenv("CUFUSE_INDEXING_ORACLE_DIR");
+  return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_indexing") + "/indexing.txt";
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (true) {
+    size_t e = s.find(sep, b);
+    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+struct Host {
+  cf::DType dtype;
+  cf::Shape shape;
+  std::vector<unsigned char> bytes;
+};
+
+Host parse_array(const std::string& tok) {
+  auto f = split(tok, ':');
+  REQUIRE(f.size() == 3);
+  Host h;
+  h.dtype = cf::parse_dtype(f[0]);
+  if (!f[1].empty())
+    for (auto& d : split(f[1], ',')) h.shape.push_back(std::stoll(d));
+  for (size_t i = 0; i + 1 < f[2].size(); i += 2)
+    h.bytes.push_back(static_cast<unsigned char>(std::stoi(f[2].substr(i, 2), nullptr, 16)));
+  return h;
+}
+
+cf::Array to_array(const Host& h) { return cf::from_host(h.bytes.data(), h.dtype, h.shape); }
+
+std::vector<unsigned char> bytes_of(const cf::Array& a) {
+  std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
+  a.copy_to_host(b.data(), b.size());
+  return b;
+}
+
+std::map<std::string, std::string> parse_params(const std::string& s) {
+  std::map<std::string, std::string> m;
+  if (s == "-") return m;
+  for (auto& kv : split(s, ' ')) {
+    auto at = kv.find('=');
+    m[kv.substr(0, at)] = kv.substr(at + 1);
+  }
+  return m;
+}
+
+std::optional<int> opt_axis(const std::string& s) {
+  return s == "None" ? std::optional<int>() : std::optional<int>(std::stoi(s));
+}
+
+std::vector<cf::Index> spec_index(const std::string& spec, const std::vector<cf::Array>& arrays) {
+  std::vector<cf::Index> out;
+  for (const auto& item : split(spec, ';')) {
+    if (item[0] == 'a') out.emplace_back(arrays.at(std::stoul(item.substr(1))));
+    else if (item == ":") out.emplace_back(cf::_);
+    else if (item == "None") out.emplace_back(cf::newaxis);
+    else if (item == "...") out.emplace_back(cf::ellipsis);
+    else if (item.find(':') != std::string::npos) {
+      auto pq = split(item, ':');
+      std::optional<int64_t> p, q;
+      if (!pq[0].empty()) p = std::stoll(pq[0]);
+      if (!pq[1].empty()) q = std::stoll(pq[1]);
+      out.emplace_back(cf::slice(p, q));
+    } else {
+      out.emplace_back(static_cast<int64_t>(std::stoll(item)));
+    }
+  }
+  return out;
+}
+
+std::vector<cf::Array> run(const std::string& f, std::map<std::string, std::string>& p, std::vector<cf::Array> in) {
+  if (f == "take") return {cf::take(in[0], in[1], opt_axis(p["axis"]))};
+  if (f == "take_along_axis") return {cf::take_along_axis(in[0], in[1], std::stoi(p["axis"]))};
+  if (f == "index") {
+    std::vector<cf::Array> arrays(in.begin() + 1, in.end());
+    return {in[0].index(spec_index(p["spec"], arrays))};
+  }
+  if (f == "mask") return {in[0][in[1]]};
+  if (f == "nonzero") return cf::nonzero(in[0]);
+  if (f == "argwhere") return {cf::argwhere(in[0])};
+  if (f == "flatnonzero") return {cf::flatnonzero(in[0])};
+  if (f == "extract") return {cf::extract(in[0], in[1])};
+  if (f == "compress") return {cf::compress(in[0], in[1], opt_axis(p["axis"]))};
+  cf::Array a = in[0];
+  if (f == "put") cf::put(a, in[1], in[2]);
+  else if (f == "add_at") cf::add_at(a, in[1], in[2]);
+  else if (f == "maximum_at") cf::maximum_at(a, in[1], in[2]);
+  else if (f == "minimum_at") cf::minimum_at(a, in[1], in[2]);
+  else if (f == "setidx" || f == "setmask") a[in[1]] = in[2];
+  else if (f == "iaddidx" || f == "iaddmask") a[in[1]] += in[2];
+  else FAIL("unknown oracle function " << f);
+  return {a};
+}
+
+const char* kind_name(cf::ErrorKind k) {
+  switch (k) {
+    case cf::ErrorKind::Value: return "ValueError";
+    case cf::ErrorKind::Type: return "TypeError";
+    case cf::ErrorKind::Index: return "IndexError";
+    default: return "OtherError";
+  }
+}
+
+}  // namespace
+
+TEST_CASE("advanced indexing, masks and scatters match NumPy") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::ifstream in(oracle_path());
+  REQUIRE_MESSAGE(in.good(), "no oracle cases at " << oracle_path()
+                                                   << ": run `ctest -R oracle_indexing_cases` (numpy>=2, ml_dtypes)");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto f = split(line, '\t');
+    REQUIRE(f.size() == 4);
+    CAPTURE(line.substr(0, 200));
+    auto p = parse_params(f[1]);
+    std::vector<cf::Array> ins;
+    for (auto& t : split(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
+    std::string expected = f[3];
+    if (expected == "error AxisError") expected = "error IndexError";
+    std::vector<cf::Array> got;
+    std::string err;
+    try {
+      got = run(f[0], p, ins);
+      for (auto& g : got) g.eval();
+    } catch (const cf::Error& e) {
+      err = std::string("error ") + kind_name(e.kind());
+      CAPTURE(e.what());
+    }
+    if (expected.rfind("error", 0) == 0) {
+      CHECK(err == expected);
+      ++n;
+      continue;
+    }
+    REQUIRE(err.empty());
+    auto want = split(expected, ' ');
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      Host h = parse_array(want[k]);
+      CHECK(cf::name(got[k].dtype()) == cf::name(h.dtype));
+      CHECK(got[k].shape() == h.shape);
+      if (got[k].shape() == h.shape && got[k].dtype() == h.dtype) CHECK(bytes_of(got[k]) == h.bytes);
+    }
+    ++n;
+  }
+  CHECK(n > 800);
+}
