@@ -40,7 +40,14 @@ Array close_mask(const Array& x, const Array& y0, double rtol, double atol, bool
   return r;
 }
 
-bool all_true(const Array& mask) { return all(mask).item<bool>(); }
+// The mask is this file's own temporary: its handle goes before the evaluation, so that the
+// mask is computed inside the reduction and never written to memory (a live handle would
+// keep it: executor.cpp, gather_roots).
+bool all_true(Array mask) {
+  Array r = all(mask);
+  mask = Array();
+  return r.item<bool>();
+}
 
 Array scalar_array(const Scalar& s) { return full(Shape{}, s, s.dtype()); }
 
@@ -224,7 +231,7 @@ bool array_equal(const Array& a, const Array& b, bool equal_nan) {
   Array eq = equal(a, b);
   if (equal_nan && (is_float(a.dtype()) || is_float(b.dtype())))
     eq = logical_or(eq, logical_and(isnan(a), isnan(b)));
-  return all_true(eq);
+  return all_true(std::move(eq));
 }
 
 namespace testing {
