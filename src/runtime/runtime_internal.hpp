@@ -45,6 +45,7 @@ struct Event::Impl {
   const bool timing;
   std::atomic<cudaEvent_t> handle{nullptr};
   std::atomic<bool> recorded{false};
+  std::atomic<int64_t> host_ns{-1};  // recorded on the host reference backend (no device): steady clock
   int device = -1;  // set once, under mu, before handle is published
   std::mutex mu;
 
