@@ -20,7 +20,7 @@ check() {
   env ${CASE_ENV:-} timeout 60 "$TOOL" --no-compile --no-source --arg "x=f32[4]" --arg "y=f32[4]" "$@" - <"$prog" \
     >"$WORK/out" 2>"$WORK/err"
   rc=$?
-  if [ $rc -ne "$want_rc" ] || ! grep -q -- "$want" "$WORK/out" "$WORK/err" || grep -q "terminate called" "$WORK/err"; then
+  if [ $rc -ne "$want_rc" ] || ! grep -a -q -F -- "$want" "$WORK/out" "$WORK/err" || grep -q "terminate called" "$WORK/err"; then
     echo "FAIL $name: exit $rc (want $want_rc), want '$want'; stderr: $(head -c 400 "$WORK/err")"
     fail=$((fail + 1))
   else
@@ -52,8 +52,9 @@ check bad_utf8 2 "error" "$(printf 'x + \xff\xfe\n' >"$WORK/p1"; echo "$WORK/p1"
 check zeros_huge 2 "too big" "$(prog 'zeros((1<<62, 1<<62))')"
 check reshape_huge 2 "Error" "$(prog 'x.reshape((1<<40, 1<<40))')"
 check arange_huge 2 "Error" "$(prog 'arange(0.0, 1e300, 1.0)')"
-check diagonal_write 2 "read-only view" "$(prog "$(printf 'a = zeros((3, 3))\nd = diagonal(a)\nd[0] = 1.0\na')")"
-check broadcast_write 2 "broadcast view" "$(prog "$(printf 'b = broadcast_to(x, (3, 4))\nb[1] = 0\nb')")"
+check diagonal_write 2 "a read-only view of shape () (diagonal()" "$(prog "$(printf 'd = diagonal(x.reshape((2, 2)))\nd[0] = 1.0\nd')")"
+check broadcast_write 2 "a broadcast view of shape (3, 4)" "$(prog "$(printf 'b = broadcast_to(x, (3, 4))\nb += 1\nb')")"
+check broadcast_row_write 2 "a read-only view of shape (4,)" "$(prog "$(printf 'b = broadcast_to(x, (3, 4))\nb[1] = 0\nb')")"
 CASE_ENV="CUFUSE_ARCH=abc" check arch_abc 0 "CUFUSE_ARCH=abc is not accepted" "$(prog 'x + 1')"
 CASE_ENV="CUFUSE_LOG=bogus" check log_bogus 0 "CUFUSE_LOG=bogus is not accepted" "$(prog 'x + 1')"
 CASE_ENV="CUFUSE_EW_UNROLL=99" check unroll_99 0 "CUFUSE_EW_UNROLL=99 is not accepted" "$(prog 'x + 1')"

@@ -39,7 +39,7 @@ TEST_CASE("cli corpus: every fuzzed program parses, round-trips, and evaluates o
       CHECK_FALSE(cli::format_error(src, err).empty());
       continue;
     } catch (const std::exception& x) {
-      FAIL_CHECK("not a ProgramError: " << x.what());
+      FAIL_CHECK("not a ProgramError: " << std::string(x.what()));
       continue;
     }
     ++parsed;
@@ -50,7 +50,7 @@ TEST_CASE("cli corpus: every fuzzed program parses, round-trips, and evaluates o
         REQUIRE(q.statements.size() == 1);
         CHECK(cli::unparse(*q.statements[0].value) == text);
       } catch (const cli::ProgramError& err) {
-        FAIL_CHECK("unparse gave '" << text << "', which does not parse: " << err.what());
+        FAIL_CHECK("unparse gave '" << text << "', which does not parse: " << std::string(err.what()));
       }
     }
     try {
@@ -63,7 +63,7 @@ TEST_CASE("cli corpus: every fuzzed program parses, round-trips, and evaluates o
     } catch (const cli::UsageError&) {
     } catch (const cufuse::Error&) {
     } catch (const std::exception& x) {
-      FAIL_CHECK("the evaluator threw something else: " << x.what());
+      FAIL_CHECK("the evaluator threw something else: " << std::string(x.what()));
     }
   }
   cufuse::set_config(saved);

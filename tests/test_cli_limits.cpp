@@ -111,3 +111,21 @@ TEST_CASE("cli limits: integer folding corner cases") {
   CHECK_THROWS_AS(cli::number_unary("-", Scalar(uint64_t{0xffffffffffffffff})), cufuse::OverflowError);
   CHECK(cli::number_unary("-", Scalar(int64_t{INT64_MIN + 1})).to_int64() == INT64_MAX);
 }
+
+TEST_CASE("cli limits: unparse writes what parses back to the same tree (libFuzzer's finds)") {
+  auto round = [](const std::string& src) {
+    auto p = cli::parse_program(src);
+    REQUIRE(p.statements.size() == 1);
+    const std::string once = cli::unparse(*p.statements[0].value);
+    auto q = cli::parse_program(once);
+    REQUIRE(q.statements.size() == 1);
+    CHECK(cli::unparse(*q.statements[0].value) == once);
+    return once;
+  };
+  CHECK(round("1_000 .x5") == "(1_000).x5");  // "1_000.x5" would read as a float and a name
+  CHECK(round("(-x) ** 2") == "((-x) ** 2)");  // "-x ** 2" is -(x ** 2)
+  CHECK(round("-x ** 2") == "-(x ** 2)");
+  CHECK(round("x*(-'f')\\\n(-'g')** -1") == "(x * ((-'f')(-'g') ** -1))");  // a call of a unary operation
+  CHECK(round("(-x)[0] + (-x).T + 1[0]") == "(((-x)[0] + (-x).T) + (1)[0])");
+  CHECK(round("f('a\\nb\\t\\0\\\\q\\'')") == "f('a\\nb\\t\\0\\\\q\\'')");
+}

@@ -88,7 +88,7 @@ TEST_CASE("reliability: a read-only destination's message says what the view is"
   CHECK_THROWS_WITH_AS((cf::diagonal(a)[{0}] = 1.0), doctest::Contains("diagonal()"), cf::ValueError);
   cf::Array d = cf::diagonal(a);
   CHECK_THROWS_WITH_AS((d += 1.0), doctest::Contains("a read-only view of shape (3,)"), cf::ValueError);
-  cf::Array b = cf::broadcast_to(cf::ones({3}), {4, 3});
+  cf::Array b = cf::ones({3}).broadcast_to({4, 3});
   // A row of it has no stride 0 left: the message names both kinds of read-only view.
   CHECK_THROWS_WITH_AS((b[{1}] = 0.0), doctest::Contains("a read-only view of shape (3,) (diagonal() and broadcast_to()"),
                        cf::ValueError);
@@ -125,7 +125,7 @@ TEST_CASE("reliability: synchronize, stream and event waits are no-ops on the re
     CHECK(cf::Event::elapsed_ms(start, stop) >= 0.0f);
   }
   CHECK(x.to_host<float>()[3] == 7.0f);
-  cf::Event untimed;
+  cf::Event untimed(false);
   untimed.record();
   CHECK_THROWS_AS(cf::Event::elapsed_ms(untimed, untimed), cf::ValueError);
 }
@@ -149,5 +149,16 @@ TEST_CASE("reliability: an invalid DType value is a TypeError, not a read out of
   CHECK_THROWS_AS((void)cf::itemsize(bad), cf::TypeError);
   CHECK_THROWS_WITH_AS((void)cf::name(bad), doctest::Contains("invalid dtype value 200"), cf::TypeError);
   CHECK_THROWS_AS(cf::zeros({3}, bad), cf::Error);
-  CHECK_THROWS_AS(cf::ones({3}).astype(bad), cf::Error);
+  CHECK_THROWS_AS(cf::ones({3}).astype(bad).eval(), cf::Error);
+}
+
+TEST_CASE("reliability: a 0-d kernel is planned, emitted and evaluated (valgrind: no uninitialised read)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array x = cf::full({}, 3.0);
+  cf::Array y = cf::sqrt(x * x + 7.0) - 1.0;
+  cf::reset_stats();
+  CHECK(y.to_host<double>()[0] == 3.0);
+  CHECK(cf::stats().kernels_launched == 1);
+  cf::Array s = cf::sum(cf::full({}, 2.0) * 4.0);  // a 0-d reduction of a 0-d input
+  CHECK(s.to_host<double>()[0] == 8.0);
 }

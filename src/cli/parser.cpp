@@ -468,6 +468,15 @@ class Parser {
 
 void unparse_into(const Expr& e, std::string& out);
 
+// The object of a call, subscript or attribute: a unary operation or a number literal goes
+// in parentheses ((-f)(x) is not -f(x); "1.real" would read as the float "1." then a name).
+void unparse_object(const Expr& e, std::string& out) {
+  const bool wrap = e.kind == ExprKind::Unary || e.kind == ExprKind::Number;
+  if (wrap) out += '(';
+  unparse_into(e, out);
+  if (wrap) out += ')';
+}
+
 void unparse_list(const std::vector<ExprPtr>& items, size_t from, std::string& out) {
   for (size_t k = from; k < items.size(); ++k) {
     if (k > from) out += ", ";
@@ -484,9 +493,15 @@ void unparse_into(const Expr& e, std::string& out) {
       break;
     case ExprKind::String: {
       out += '\'';
-      for (char c : e.text) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
+      for (char c : e.text) {  // escaped as the lexer reads them back (a new line may not appear raw)
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\0') out += "\\0";
+        else {
+          if (c == '\'' || c == '\\') out += '\\';
+          out += c;
+        }
       }
       out += '\'';
       break;
@@ -510,13 +525,19 @@ void unparse_into(const Expr& e, std::string& out) {
       break;
     case ExprKind::Binary:
       out += '(';
-      unparse_into(*e.items[0], out);
+      if (e.text == "**" && e.items[0]->kind == ExprKind::Unary) {  // (-x) ** 2 is not -x ** 2
+        out += '(';
+        unparse_into(*e.items[0], out);
+        out += ')';
+      } else {
+        unparse_into(*e.items[0], out);
+      }
       out += ' ' + e.text + ' ';
       unparse_into(*e.items[1], out);
       out += ')';
       break;
     case ExprKind::Call:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '(';
       unparse_list(e.items, 1, out);
       for (size_t k = 0; k < e.keywords.size(); ++k) {
@@ -527,11 +548,11 @@ void unparse_into(const Expr& e, std::string& out) {
       out += ')';
       break;
     case ExprKind::Attribute:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '.' + e.text;
       break;
     case ExprKind::Subscript:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '[';
       unparse_list(e.items, 1, out);
       out += ']';

@@ -11,9 +11,6 @@ namespace cufuse::detail {
 // Throws NoDeviceError ("no CUDA device: <why>. Planning, code generation and compilation
 // work without one") unless a device is usable.
 void require_device();
-// True on the host reference backend with no device: synchronize, stream and event waits are
-// no-ops there (its work is done when each call returns), so a GPU program runs unchanged.
-bool host_only();
 int current_device();     // this thread's current device id
 void* current_stream();   // this thread's current cudaStream_t (nullptr: legacy default)
 // What keeps current_stream() alive (empty for the legacy default stream): for Storage.

@@ -59,6 +59,13 @@ struct Event::Impl {
 }  // namespace cufuse
 
 namespace cufuse::detail {
+// True on the host reference backend with no device (device.cpp): synchronize, stream and
+// event waits are no-ops there (its work is done when each call returns), so a GPU program
+// runs unchanged.
+bool host_only();
+}  // namespace cufuse::detail
+
+namespace cufuse::detail {
 
 // Device ids past this are refused (NotSupportedError); per-device tables are this long.
 inline constexpr int kMaxDevices = 64;
