@@ -162,3 +162,15 @@ TEST_CASE("reliability: a 0-d kernel is planned, emitted and evaluated (valgrind
   cf::Array s = cf::sum(cf::full({}, 2.0) * 4.0);  // a 0-d reduction of a 0-d input
   CHECK(s.to_host<double>()[0] == 8.0);
 }
+
+TEST_CASE("reliability: diagonal offsets at the ends of int64 are empty diagonals") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array a = cf::arange(12).reshape({3, 4});
+  CHECK(cf::diagonal(a, INT64_MIN).shape() == cf::Shape{0});
+  CHECK(cf::diagonal(a, INT64_MAX).shape() == cf::Shape{0});
+  CHECK(cf::diagonal(a, -3).shape() == cf::Shape{0});
+  CHECK(cf::diagonal(a, 4).shape() == cf::Shape{0});
+  CHECK(cf::diagonal(a, -2).to_host<int64_t>() == std::vector<int64_t>{8});
+  CHECK(cf::diagonal(a, 3).to_host<int64_t>() == std::vector<int64_t>{3});
+  CHECK(cf::trace(a, INT64_MIN).to_host<int64_t>()[0] == 0);
+}
