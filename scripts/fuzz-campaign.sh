@@ -54,7 +54,7 @@ batch() {
   [ $left -lt 20 ] && return 0
   t0=$(date +%s)
   CUFUSE_GRAPHS=$graphs CUFUSE_FUZZ_FIRST=$first CUFUSE_FUZZ_RUNS=$runs \
-    timeout --kill-after=10 "$left" "$BIN" "--test-case=$tc" -s --no-colors >"$out" 2>&1
+    timeout --kill-after=10 "$left" "$BIN" "--test-case=$tc" --no-colors >"$out" 2>&1
   rc=$?
   secs=$(( $(date +%s) - t0 ))
   # "N programs, F failed" (one thread) or "N programs on 4 threads, F failed".
