@@ -228,7 +228,7 @@ struct EwEmitter {
       max_span = std::max(max_span, span_of(cs, a.st, a.off));
       if (a.kind == Acc::View) max_span = std::max(max_span, chain_span(a.node));
     }
-    i64 = max_span + int64_t(kBlock) * U * V * 2 >= (int64_t(1) << 31);
+    i64 = max_span >= (int64_t(1) << 31) - int64_t(kBlock) * U * V * 2;  // (span_of saturates at INT64_MAX)
   }
 
   // Tiled mode: outputs along C = the last dimension at stride 1, and memory reads at

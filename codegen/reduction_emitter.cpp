@@ -383,14 +383,16 @@ void RedEmitter::choose_strided_lanes() {
 }
 
 void RedEmitter::choose_index() {
-  int64_t span = std::max(M, N) * 2;
+  // Spans add up saturated (span_of saturates at INT64_MAX): only "needs 64 bits" matters.
+  auto add = [](int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; };
+  int64_t span = add(std::max(M, N), std::max(M, N));
   for (const auto& a : accs) {
-    span = std::max(span, span_of(kshape, a.ks, a.off) + (a.row_ctx ? span_of(rshape, a.rs) : 0));
+    span = std::max(span, add(span_of(kshape, a.ks, a.off), a.row_ctx ? span_of(rshape, a.rs) : 0));
     if (a.kind == Acc::View) span = std::max(span, chain_span(a.node));
   }
   for (size_t i = 0; i < sp.outputs.size(); ++i)
-    span = std::max(span, span_of(kshape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(rshape, out_rs[i]) : 0));
-  i64 = span + int64_t(B) * 64 >= (int64_t(1) << 31);
+    span = std::max(span, add(span_of(kshape, out_ks[i]), sp.outputs[i].kind == OutKind::Row ? span_of(rshape, out_rs[i]) : 0));
+  i64 = span >= (int64_t(1) << 31) - int64_t(B) * 64;
 }
 
 // Read from memory along the row (not cached, not a broadcast): element_loop's unrolled

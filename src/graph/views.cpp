@@ -89,7 +89,9 @@ bool apply_to_layout(Layout& l, const Movement& m) {
     case Movement::Slice: {
       for (int d = 0; d < l.shape.ndim(); ++d) {
         if (m.len[d] > 0) l.offset += m.start[d] * l.strides[d];
-        l.strides[d] *= m.step[d];
+        // One element or none: its stride is never used, and step may be as large as INT64_MIN
+        // (x[::-2**63]), whose product with a stride would overflow.
+        if (m.len[d] > 1) l.strides[d] *= m.step[d];
         l.shape[d] = m.len[d];
       }
       return true;
