@@ -27,7 +27,7 @@ Shape movement_shape(const Shape& in, const Movement& m) {
 static bool reshape_layout(Layout& l, const Shape& newshape) {
   const int64_t n = numel(l.shape);
   if (n == 0 || n == 1) {
-    l.strides = contiguous_strides(newshape);
+    l.strides = contiguous_layout(newshape).strides;  // (no overflow for an empty (2^32, 2^32, 0))
     l.shape = newshape;
     return true;
   }
