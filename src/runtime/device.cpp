@@ -195,6 +195,7 @@ const DeviceProps& device_props(int device) {
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorSystemDriverMismatch:
+    case cudaErrorStubLibrary:  // the toolkit's stub libcuda.so on the library path, no driver
       throw NoDeviceError(no_device_message(what));
     case cudaErrorMemoryAllocation:
       throw OutOfMemoryError("out of memory: " + what);
