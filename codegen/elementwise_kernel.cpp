@@ -272,7 +272,7 @@ struct EwEmitter {
       if (x->k() == NodeKind::View) max_span = std::max(max_span, chain_span(x));
     }
     for (int k : scatters) max_span = std::max(max_span, span_of(outs[k].layout.shape, outs[k].layout.strides));
-    i64 = max_span + int64_t(kBlock) * U * V * 2 >= (int64_t(1) << 31);
+    i64 = max_span >= (int64_t(1) << 31) - int64_t(kBlock) * U * V * 2;  // (span_of saturates at INT64_MAX)
   }
 
   // Tiled mode: outputs along C = the last dimension at stride 1, and memory reads at

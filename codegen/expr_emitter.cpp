@@ -49,9 +49,12 @@ std::string round_half(DType t, const std::string& v) {
   return v;
 }
 int64_t span_of(const Shape& s, const Strides& st, int64_t off) {
-  int64_t m = off < 0 ? -off : off;
-  for (int i = 0; i < s.ndim(); ++i) m += (s[i] > 0 ? s[i] - 1 : 0) * (st[i] < 0 ? -st[i] : st[i]);
-  return m;
+  // In 128 bits and saturated: |INT64_MIN| and products past int64 mean "needs 64 bits".
+  using i128 = __int128;
+  auto mag = [](int64_t v) { return v < 0 ? -i128(v) : i128(v); };
+  i128 m = mag(off);
+  for (int i = 0; i < s.ndim() && m <= INT64_MAX; ++i) m += i128(s[i] > 0 ? s[i] - 1 : 0) * mag(st[i]);
+  return m > INT64_MAX ? INT64_MAX : int64_t(m);
 }
 
 void ExprEmitter::add_patch(size_t off, PatchSrc src, DType t, int index) {

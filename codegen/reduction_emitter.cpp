@@ -383,14 +383,17 @@ void RedEmitter::choose_strided_lanes() {
 }
 
 void RedEmitter::choose_index() {
-  int64_t span = std::max(shape_.rows, shape_.row_len) * 2;
+  // Spans add up saturated (span_of saturates at INT64_MAX): only "needs 64 bits" matters.
+  auto add = [](int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; };
+  int64_t span = add(std::max(shape_.rows, shape_.row_len), std::max(shape_.rows, shape_.row_len));
   for (const auto& a : accs) {
-    span = std::max(span, span_of(shape_.kept_shape, a.ks, a.off) + (a.row_ctx ? span_of(shape_.red_shape, a.rs) : 0));
+    span = std::max(span, add(span_of(shape_.kept_shape, a.ks, a.off), a.row_ctx ? span_of(shape_.red_shape, a.rs) : 0));
     if (a.kind == Acc::View) span = std::max(span, chain_span(a.node));
   }
   for (size_t i = 0; i < sp.outputs.size(); ++i)
-    span = std::max(span, span_of(shape_.kept_shape, out_ks[i]) + (sp.outputs[i].kind == OutKind::Row ? span_of(shape_.red_shape, out_rs[i]) : 0));
-  shape_.index64 = span + int64_t(shape_.block) * 64 >= (int64_t(1) << 31);
+    span = std::max(span, add(span_of(shape_.kept_shape, out_ks[i]),
+                              sp.outputs[i].kind == OutKind::Row ? span_of(shape_.red_shape, out_rs[i]) : 0));
+  shape_.index64 = span >= (int64_t(1) << 31) - int64_t(shape_.block) * 64;
 }
 
 // Read from memory along the row (not cached, not a broadcast): element_loop's unrolled

@@ -10,6 +10,9 @@
 #   GPU_CHECK_ONLY=W13,W16,L1 bash ...   # bench and peers run only these workloads
 #   GPU_CHECK_PART=tests bash ...        # build, tests and examples only (a first device call)
 #   GPU_CHECK_PART=bench bash ...        # build (a no-op on a warm machine), bench, peers, report
+#   GPU_CHECK_PART=sanitize bash ...     # build, compute-sanitizer (memcheck, racecheck, initcheck,
+#                                        # synccheck) over a quick GPU subset, and a fuzz slice
+# The tests part also runs a short fuzz slice (scripts/fuzz-campaign.sh) when time is left.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -66,6 +69,7 @@ RESERVE_TAIL=225
 CTEST_CAP=260
 # A tests-only call keeps nothing back for the bench, and lets the GPU suite run longer.
 [ "${GPU_CHECK_PART:-all}" = tests ] && { RESERVE_TAIL=20; CTEST_CAP=420; }
+[ "${GPU_CHECK_PART:-all}" = sanitize ] && RESERVE_TAIL=20
 
 # ------------------------------------------------------------------ configure + build
 EXTRA=()
@@ -88,8 +92,8 @@ fi
 
 PART=${GPU_CHECK_PART:-all}
 # ------------------------------------------------------------------ tests
-if [ "$PART" = bench ]; then
-  STEPS+=(ctest); STATUS[ctest]="skipped (GPU_CHECK_PART=bench)"; SECS[ctest]=0
+if [ "$PART" = bench ] || [ "$PART" = sanitize ]; then
+  STEPS+=(ctest); STATUS[ctest]="skipped (GPU_CHECK_PART=$PART)"; SECS[ctest]=0
 elif [ -f "$BUILD/CTestTestfile.cmake" ]; then
   # One CTest entry per test file: -j spreads them over the cores (the GPU ones that time
   # streams run alone, RUN_SERIAL in tests/CMakeLists.txt).
@@ -102,7 +106,7 @@ fi
 # ------------------------------------------------------------------ examples
 EX_OK=0; EX_FAIL=(); EX_SKIP=0
 : >"$LOGS/examples.log"
-if [ -d "$BUILD/examples" ] && [ "$PART" != bench ]; then
+if [ -d "$BUILD/examples" ] && [ "$PART" != bench ] && [ "$PART" != sanitize ]; then
   while IFS= read -r ex; do
     t=$(( $(left) - RESERVE_TAIL ))
     [ "$t" -gt 30 ] && t=30
@@ -123,16 +127,58 @@ SECS[examples]=0
 # ------------------------------------------------------------------ DLPack with other frameworks
 # cufuse <-> NumPy / PyTorch / CuPy / JAX through capsules and libcufuse_dlpack_bridge.so
 # (scripts/dlpack_check.py; frameworks that are not installed are reported as skipped).
-if [ "$PART" != bench ] && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
+if [ "$PART" != bench ] && [ "$PART" != sanitize ] && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
   step dlpack 60 $RESERVE_TAIL "$LOGS/dlpack.log" \
     "$PY" "$ROOT/scripts/dlpack_check.py" --lib "$BUILD/libcufuse_dlpack_bridge.so"
+fi
+
+# ------------------------------------------------------------------ compute-sanitizer
+# memcheck, racecheck, initcheck and synccheck over a quick subset of the GPU suite (the
+# elementwise, reduction and stream files: generated kernels with shared memory, tiles,
+# split reductions, cross-stream waits), each verdict ("N errors") in the summary. Only in
+# GPU_CHECK_PART=sanitize (each tool slows kernels 10-100x); skipped where compute-sanitizer is absent.
+SAN_TESTS=${GPU_CHECK_SANITIZE_TESTS:-"*test_elementwise_gpu.cpp,*test_reduce_gpu.cpp,*test_streams_gpu.cpp"}
+SAN_VERDICTS=()
+CSAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ "$PART" = sanitize ]; then
+  if [ -z "$CSAN" ]; then
+    STEPS+=(sanitizer); STATUS[sanitizer]="skipped (compute-sanitizer not found)"; SECS[sanitizer]=0
+  elif [ ! -x "$BUILD/tests/cufuse_gpu_tests" ]; then
+    STEPS+=(sanitizer); STATUS[sanitizer]="skipped (cufuse_gpu_tests not built)"; SECS[sanitizer]=0
+  else
+    for tool in memcheck racecheck initcheck synccheck; do
+      extra=()
+      [ $tool = memcheck ] && extra=(--leak-check full)
+      # Kernels compile once (a warm disk cache) so the tools time the kernels, not NVRTC.
+      step "$tool" 110 90 "$LOGS/sanitizer-$tool.log" \
+        env CUFUSE_CACHE_DIR="$BUILD/kernel-cache" "$CSAN" --tool $tool "${extra[@]}" --error-exitcode 99 \
+        --print-limit 20 "$BUILD/tests/cufuse_gpu_tests" "--source-file=$SAN_TESTS" --no-colors
+      v=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$LOGS/sanitizer-$tool.log" | tail -1 | sed -E 's/^=+ *//')
+      SAN_VERDICTS+=("$tool: ${STATUS[$tool]}${v:+, $v}")
+    done
+  fi
+fi
+
+# ------------------------------------------------------------------ fuzz slice
+# A short slice of the fuzz campaign (scripts/fuzz-campaign.sh): fresh seeds, one line each
+# batch in $BUILD/fuzz-campaign.log (kept across runs), its total in the summary.
+if { [ "$PART" = tests ] || [ "$PART" = sanitize ]; } && [ -x "$BUILD/tests/cufuse_gpu_tests" ]; then
+  FZ=$(( $(left) - RESERVE_TAIL - 10 ))
+  [ "$FZ" -gt 150 ] && FZ=150
+  if [ "$FZ" -ge 40 ]; then
+    step fuzz $((FZ + 15)) $RESERVE_TAIL "$LOGS/fuzz.log" \
+      env FUZZ_BUDGET=$FZ FUZZ_PROCS=2 FUZZ_BATCH=${GPU_CHECK_FUZZ_BATCH:-100} FUZZ_BIN="$BUILD/tests/cufuse_gpu_tests" \
+      FUZZ_LOG="$BUILD/fuzz-campaign.log" bash "$ROOT/scripts/fuzz-campaign.sh"
+  else
+    STEPS+=(fuzz); STATUS[fuzz]="skipped (no time left)"; SECS[fuzz]=0
+  fi
 fi
 
 # ------------------------------------------------------------------ bench, peers, report
 BENCH_JSON=$LOGS/cufuse-bench.json
 PEERS_JSON=$LOGS/peers.json
-if [ "$PART" = tests ]; then
-  STEPS+=(bench); STATUS[bench]="skipped (GPU_CHECK_PART=tests)"; SECS[bench]=0
+if [ "$PART" = tests ] || [ "$PART" = sanitize ]; then
+  STEPS+=(bench); STATUS[bench]="skipped (GPU_CHECK_PART=$PART)"; SECS[bench]=0
 elif [ -x "$BUILD/bench/cufuse-bench" ]; then
   step bench 120 165 "$LOGS/bench.log" \
     env CUFUSE_CACHE_DIR="$BUILD/kernel-cache-bench" \
@@ -143,7 +189,7 @@ fi
 
 PEERS_T=$(( $(left) - 15 ))
 [ "$PEERS_T" -gt 240 ] && PEERS_T=240
-if [ "$PART" != tests ]; then
+if [ "$PART" != tests ] && [ "$PART" != sanitize ]; then
 step peers 240 15 "$LOGS/peers.log" \
   env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$PEERS_JSON" --budget $((PEERS_T - 20))
 
@@ -176,14 +222,16 @@ BUILD_ERRORS=$(grep -E "error:|Error [0-9]+|undefined reference" "$LOGS/build.lo
   [ -n "$CTEST_SKIPPED" ] && echo "ctest skipped: $CTEST_SKIPPED"
   [ -n "$DOCTEST" ] && echo "doctest: $DOCTEST"
   [ -n "$DOCTEST_FAILS" ] && { echo "doctest failing cases:"; echo "$DOCTEST_FAILS" | cut -c1-160 | sed 's/^/  /'; }
+  for v in ${SAN_VERDICTS[@]+"${SAN_VERDICTS[@]}"}; do echo "compute-sanitizer $v"; done
+  grep -hE "^fuzz-campaign: " "$LOGS/fuzz.log" 2>/dev/null | tail -1
   grep -E "no CUDA device" "$LOGS/bench.log" 2>/dev/null | head -1
   echo "---- bench table (full: bench-table.md, chart: bench-chart.png) ----"
-  cat "$LOGS/compact.txt"
+  cat "$LOGS/compact.txt" 2>/dev/null
 } >"$LOGS/summary.txt"
 
 # ------------------------------------------------------------------ $OUT (at most 8 files)
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-  (cd "$LOGS" && tar -czf gpu-check-logs.tar.gz ./*.log compact.txt 2>/dev/null)
+  (cd "$LOGS" && tar -czf gpu-check-logs.tar.gz ./*.log compact.txt "$BUILD/fuzz-campaign.log" 2>/dev/null)
   for f in summary.txt bench-table.md bench-chart.png cufuse-bench.json peers.json gpu-check-logs.tar.gz; do
     [ -f "$LOGS/$f" ] && cp "$LOGS/$f" "$OUT/"
   done

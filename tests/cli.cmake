@@ -145,7 +145,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
 endif()
 
 # -------------------------------------------------------------- configure mode: registrations
-if(TARGET cufuse_cli_core)
+set(cli_test_sources ${CUFUSE_TEST_SOURCES})
+list(FILTER cli_test_sources INCLUDE REGEX "/test_cli[^/]*\\.cpp$")
+if(TARGET cufuse_cli_core AND cli_test_sources)  # (a build of a few test files may have none)
   target_link_libraries(cufuse_tests PRIVATE cufuse_cli_core)
 endif()
 if(TARGET cufuse-dump-kernels)

@@ -364,6 +364,17 @@ Value Evaluator::eval_binary(const Expr& e) {
   return binary_values(e, *e.items[0], *e.items[1], std::move(a), std::move(b));
 }
 
+namespace {
+// The most items a tuple or list may have ((1,) * n, t + t): a shape or a literal list needs
+// far fewer; past it the program is an error (Python's MemoryError), never an unbounded loop.
+constexpr size_t kMaxSequence = size_t(1) << 20;
+void check_sequence_length(const Expr& e, size_t items) {
+  if (items > kMaxSequence)
+    fail_at(e, fmt::format("MemoryError: a sequence of more than {} items (the most a tuple or list may have)",
+                           kMaxSequence));
+}
+}  // namespace
+
 // a OP b (OP = e.text) for the operands as written at lhs and rhs; e spans the operation.
 Value Evaluator::binary_values(const Expr& e, const Expr& lhs, const Expr& rhs, Value a, Value b) {
   const std::string& op = e.text;
@@ -371,14 +382,22 @@ Value Evaluator::binary_values(const Expr& e, const Expr& lhs, const Expr& rhs, 
     return guarded(e, [&] { return Value::of(number_binary(op, a.number, b.number)); });
   // Shape arithmetic on tuples: x.shape + (1,), (1,) * 3.
   if (a.is_sequence() && b.is_sequence() && op == "+" && a.kind == b.kind) {
+    check_sequence_length(e, a.items.size() + b.items.size());
     Value r = a;
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
     return r;
   }
   if (op == "*" && ((a.is_sequence() && b.is_int()) || (a.is_int() && b.is_sequence()))) {
     const Value& seq = a.is_sequence() ? a : b;
-    const int64_t n = (a.is_int() ? a : b).number.to_int64();
+    const Scalar& count = (a.is_int() ? a : b).number;
+    // Python's repetition: a count <= 0 gives an empty sequence; a count past int64 (a uint64
+    // literal) or a result past kMaxSequence items is an error, before anything is allocated.
+    const bool huge = count.kind() == Scalar::Kind::UInt && count.to_uint64() > uint64_t(std::numeric_limits<int64_t>::max());
+    const int64_t n = huge ? std::numeric_limits<int64_t>::max() : count.to_int64();
+    if (n > 0 && !seq.items.empty())
+      check_sequence_length(e, n > int64_t(kMaxSequence) ? kMaxSequence + 1 : seq.items.size() * size_t(n));
     Value r = Value::tuple({}, seq.kind);
+    if (n > 0) r.items.reserve(seq.items.size() * size_t(n));
     for (int64_t k = 0; k < n; ++k) r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
     return r;
   }

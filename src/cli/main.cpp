@@ -69,9 +69,7 @@ void list_functions() {
     std::cout << fmt::format("{:<52} {}{}\n", cli::signature(row), row.doc, row.method ? " [also a method]" : "");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_tool(int argc, char** argv) {
   CLI::App app{"cufuse-dump-kernels: show the fusion plan, CUDA source and NVRTC result of a NumPy-spelled program.\n"
                "Functions go by their NumPy names (np. prefix optional); --list-functions lists them."};
   std::string program;
@@ -176,7 +174,8 @@ int main(int argc, char** argv) {
   if (!dot_file.empty()) {
     std::ofstream f(dot_file, std::ios::binary | std::ios::trunc);
     f << cli::render_dot(report);
-    if (!f.good()) {
+    f.close();  // flushes: a write that fails (a full disk, /dev/full) fails here
+    if (f.fail()) {
       std::cerr << "cufuse-dump-kernels: error: cannot write " << dot_file << "\n";
       return kExitBadProgram;
     }
@@ -185,6 +184,10 @@ int main(int argc, char** argv) {
                                                                 : full_source ? cli::SourceMode::Full
                                                                               : cli::SourceMode::Body));
   std::cout.flush();
+  if (!std::cout.good()) {
+    std::cerr << "cufuse-dump-kernels: error: cannot write the report to standard output\n";
+    return kExitBadProgram;
+  }
   const int failed = report.failed_compiles();
   if (failed) {
     std::cerr << fmt::format("cufuse-dump-kernels: {} kernel{} failed to compile for sm_{}\n", failed,
@@ -192,4 +195,21 @@ int main(int argc, char** argv) {
     return kExitCompileFailed;
   }
   return 0;
+}
+
+}  // namespace
+
+// No exception leaves the tool: cufuse's are reported where they arise above; anything else
+// (an allocation that fails, a bug) is one line and exit status 2, never std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_tool(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cufuse-dump-kernels: error: out of host memory\n";
+  } catch (const cufuse::Error& e) {
+    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "cufuse-dump-kernels: internal error: " << e.what() << "\n";
+  }
+  return kExitBadProgram;
 }

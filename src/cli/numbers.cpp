@@ -98,7 +98,8 @@ Scalar number_binary(std::string_view op, const Scalar& a, const Scalar& b) {
     if (op == "^") return finish(a, b, from_int(x ^ y, op), op);
     if (y < 0) throw ValueError("negative shift count");
     if (op == ">>") return finish(a, b, from_int(y >= 127 ? (x < 0 ? -1 : 0) : (x >> static_cast<int>(y)), op), op);
-    if (x != 0 && y >= 64) from_int(std::numeric_limits<i128>::max(), op);  // throws
+    if (x == 0) return finish(a, b, Scalar(int64_t{0}), op);                 // 0 << 700 (no shift past the width)
+    if (y >= 64) from_int(std::numeric_limits<i128>::max(), op);  // throws
     return finish(a, b, from_int(x << static_cast<int>(y), op), op);
   }
   if (op == "/") {
@@ -145,6 +146,9 @@ Scalar number_binary(std::string_view op, const Scalar& a, const Scalar& b) {
         if (x == 0) throw ValueError("0.0 cannot be raised to a negative power");
         return finish(a, b, Scalar(std::pow(static_cast<double>(x), static_cast<double>(y))), op);
       }
+      // 0, 1 and -1 to any power without looping (and (-1) ** 3 is -1).
+      if (x == 0 || x == 1) return finish(a, b, from_int(y == 0 ? 1 : x, op), op);
+      if (x == -1) return finish(a, b, from_int(y % 2 == 0 ? 1 : -1, op), op);
       i128 r = 1;
       for (i128 k = 0; k < y; ++k) {
         if (__builtin_mul_overflow(r, x, &r) || r > static_cast<i128>(std::numeric_limits<uint64_t>::max()) ||

@@ -3,6 +3,8 @@
 // constructs that have no meaning for lazy arrays (and/or/not, chained comparisons,
 // conditional expressions) are syntax errors that say what to write. Assignment targets are
 // a name or a subscript, with '=' or an augmented operator (in-place writes, evaluator).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/syntax.hpp"
@@ -68,6 +70,46 @@ class Parser {
     next();
   }
   void open(const Token& t) { open_.push_back(&t); }
+
+  // Limits on what a program can nest. The parser recurses once per level of brackets, call
+  // arguments, subscripts, unary signs and '**' (each passes through factor()); the syntax
+  // tree's depth (left-associative chains such as x+x+...+x grow it without recursing here)
+  // is what the evaluator, unparse and the tree's destructor recurse over. Past either limit
+  // the program is a syntax error, as in Python ("too many nested parentheses"), not a crash.
+  static constexpr int kMaxNesting = 200;
+  static constexpr uint32_t kMaxDepth = 1000;
+  int nesting_ = 0;
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.nesting_ > kMaxNesting) {
+        --p.nesting_;
+        p.fail(fmt::format("too deeply nested: more than {} levels of brackets, calls, subscripts or unary "
+                           "operators (name a part: t = ...; then use t)",
+                           kMaxNesting),
+               p.peek());
+      }
+    }
+    ~Nest() { --p.nesting_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+  };
+  // Ends a node at the last token read: its span and its depth (1 + its deepest child's).
+  void finish(Expr& e) {
+    e.end = prev_end();
+    uint32_t d = 0;
+    for (const auto& it : e.items)
+      if (it) d = std::max(d, it->depth);
+    for (const auto& kw : e.keywords)
+      if (kw.value) d = std::max(d, kw.value->depth);
+    e.depth = d + 1;
+    if (e.depth > kMaxDepth)
+      throw ProgramError(ProgramError::Kind::Syntax,
+                         fmt::format("expression too deep: more than {} nested operations in one expression (split "
+                                     "it into statements: t = ...; then use t)",
+                                     kMaxDepth),
+                         e.op_loc, 1);
+  }
   void close(std::string_view o) {
     if (!is_op(o)) {
       if (peek().kind == Tok::End) unexpected("");
@@ -164,7 +206,7 @@ class Parser {
       if (!starts_expr()) break;
       tup->items.push_back(expr());
     }
-    tup->end = prev_end();
+    finish(*tup);
     return tup;
   }
 
@@ -199,7 +241,7 @@ class Parser {
     e->text = op.text;
     e->items.push_back(std::move(lhs));
     e->items.push_back(std::move(rhs));
-    e->end = prev_end();
+    finish(*e);
     return e;
   }
 
@@ -233,12 +275,13 @@ class Parser {
   ExprPtr term() { return left_assoc(&Parser::factor, {"*", "/", "//", "%", "@"}); }
 
   ExprPtr factor() {
+    Nest nest(*this);
     if (is_op("-") || is_op("+") || is_op("~")) {
       const Token& op = next();
       auto e = make(ExprKind::Unary, op.loc);
       e->text = op.text;
       e->items.push_back(factor());
-      e->end = prev_end();
+      finish(*e);
       return e;
     }
     return power();
@@ -263,7 +306,7 @@ class Parser {
         call->items.push_back(std::move(e));
         arguments(*call);
         close(")");
-        call->end = prev_end();
+        finish(*call);
         e = std::move(call);
       } else if (is_op("[")) {
         const Token& lb = next();
@@ -279,7 +322,7 @@ class Parser {
           if (is_op("]")) break;
         }
         close("]");
-        sub->end = prev_end();
+        finish(*sub);
         e = std::move(sub);
       } else if (is_op(".")) {
         next();
@@ -289,7 +332,7 @@ class Parser {
         at->op_loc = name.loc;
         at->text = name.text;
         at->items.push_back(std::move(e));
-        at->end = prev_end();
+        finish(*at);
         e = std::move(at);
       } else {
         return e;
@@ -336,7 +379,7 @@ class Parser {
       next();
       if (!is_op(",") && !is_op("]")) sl->items[2] = expr();
     }
-    sl->end = prev_end();
+    finish(*sl);
     return sl;
   }
 
@@ -359,7 +402,7 @@ class Parser {
           e = make(ExprKind::Name, t.loc);
         }
         e->text = t.text;
-        e->end = prev_end();
+        finish(*e);
         return e;
       }
       case Tok::Int:
@@ -368,20 +411,20 @@ class Parser {
         auto e = make(ExprKind::Number, t.loc);
         e->number = t.number;
         e->text = t.text;
-        e->end = prev_end();
+        finish(*e);
         return e;
       }
       case Tok::String: {
         auto e = make(ExprKind::String, t.loc);
         while (peek().kind == Tok::String) e->text += next().text;  // "a" "b" is "ab"
-        e->end = prev_end();
+        finish(*e);
         return e;
       }
       case Tok::Op: {
         if (t.text == "...") {
           next();
           auto e = make(ExprKind::Ellipsis, t.loc);
-          e->end = prev_end();
+          finish(*e);
           return e;
         }
         if (t.text == "(") {
@@ -391,13 +434,13 @@ class Parser {
             next();
             open_.pop_back();
             auto e = make(ExprKind::Tuple, lp.loc);
-            e->end = prev_end();
+            finish(*e);
             return e;
           }
           ExprPtr inner = exprlist();
           close(")");
           inner->loc = lp.loc;  // the span includes the parentheses
-          inner->end = prev_end();
+          finish(*inner);
           return inner;
         }
         if (t.text == "[") {
@@ -411,7 +454,7 @@ class Parser {
             next();
           }
           close("]");
-          e->end = prev_end();
+          finish(*e);
           return e;
         }
         if (t.text == "{") fail("dicts and sets are not supported", t);
@@ -424,6 +467,15 @@ class Parser {
 };
 
 void unparse_into(const Expr& e, std::string& out);
+
+// The object of a call, subscript or attribute: a unary operation or a number literal goes
+// in parentheses ((-f)(x) is not -f(x); "1.real" would read as the float "1." then a name).
+void unparse_object(const Expr& e, std::string& out) {
+  const bool wrap = e.kind == ExprKind::Unary || e.kind == ExprKind::Number;
+  if (wrap) out += '(';
+  unparse_into(e, out);
+  if (wrap) out += ')';
+}
 
 void unparse_list(const std::vector<ExprPtr>& items, size_t from, std::string& out) {
   for (size_t k = from; k < items.size(); ++k) {
@@ -441,9 +493,15 @@ void unparse_into(const Expr& e, std::string& out) {
       break;
     case ExprKind::String: {
       out += '\'';
-      for (char c : e.text) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
+      for (char c : e.text) {  // escaped as the lexer reads them back (a new line may not appear raw)
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\0') out += "\\0";
+        else {
+          if (c == '\'' || c == '\\') out += '\\';
+          out += c;
+        }
       }
       out += '\'';
       break;
@@ -467,13 +525,19 @@ void unparse_into(const Expr& e, std::string& out) {
       break;
     case ExprKind::Binary:
       out += '(';
-      unparse_into(*e.items[0], out);
+      if (e.text == "**" && e.items[0]->kind == ExprKind::Unary) {  // (-x) ** 2 is not -x ** 2
+        out += '(';
+        unparse_into(*e.items[0], out);
+        out += ')';
+      } else {
+        unparse_into(*e.items[0], out);
+      }
       out += ' ' + e.text + ' ';
       unparse_into(*e.items[1], out);
       out += ')';
       break;
     case ExprKind::Call:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '(';
       unparse_list(e.items, 1, out);
       for (size_t k = 0; k < e.keywords.size(); ++k) {
@@ -484,11 +548,11 @@ void unparse_into(const Expr& e, std::string& out) {
       out += ')';
       break;
     case ExprKind::Attribute:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '.' + e.text;
       break;
     case ExprKind::Subscript:
-      unparse_into(*e.items[0], out);
+      unparse_object(*e.items[0], out);
       out += '[';
       unparse_list(e.items, 1, out);
       out += ']';

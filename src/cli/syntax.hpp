@@ -24,6 +24,7 @@
 // brackets, and after a backslash, do not end a statement.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,7 @@ struct Expr {
   Scalar number;
   std::vector<ExprPtr> items;
   std::vector<Keyword> keywords;
+  uint32_t depth = 1;  // levels of the tree from here down (the parser bounds it)
 
   size_t span() const { return end > loc.offset ? end - loc.offset : 1; }
 };

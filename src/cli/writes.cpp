@@ -29,6 +29,8 @@
 #include "cufuse/ops.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/lazy_base.hpp"
+#include "core/node.hpp"
+#include "graph/views.hpp"
 
 namespace cufuse::cli {
 
@@ -397,12 +399,9 @@ void Evaluator::write_statement(const Statement& st) {
 // NumPy refuses to write through a broadcast view.
 void Evaluator::check_writable(const Statement& st, const Array& view) {
   const NodePtr& n = view.node();
-  bool ro = n->read_only;
-  for (int i = 0; i < n->ndim(); ++i) ro = ro || (n->layout.strides[i] == 0 && n->layout.shape[i] > 1);
-  if (ro)
+  if (std::string why = cufuse::detail::read_only_what(*n); !why.empty())
     fail_at(st.target_loc, (st.subscript ? st.subscript->span() : st.target.size()),
-            fmt::format("ValueError: assignment destination is read-only (a broadcast view of shape {})",
-                        to_string(n->shape())));
+            "ValueError: assignment destination is read-only: " + why);
 }
 
 }  // namespace cufuse::cli

@@ -3,6 +3,7 @@
 // turned into a logged miss or a one-time warning, never an exception.
 #include "compile/disk_cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <mutex>
 #include <random>
@@ -111,6 +113,27 @@ std::string home_dir(const Settings& env) {
   return {};
 }
 
+// Temp files (".<entry>.kernel.tmp-<pid>-...") that a process killed between its open and
+// its rename left behind: removed when the directory is opened, once older than an hour (a
+// younger one may be another process's write in progress). Errors are ignored.
+void remove_stale_temp_files(const fs::path& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const int dfd = ::dirfd(d);
+  const time_t now = ::time(nullptr);
+  int removed = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (name.size() < 2 || name[0] != '.' || name.find(".kernel.tmp-") == std::string_view::npos) continue;
+    struct stat st;
+    if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (now - st.st_mtime < disk_format::stale_temp_seconds) continue;
+    if (::unlinkat(dfd, e->d_name, 0) == 0) ++removed;
+  }
+  ::closedir(d);
+  if (removed) log(LogChannel::Cache, "removed {} stale temp file{} from {}", removed, removed == 1 ? "" : "s", dir.string());
+}
+
 DiskCacheSettings read_settings(const Settings& env) {
   DiskCacheSettings s;
   const std::string& dir = env.cache_dir;
@@ -124,6 +147,7 @@ DiskCacheSettings read_settings(const Settings& env) {
   else if (s.dir.empty())
     s.why_off = "no cache directory (set CUFUSE_CACHE_DIR, XDG_CACHE_HOME or HOME)";
   s.enabled = s.why_off.empty();
+  if (s.enabled) remove_stale_temp_files(s.dir);
   if (s.enabled) log(LogChannel::Cache, "disk cache at {}", s.dir.string());
   else log(LogChannel::Cache, "disk cache off: {}", s.why_off);
   return s;
@@ -212,7 +236,9 @@ std::optional<DiskCacheEntry> read_entry(const fs::path& path, const std::string
     return std::nullopt;
   };
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or a device) named like an entry must not block the open; it is
+  // refused below, as anything that is not a regular file is. (No effect on regular files.)
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (f.fd < 0) return miss(errno == ENOENT ? "no file" : fmt::format("cannot open: {}", std::strerror(errno)));
   struct stat st;
   if (::fstat(f.fd, &st) != 0) return miss(fmt::format("cannot stat: {}", std::strerror(errno)));
@@ -290,6 +316,17 @@ uint64_t temp_nonce() {
 
 }  // namespace
 
+namespace {
+std::atomic<DiskCacheFaultHook> g_fault_hook{nullptr};
+// The errno a test's hook fakes at `stage` (0: go on).
+int fault_at(DiskCacheStage stage, int fd) {
+  DiskCacheFaultHook h = g_fault_hook.load(std::memory_order_acquire);
+  return h ? h(stage, fd) : 0;
+}
+}  // namespace
+
+void set_disk_cache_fault_hook(DiskCacheFaultHook hook) { g_fault_hook.store(hook, std::memory_order_release); }
+
 bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, const std::string& log_text) {
   auto s = disk_cache_settings();
   if (!s.enabled) return false;
@@ -329,8 +366,12 @@ bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, co
       tmp.clear();
       return false;
     }
-    bool ok = write_all(f.fd, buf.data(), buf.size());
-    int write_errno = errno;
+    int write_errno = fault_at(DiskCacheStage::Write, f.fd);
+    bool ok = write_errno == 0;
+    if (ok) {
+      ok = write_all(f.fd, buf.data(), buf.size());
+      write_errno = errno;
+    }
     int rc = ::close(f.fd);
     f.fd = -1;
     if (!ok || rc != 0) {
@@ -339,8 +380,9 @@ bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, co
                             std::strerror(ok ? errno : write_errno)));
       return false;
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      int e = errno;
+    const int fake = fault_at(DiskCacheStage::Rename, -1);
+    if (fake != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+      int e = fake != 0 ? fake : errno;
       ::unlink(tmp.c_str());
       warn_once(fmt::format("cannot rename kernel cache file into {}: {}", path.string(), std::strerror(e)));
       return false;

@@ -6,9 +6,11 @@
 // NVRTC version and the cufuse version). The file holds the salted key itself, compared on
 // read, so a hash collision is a miss; a checksum guards the CUBIN and the log. Anything
 // wrong with a file (missing, truncated, foreign, corrupt, unreadable) is a miss, logged on
-// the cache channel, never an exception. Writes go to a unique temp file in the same
-// directory and are renamed into place, so readers in any thread or process see a whole
-// file or none. A failed write is one warning on stderr per process.
+// the cache channel, never an exception; only regular files are read (a FIFO or device in
+// an entry's place is a miss, and opening it does not block). Writes go to a unique temp file
+// in the same directory and are renamed into place, so readers in any thread or process see a
+// whole file or none; temp files a killed writer left are removed, once an hour old, when the
+// directory is opened. A failed write is one warning on stderr per process.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -56,11 +58,21 @@ std::optional<DiskCacheEntry> disk_cache_load(const std::string& key);
 // Does nothing and returns false when the cache is off.
 bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, const std::string& log);
 
+// Tests: a hook called before the temp file's bytes are written (Write, with its fd) and
+// before the rename (Rename, fd -1). It returns an errno to fake there (ENOSPC: a full disk),
+// or 0 to go on; a test process may also end itself there (kill -9 at the write or rename).
+// Null (the default) calls nothing.
+enum class DiskCacheStage { Write, Rename };
+using DiskCacheFaultHook = int (*)(DiskCacheStage stage, int fd);
+void set_disk_cache_fault_hook(DiskCacheFaultHook hook);
+
 // The file layout, exposed for tests that damage files on purpose.
 namespace disk_format {
 inline constexpr char magic[8] = {'C', 'U', 'F', 'U', 'S', 'E', 'K', 'C'};
 inline constexpr uint32_t version = 1;
 inline constexpr size_t header_bytes = 64;  // magic, version, header size, 3 lengths, 2 checksums, 0
+// A temp file older than this is a dead writer's, removed when the directory is opened.
+inline constexpr long stale_temp_seconds = 3600;
 }  // namespace disk_format
 
 }  // namespace cufuse::detail

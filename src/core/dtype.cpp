@@ -40,7 +40,13 @@ DType signed_of_size(int bytes) {
 }
 }  // namespace
 
-const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
+const DTypeInfo& info(DType t) {
+  const unsigned i = static_cast<unsigned>(t);
+  if (i >= unsigned(kNumDTypes)) [[unlikely]]  // a DType made by a cast from a bad integer
+    throw TypeError(fmt::format("invalid dtype value {} (a DType holds one of {} dtypes, 0..{})", i, kNumDTypes,
+                                kNumDTypes - 1));
+  return kInfo[i];
+}
 
 DType parse_dtype(std::string_view s) {
   for (int i = 0; i < kNumDTypes; ++i)

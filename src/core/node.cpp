@@ -2,6 +2,8 @@
 // that bound the size and pinned memory of a lazy graph.
 #include "core/node.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/registry.hpp"
@@ -158,7 +160,19 @@ bool Layout::is_contiguous() const {
   return true;
 }
 
-Layout contiguous_layout(const Shape& s) { return Layout{s, contiguous_strides(s), 0}; }
+static Strides checked_contiguous_strides(const Shape& s) {
+  Strides st(s.size());
+  int64_t acc = 1;
+  for (int i = s.ndim() - 1; i >= 0; --i) {
+    st[i] = acc;
+    // Saturated: only an empty array's shape can make the product overflow (its strides
+    // address nothing), e.g. zeros((2**32, 2**32, 0)), which NumPy allows.
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(s[i], 1), &acc)) acc = INT64_MAX;
+  }
+  return st;
+}
+
+Layout contiguous_layout(const Shape& s) { return Layout{s, checked_contiguous_strides(s), 0}; }
 
 uint64_t storage_bytes(const Node& n) { return n.storage ? n.storage->nbytes : 0; }
 

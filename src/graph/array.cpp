@@ -388,7 +388,8 @@ Array Array::index(const std::vector<Index>& idx) const {
       }
       int64_t len = 0;
       if (step < 0) {
-        if (stop < start) len = (start - stop - 1) / (-step) + 1;
+        // |step| as unsigned: step may be INT64_MIN (x[::-2**63]), whose negation overflows.
+        if (stop < start) len = int64_t(uint64_t(start - stop - 1) / (0 - uint64_t(step)) + 1);
       } else if (start < stop) {
         len = (stop - start - 1) / step + 1;
       }
@@ -519,16 +520,26 @@ static NodePtr writable_leaf(NodePtr& node, std::shared_ptr<detail::LazyBase>& b
   rebind_if_base_ready(node, base);
   if (!node->is_materialized()) detail::realize({node});
   detail::settle_pending_write(node);
-  if (node->read_only)
-    throw ValueError(fmt::format("assignment destination is read-only: a broadcast view of shape {}",
-                                 to_string(node->shape())));
-  const auto& l = node->layout;
-  for (int i = 0; i < l.shape.ndim(); ++i)
-    if (l.strides[i] == 0 && l.shape[i] > 1)
-      throw ValueError(fmt::format("assignment destination is read-only: a broadcast view of shape {}",
-                                   to_string(l.shape)));
+  if (std::string why = detail::read_only_what(*node); !why.empty())
+    throw ValueError("assignment destination is read-only: " + why);
   return node;
 }
+
+namespace detail {
+std::string read_only_what(const Node& n) {
+  const auto& l = n.layout;
+  for (int i = 0; i < l.shape.ndim(); ++i)
+    if (l.strides[i] == 0 && l.shape[i] > 1)
+      return fmt::format("a broadcast view of shape {} (its elements share memory; write into a copy: x.copy())",
+                         to_string(l.shape));
+  if (!n.read_only) return "";
+  if (n.storage && n.storage->release)
+    return fmt::format("read-only memory of shape {} (imported as read-only)", to_string(l.shape));
+  return fmt::format("a read-only view of shape {} (diagonal() and broadcast_to() return read-only views, as in "
+                     "NumPy; write into a copy, or index the array itself: a[i, i] = v)",
+                     to_string(l.shape));
+}
+}  // namespace detail
 
 // A node only the caller references (made for this write): it may become the new version
 // itself. Anything else (another array's node, a leaf) is copied by an elementwise node.

@@ -29,7 +29,7 @@ Shape movement_shape(const Shape& in, const Movement& m) {
 static bool reshape_layout(Layout& l, const Shape& newshape) {
   const int64_t n = numel(l.shape);
   if (n == 0 || n == 1) {
-    l.strides = contiguous_strides(newshape);
+    l.strides = contiguous_layout(newshape).strides;  // (no overflow for an empty (2^32, 2^32, 0))
     l.shape = newshape;
     return true;
   }
@@ -91,7 +91,9 @@ bool apply_to_layout(Layout& l, const Movement& m) {
     case Movement::Slice: {
       for (int d = 0; d < l.shape.ndim(); ++d) {
         if (m.len[d] > 0) l.offset += m.start[d] * l.strides[d];
-        l.strides[d] *= m.step[d];
+        // One element or none: its stride is never used, and step may be as large as INT64_MIN
+        // (x[::-2**63]), whose product with a stride would overflow.
+        if (m.len[d] > 1) l.strides[d] *= m.step[d];
         l.shape[d] = m.len[d];
       }
       return true;

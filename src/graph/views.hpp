@@ -24,4 +24,9 @@ bool apply_to_layout(Layout& l, const Movement& m);
 // Applies m to a node (see the file comment). Takes graph_mutex().
 NodePtr apply_movement(const NodePtr& n, const Movement& m);
 
+// Why a write into `n` (a Buffer leaf) is refused, for "assignment destination is
+// read-only: ...": a broadcast view, read-only foreign memory, or NumPy's read-only views
+// (diagonal, broadcast_to) indexed past their broadcast axes; "" when it is writable.
+std::string read_only_what(const Node& n);
+
 }  // namespace cufuse::detail

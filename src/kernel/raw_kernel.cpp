@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cubin_symbols.hpp"
 #include "compile/compiler.hpp"
 #include "core/counters.hpp"
 #include "core/registry.hpp"
@@ -40,9 +41,27 @@ struct RawKernelImpl {
   CompiledKernelPtr get_compiled() {
     if (parent) return parent->get_compiled();
     std::lock_guard<std::mutex> lk(mu);
-    if (!compiled)  // a module compiles under one name; its functions are found by theirs
-      compiled = compile_kernel(source, module ? std::string("cufuse_raw_module") : name, default_arch(), options);
+    if (!compiled) {  // a module compiles under one name; its functions are found by theirs
+      CompiledKernelPtr c = compile_kernel(source, module ? std::string("cufuse_raw_module") : name, default_arch(), options);
+      if (!module) check_defines(*c, name, "RawKernel");
+      compiled = std::move(c);
+    }
     return compiled;
+  }
+
+  // A ValueError naming the kernels the source does define unless it defines `fn` (read from
+  // the CUBIN's symbols, so no device is needed: the mistake shows at compile time).
+  static void check_defines(const CompiledKernel& c, const std::string& fn, const char* who) {
+    auto names = cubin_entry_names(c.cubin);
+    if (!names) return;  // a CUBIN this reader cannot read: the load will say
+    for (const auto& n : *names)
+      if (n == fn) return;
+    std::string have;
+    for (const auto& n : *names) have += (have.empty() ? "" : ", ") + n;
+    throw ValueError(fmt::format(
+        "{}: the source defines no kernel named '{}' (its kernels: {}; a kernel needs extern \"C\" "
+        "__global__, or its C++ name is mangled)",
+        who, fn, have.empty() ? "none" : have));
   }
 
   void* kernel_for(int device) {
@@ -155,6 +174,9 @@ void RawModule::compile() const { impl_->get_compiled(); }
 
 RawKernel RawModule::get_function(const std::string& name) const {
   if (name.empty()) throw ValueError("RawModule::get_function: the kernel name is empty");
+  // Compiled now (NVRTC works without a device) so that a name the source does not define
+  // is an error here, as CuPy's get_function is, not at the launch.
+  detail::RawKernelImpl::check_defines(*impl_->get_compiled(), name, "RawModule::get_function");
   auto f = std::make_shared<detail::RawKernelImpl>();
   f->name = name;
   f->parent = impl_;  // the module loads each function once per device (load_function)

@@ -3,6 +3,7 @@
 // into the offset): on memory it is a strided Buffer leaf (no kernel), on a lazy array it
 // is pushed down to the leaves like any movement op (src/graph/views.cpp), on a pending
 // reduction or library result it is a View of that result.
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -108,6 +109,8 @@ struct DiagPusher {
 NodePtr diagonal_node(const NodePtr& n, int64_t offset, int a1, int a2) {
   const Shape& s = n->shape();
   DiagSpec d{a1, a2, 0, 0, 0};
+  // Past either edge the diagonal is empty: clamp first, so -offset cannot overflow (INT64_MIN).
+  offset = std::clamp<int64_t>(offset, -s[a1], s[a2]);
   if (offset >= 0) {
     d.start2 = offset;
     d.len = std::max<int64_t>(0, std::min<int64_t>(s[a1], s[a2] - offset));

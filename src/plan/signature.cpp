@@ -14,8 +14,10 @@ namespace cufuse::detail {
 bool is_aligned16(const Node* n) {
   // A placeholder plans for the common case, except a fuse() argument's: its offset carries
   // the argument's address mod 16 (in elements), so the plan knows its alignment.
-  if (!n->storage) return n->placeholder_slot < 0 || (n->layout.offset * itemsize(n->dtype)) % 16 == 0;
-  auto p = reinterpret_cast<uintptr_t>(n->storage->ptr) + static_cast<uintptr_t>(n->layout.offset * itemsize(n->dtype));
+  // (Byte offsets in unsigned arithmetic: only their value mod 16 matters, never an overflow.)
+  const uintptr_t off = static_cast<uintptr_t>(n->layout.offset) * static_cast<uintptr_t>(itemsize(n->dtype));
+  if (!n->storage) return n->placeholder_slot < 0 || off % 16 == 0;
+  auto p = reinterpret_cast<uintptr_t>(n->storage->ptr) + off;
   return p % 16 == 0;
 }
 

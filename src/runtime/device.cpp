@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cufuse/backend.hpp"
 #include "runtime/context.hpp"
 #include "runtime/runtime_internal.hpp"
 
@@ -102,7 +103,8 @@ const char* short_path(const char* file) {
 std::string no_device_message(const std::string& why) {
   return fmt::format(
       "no CUDA device: {}. Planning, code generation and NVRTC compilation still work "
-      "without one; running kernels and allocating device memory need a GPU",
+      "without one; running kernels and allocating device memory need a GPU. To run on the host "
+      "instead, set CUFUSE_BACKEND=reference (or use cufuse::BackendScope(cufuse::Backend::Reference))",
       why);
 }
 
@@ -194,6 +196,7 @@ const DeviceProps& device_props(int device) {
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorSystemDriverMismatch:
+    case cudaErrorStubLibrary:  // the toolkit's stub libcuda.so on the library path, no driver
       throw NoDeviceError(no_device_message(what));
     case cudaErrorMemoryAllocation:
       throw OutOfMemoryError("out of memory: " + what);
@@ -245,6 +248,7 @@ void Device::use() const { detail::set_current_device(id_); }
 
 void Device::synchronize() const {
   detail::stream_boundary();
+  if (detail::host_only()) return;  // the reference backend's work is done when it returns
   detail::DeviceGuard g(id_);
   CUFUSE_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -268,8 +272,13 @@ void stream_boundary() {
 }
 }  // namespace detail
 
+namespace detail {
+bool host_only() { return current_backend() == Backend::Reference && availability().count <= 0; }
+}  // namespace detail
+
 void synchronize() {
   detail::stream_boundary();
+  if (detail::host_only()) return;  // nothing runs asynchronously on the host reference backend
   detail::require_device();
   CUFUSE_CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -46,6 +46,7 @@ struct Event::Impl {
   const bool timing;
   std::atomic<cudaEvent_t> handle{nullptr};
   std::atomic<bool> recorded{false};
+  std::atomic<int64_t> host_ns{-1};  // recorded on the host reference backend (no device): steady clock
   int device = -1;  // set once, under mu, before handle is published
   std::mutex mu;
 
@@ -57,6 +58,13 @@ struct Event::Impl {
 };
 
 }  // namespace cufuse
+
+namespace cufuse::detail {
+// True on the host reference backend with no device (device.cpp): synchronize, stream and
+// event waits are no-ops there (its work is done when each call returns), so a GPU program
+// runs unchanged.
+bool host_only();
+}  // namespace cufuse::detail
 
 namespace cufuse::detail {
 
