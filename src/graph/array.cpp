@@ -1,5 +1,6 @@
 // src/graph/array.cpp: cufuse::Array: handles, facts, views, materialization and writes.
 #include <cstring>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -540,6 +541,25 @@ std::string read_only_what(const Node& n) {
                      to_string(l.shape));
 }
 }  // namespace detail
+// Does `value` read a leaf on memory that has a pending write (one it was built before, so
+// it must read the old values)? A pending write's own node is not a leaf: reading it is
+// reading the new values. Each node once, with an explicit stack.
+static bool reads_pending_write_memory(const NodePtr& value) {
+  if (value->is_leaf() || detail::pending_write_count() == 0) return false;
+  std::vector<const Node*> stack{value.get()};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->k() == NodeKind::Buffer) {
+      if (n->storage && n->storage->pending_write.load(std::memory_order_acquire)) return true;
+      continue;
+    }
+    for (const auto& in : n->inputs) stack.push_back(in.get());
+  }
+  return false;
+}
 
 // A node only the caller references (made for this write): it may become the new version
 // itself. Anything else (another array's node, a leaf) is copied by an elementwise node.
@@ -599,7 +619,15 @@ Array& Array::write(NodePtr value) {
     set_node(detail::cast_node(detail::broadcast_node(value, cur->shape()), cur->dtype));
     return *this;
   }
-  NodePtr target = writable_leaf(node_, base_);
+  NodePtr target;
+  {
+    // writable_leaf may evaluate (the lazy target or its base, with every pending write of
+    // the thread): a value that reads memory one of those writes changes must see the old
+    // values, so it is a live pending root meanwhile, which that evaluation computes before
+    // the write (`y = x * x; x[...] = m; y &= y[:, :-1]`: the view of the lazy y reads x).
+    const Array hold = reads_pending_write_memory(value) ? Array(value) : Array();
+    target = writable_leaf(node_, base_);
+  }
   if (numel(target->shape()) == 0) return *this;
   value = version_of(std::move(value), *target, target->layout);
   value->dest = std::make_shared<detail::WriteDest>(detail::WriteDest{target->storage, target->layout});
