@@ -13,57 +13,25 @@
 #include <fstream>
 #include <map>
 
+#include "oracle_text.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {
+
+using namespace oracle_text;
 
 std::string oracle_path() {
   const char* d = std::getenv("CUFUSE_INDEXING_ORACLE_DIR");
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_indexing") + "/indexing.txt";
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (true) {
-    size_t e = s.find(sep, b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
 
-struct Host {
-  cf::DType dtype;
-  cf::Shape shape;
-  std::vector<unsigned char> bytes;
-};
 
-Host parse_array(const std::string& tok) {
-  auto f = split(tok, ':');
-  REQUIRE(f.size() == 3);
-  Host h;
-  h.dtype = cf::parse_dtype(f[0]);
-  if (!f[1].empty())
-    for (auto& d : split(f[1], ',')) h.shape.push_back(std::stoll(d));
-  for (size_t i = 0; i + 1 < f[2].size(); i += 2)
-    h.bytes.push_back(static_cast<unsigned char>(std::stoi(f[2].substr(i, 2), nullptr, 16)));
-  return h;
-}
-
-cf::Array to_array(const Host& h) { return cf::from_host(h.bytes.data(), h.dtype, h.shape); }
-
-std::vector<unsigned char> bytes_of(const cf::Array& a) {
-  std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
-  a.copy_to_host(b.data(), b.size());
-  return b;
-}
 
 std::map<std::string, std::string> parse_params(const std::string& s) {
   std::map<std::string, std::string> m;
   if (s == "-") return m;
-  for (auto& kv : split(s, ' ')) {
+  for (auto& kv : split_fields(s, ' ')) {
     auto at = kv.find('=');
     m[kv.substr(0, at)] = kv.substr(at + 1);
   }
@@ -76,13 +44,13 @@ std::optional<int> opt_axis(const std::string& s) {
 
 std::vector<cf::Index> spec_index(const std::string& spec, const std::vector<cf::Array>& arrays) {
   std::vector<cf::Index> out;
-  for (const auto& item : split(spec, ';')) {
+  for (const auto& item : split_fields(spec, ';')) {
     if (item[0] == 'a') out.emplace_back(arrays.at(std::stoul(item.substr(1))));
     else if (item == ":") out.emplace_back(cf::_);
     else if (item == "None") out.emplace_back(cf::newaxis);
     else if (item == "...") out.emplace_back(cf::ellipsis);
     else if (item.find(':') != std::string::npos) {
-      auto pq = split(item, ':');
+      auto pq = split_fields(item, ':');
       std::optional<int64_t> p, q;
       if (!pq[0].empty()) p = std::stoll(pq[0]);
       if (!pq[1].empty()) q = std::stoll(pq[1]);
@@ -138,12 +106,12 @@ TEST_CASE("advanced indexing, masks and scatters match NumPy") {
   int n = 0;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    auto f = split(line, '\t');
+    auto f = split_fields(line, '\t');
     REQUIRE(f.size() == 4);
     CAPTURE(line.substr(0, 200));
     auto p = parse_params(f[1]);
     std::vector<cf::Array> ins;
-    for (auto& t : split(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
+    for (auto& t : split_fields(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
     std::string expected = f[3];
     if (expected == "error AxisError") expected = "error IndexError";
     std::vector<cf::Array> got;
@@ -161,10 +129,10 @@ TEST_CASE("advanced indexing, masks and scatters match NumPy") {
       continue;
     }
     REQUIRE(err.empty());
-    auto want = split(expected, ' ');
+    auto want = split_fields(expected, ' ');
     REQUIRE(got.size() == want.size());
     for (size_t k = 0; k < want.size(); ++k) {
-      Host h = parse_array(want[k]);
+      OracleArray h = parse_array(want[k]);
       CHECK(cf::name(got[k].dtype()) == cf::name(h.dtype));
       CHECK(got[k].shape() == h.shape);
       if (got[k].shape() == h.shape && got[k].dtype() == h.dtype) CHECK(bytes_of(got[k]) == h.bytes);

@@ -14,50 +14,19 @@
 #include <fstream>
 #include <map>
 
+#include "oracle_text.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {
+
+using namespace oracle_text;
 
 std::string oracle_path() {
   const char* d = std::getenv("CUFUSE_MANIPULATION_ORACLE_DIR");
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_manipulation") + "/manipulation.txt";
 }
 
-std::vector<std::string> split_on(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (true) {
-    size_t e = s.find(sep, b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
 
-struct Host {
-  cf::DType dtype;
-  cf::Shape shape;
-  std::vector<unsigned char> bytes;
-};
-
-Host parse_array(const std::string& tok) {
-  auto f = split_on(tok, ':');
-  REQUIRE(f.size() == 3);
-  Host h;
-  h.dtype = cf::parse_dtype(f[0]);
-  if (!f[1].empty())
-    for (auto& d : split_on(f[1], ',')) h.shape.push_back(std::stoll(d));
-  for (size_t i = 0; i + 1 < f[2].size(); i += 2)
-    h.bytes.push_back(static_cast<unsigned char>(std::stoi(f[2].substr(i, 2), nullptr, 16)));
-  return h;
-}
-
-std::vector<unsigned char> bytes_of(const cf::Array& a) {
-  std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
-  a.copy_to_host(b.data(), b.size());
-  return b;
-}
 
 const char* kind_name(cf::ErrorKind k) {
   switch (k) {
@@ -78,13 +47,13 @@ struct Param {
     if (!is_list()) return {i()};
     std::vector<int64_t> v;
     if (raw.size() > 1)
-      for (auto& x : split_on(raw.substr(1), ',')) v.push_back(std::stoll(x));
+      for (auto& x : split_fields(raw.substr(1), ',')) v.push_back(std::stoll(x));
     return v;
   }
   std::vector<std::pair<int64_t, int64_t>> pairs() const {
     std::vector<std::pair<int64_t, int64_t>> v;
-    for (auto& x : split_on(raw.substr(1), ';')) {
-      auto ab = split_on(x, ':');
+    for (auto& x : split_fields(raw.substr(1), ';')) {
+      auto ab = split_fields(x, ':');
       v.emplace_back(std::stoll(ab[0]), std::stoll(ab[1]));
     }
     return v;
@@ -94,7 +63,7 @@ struct Param {
 std::map<std::string, Param> parse_params(const std::string& s) {
   std::map<std::string, Param> m;
   if (s == "-") return m;
-  for (auto& kv : split_on(s, ' ')) {
+  for (auto& kv : split_fields(s, ' ')) {
     auto at = kv.find('=');
     m[kv.substr(0, at)] = Param{kv.substr(at + 1)};
   }
@@ -179,14 +148,14 @@ TEST_CASE("joining, splitting and rearranging agree with NumPy bit for bit, erro
   int checked = 0, failed = 0;
   std::string line;
   while (std::getline(file, line)) {
-    auto r = split_on(line, '\t');
+    auto r = split_fields(line, '\t');
     if (r.empty() || r[0] != "make") continue;
     ++checked;
     auto p = parse_params(r[2]);
     std::vector<cf::Array> in;
     if (r[3] != "-")
-      for (auto& t : split_on(r[3], ' ')) {
-        const Host h = parse_array(t);
+      for (auto& t : split_fields(r[3], ' ')) {
+        const OracleArray h = parse_array(t);
         in.push_back(cf::from_host(h.bytes.data(), h.dtype, h.shape));
       }
     const std::string what = r[1] + "(" + r[2] + ") on " + r[3].substr(0, 50);
@@ -211,14 +180,14 @@ TEST_CASE("joining, splitting and rearranging agree with NumPy bit for bit, erro
       MESSAGE(what << ": threw " << e.what());
       continue;
     }
-    const auto expected = split_on(r[4], ' ');
+    const auto expected = split_fields(r[4], ' ');
     if (out.size() != expected.size()) {
       ++failed;
       MESSAGE(what << ": " << out.size() << " results, NumPy " << expected.size());
       continue;
     }
     for (size_t i = 0; i < out.size(); ++i) {
-      const Host e = parse_array(expected[i]);
+      const OracleArray e = parse_array(expected[i]);
       if (out[i].dtype() != e.dtype || out[i].shape() != e.shape) {
         ++failed;
         MESSAGE(what << " [" << i << "]: " << cf::name(out[i].dtype()) << cf::to_string(out[i].shape()) << ", NumPy "

@@ -19,25 +19,16 @@
 #include <map>
 #include <sstream>
 
+#include "oracle_text.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {
 
+using namespace oracle_text;
+
 std::string oracle_path() {
   const char* d = std::getenv("CUFUSE_SURFACE_ORACLE_DIR");
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_surface") + "/surface.txt";
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (true) {
-    size_t e = s.find(sep, b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
 }
 
 std::string unescape(const std::string& s) {
@@ -53,36 +44,13 @@ std::string unescape(const std::string& s) {
   return o;
 }
 
-struct HostArray {
-  cf::DType dtype;
-  cf::Shape shape;
-  std::vector<unsigned char> bytes;
-};
 
-HostArray parse_array(const std::string& tok) {
-  auto f = split(tok, ':');
-  REQUIRE(f.size() == 3);
-  HostArray h;
-  h.dtype = cf::parse_dtype(f[0]);
-  if (!f[1].empty())
-    for (auto& d : split(f[1], ',')) h.shape.push_back(std::stoll(d));
-  for (size_t i = 0; i + 1 < f[2].size(); i += 2)
-    h.bytes.push_back(static_cast<unsigned char>(std::stoi(f[2].substr(i, 2), nullptr, 16)));
-  return h;
-}
 
-cf::Array to_array(const HostArray& h) { return cf::from_host(h.bytes.data(), h.dtype, h.shape); }
-
-std::vector<unsigned char> bytes_of(const cf::Array& a) {
-  std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
-  a.copy_to_host(b.data(), b.size());
-  return b;
-}
 
 std::map<std::string, std::string> parse_params(const std::string& s) {
   std::map<std::string, std::string> m;
   if (s == "-") return m;
-  for (auto& kv : split(s, ' ')) {
+  for (auto& kv : split_fields(s, ' ')) {
     auto at = kv.find('=');
     m[kv.substr(0, at)] = kv.substr(at + 1);
   }
@@ -116,7 +84,7 @@ struct Cases {
     if (!in) return;
     std::string line;
     while (std::getline(in, line))
-      if (!line.empty()) rows.push_back(split(line, '\t'));
+      if (!line.empty()) rows.push_back(split_fields(line, '\t'));
   }
 };
 const Cases& cases() {
@@ -163,7 +131,7 @@ TEST_CASE("creation functions agree with NumPy: values, dtypes, shapes and error
     auto p = parse_params(r[2]);
     std::vector<cf::Array> in;
     if (r[3] != "-")
-      for (auto& t : split(r[3], ' ')) in.push_back(to_array(parse_array(t)));
+      for (auto& t : split_fields(r[3], ' ')) in.push_back(to_array(parse_array(t)));
     const std::string what = func + "(" + r[2] + ") on " + r[3].substr(0, 60);
     if (r[4].rfind("error ", 0) == 0) {
       std::string got = "no error";
@@ -187,14 +155,14 @@ TEST_CASE("creation functions agree with NumPy: values, dtypes, shapes and error
       MESSAGE(what << ": threw " << e.what());
       continue;
     }
-    auto expected = split(r[4], ' ');
+    auto expected = split_fields(r[4], ' ');
     if (out.size() != expected.size()) {
       ++failed;
       MESSAGE(what << ": " << out.size() << " results, NumPy " << expected.size());
       continue;
     }
     for (size_t i = 0; i < out.size(); ++i) {
-      const HostArray e = parse_array(expected[i]);
+      const OracleArray e = parse_array(expected[i]);
       if (out[i].dtype() != e.dtype || out[i].shape() != e.shape) {
         ++failed;
         MESSAGE(what << ": " << cf::name(out[i].dtype()) << cf::to_string(out[i].shape()) << ", NumPy "

@@ -1,0 +1,55 @@
+// tests/oracle_text.hpp: reading the NumPy oracle case files that tests/oracle/gen_*.py write
+// (one case a line, fields split by a separator, arrays as dtype:shape:hex bytes), shared by
+// the surface, manipulation and indexing oracle tests.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cufuse/cufuse.hpp>
+#include <string>
+#include <vector>
+
+namespace oracle_text {
+
+// s cut at every `sep` (empty fields kept).
+inline std::vector<std::string> split_fields(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (true) {
+    size_t e = s.find(sep, b);
+    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+// An array as the case file spells it: its dtype, shape and raw little-endian bytes.
+struct OracleArray {
+  cufuse::DType dtype;
+  cufuse::Shape shape;
+  std::vector<unsigned char> bytes;
+};
+
+// "float32:2,3:0000803f..." -> OracleArray.
+inline OracleArray parse_array(const std::string& tok) {
+  auto f = split_fields(tok, ':');
+  REQUIRE(f.size() == 3);
+  OracleArray h;
+  h.dtype = cufuse::parse_dtype(f[0]);
+  if (!f[1].empty())
+    for (auto& d : split_fields(f[1], ',')) h.shape.push_back(std::stoll(d));
+  for (size_t i = 0; i + 1 < f[2].size(); i += 2)
+    h.bytes.push_back(static_cast<unsigned char>(std::stoi(f[2].substr(i, 2), nullptr, 16)));
+  return h;
+}
+
+inline cufuse::Array to_array(const OracleArray& h) { return cufuse::from_host(h.bytes.data(), h.dtype, h.shape); }
+
+// An array's raw bytes, row-major, for a bit-for-bit comparison.
+inline std::vector<unsigned char> bytes_of(const cufuse::Array& a) {
+  std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
+  a.copy_to_host(b.data(), b.size());
+  return b;
+}
+
+}  // namespace oracle_text
