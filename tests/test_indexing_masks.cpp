@@ -4,9 +4,11 @@
 // (a scan kernel that counts, with the mask's producer fused, then one compaction kernel).
 #include "test_core_helpers.hpp"
 
+#include "test_values.hpp"
+
 namespace {
-std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<double>(); }
-std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
+using test_values::f64;
+using test_values::i64;
 cf::Array barr(std::vector<bool> v, std::optional<cf::Shape> s = std::nullopt) {
   std::vector<uint8_t> b(v.begin(), v.end());
   return cf::from_host(b.data(), cf::bool_, s ? *s : cf::Shape{static_cast<int64_t>(v.size())});

@@ -7,18 +7,13 @@
 #include "graph/indexing.hpp"
 #include "test_core_helpers.hpp"
 
+#include "test_values.hpp"
+
 namespace {
-std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<double>(); }
-std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
-cf::Array iarr(std::vector<int64_t> v, std::optional<cf::Shape> s = std::nullopt) { return cf::from_host(v, s); }
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const cf::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_values::f64;
+using test_values::i64;
+using test_values::iarr;
+using test_values::message_of;
 }  // namespace
 
 TEST_CASE("x[idx] = v and x[idx] op= v scatter through the index") {

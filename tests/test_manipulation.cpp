@@ -7,8 +7,10 @@
 
 #include "test_core_helpers.hpp"
 
+#include "test_values.hpp"
+
 namespace {
-std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<double>(); }
+using test_values::f64;
 std::vector<double> iota(int n, double from = 0) {
   std::vector<double> v(static_cast<size_t>(n));
   std::iota(v.begin(), v.end(), from);

@@ -9,8 +9,10 @@
 
 #include "test_core_helpers.hpp"
 
+#include "test_values.hpp"
+
 namespace {
-std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<double>(); }
+using test_values::f64;
 double mean_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); }
 double var_of(const std::vector<double>& v) {
   const double m = mean_of(v);
