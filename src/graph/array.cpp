@@ -625,7 +625,12 @@ Array& Array::write(NodePtr value) {
     // the thread): a value that reads memory one of those writes changes must see the old
     // values, so it is a live pending root meanwhile, which that evaluation computes before
     // the write (`y = x * x; x[...] = m; y &= y[:, :-1]`: the view of the lazy y reads x).
-    const Array hold = reads_pending_write_memory(value) ? Array(value) : Array();
+    // Only where writable_leaf will evaluate (the walk costs as much as that evaluation's own
+    // walk there, and nothing on the path of a write into memory already in hand).
+    const bool evaluates = (base_ && !base_->node->is_materialized()) || !node_->is_materialized() ||
+                           (node_->storage && node_->storage->pending_write.load(std::memory_order_acquire) &&
+                            node_->storage->pending_write.load(std::memory_order_acquire) != node_.get());
+    const Array hold = evaluates && reads_pending_write_memory(value) ? Array(value) : Array();
     target = writable_leaf(node_, base_);
   }
   if (numel(target->shape()) == 0) return *this;
