@@ -70,3 +70,31 @@ TEST_CASE("the fuzz program of seed 864574886171, statement by statement, on the
   CHECK(host<int64_t>(v11) == want11);
   CHECK(host<int64_t>(v2) == want2);
 }
+
+// CUFUSE_FUZZ_SEED=919799036265 (CUFUSE_FUZZ_DEVICE_CONFIG=1): `v13 = diagonal(v6)` of a lazy
+// view v6 = cumsum(v2)[:, ::-1], then `v6[::-2] <<= v6.min()`. NumPy's diagonal is a view, so
+// v13 sees the write into the cumsum's memory; cufuse's diagonal of a lazy array had no lazy
+// base, so it kept the values from before the write (element 0 differed on every backend).
+TEST_CASE("the diagonal of a lazy array is a view of it: a later write into that array is seen") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto v2 = cf::from_host(std::vector<int32_t>{-1750118495, -738729243, -5, 1, 8, -3}).reshape({3, 2});
+  auto v4 = cf::cumsum(v2, 0);
+  auto v6 = v4[{slice(none, none), slice(none, none, -1)}];
+  auto v13 = cf::diagonal(v6);
+  auto rows = v6[{slice(none, none, -2)}];
+  rows <<= cf::min(v6);
+  // v4 = [[-1750118495, -738729243], [-1750118500, -738729242], [-1750118492, -738729245]];
+  // v6 = v4[:, ::-1]; rows 2 and 0 of v6 are shifted by a negative count (0, as NumPy gives).
+  CHECK(host<int64_t>(v13) == std::vector<int64_t>{0, -1750118500});
+  CHECK(host<int64_t>(v4) == std::vector<int64_t>{0, 0, -1750118500, -738729242, 0, 0});
+
+  // The same through a diagonal of the lazy array itself, and with an offset.
+  auto a = cf::arange(16.0).reshape({4, 4}) * 1.0;
+  auto d0 = cf::diagonal(a);
+  auto d1 = cf::diagonal(a, 1);
+  a += 100.0;
+  CHECK(host<double>(d0) == std::vector<double>{100, 105, 110, 115});
+  CHECK(host<double>(d1) == std::vector<double>{101, 106, 111});
+  // Still read-only, as NumPy's diagonal is.
+  CHECK_THROWS_AS(d0 += 1.0, cf::ValueError);
+}

@@ -14,6 +14,8 @@
 #include "cufuse/ops.hpp"
 #include "graph/gather.hpp"
 #include "graph/index_map.hpp"
+#include "graph/lazy_base.hpp"
+#include "graph/realize.hpp"
 #include "library_build/contract.hpp"
 
 namespace cufuse::detail {
@@ -106,8 +108,8 @@ struct DiagPusher {
 
 }  // namespace
 
-NodePtr diagonal_node(const NodePtr& n, int64_t offset, int a1, int a2) {
-  const Shape& s = n->shape();
+// Which elements the diagonal at `offset` of axes a1, a2 of shape s takes.
+static DiagSpec diag_spec(const Shape& s, int64_t offset, int a1, int a2) {
   DiagSpec d{a1, a2, 0, 0, 0};
   // Past either edge the diagonal is empty: clamp first, so -offset cannot overflow (INT64_MIN).
   offset = std::clamp<int64_t>(offset, -s[a1], s[a2]);
@@ -118,6 +120,11 @@ NodePtr diagonal_node(const NodePtr& n, int64_t offset, int a1, int a2) {
     d.start1 = -offset;
     d.len = std::max<int64_t>(0, std::min<int64_t>(s[a1] + offset, s[a2]));
   }
+  return d;
+}
+
+NodePtr diagonal_node(const NodePtr& n, int64_t offset, int a1, int a2) {
+  const DiagSpec d = diag_spec(n->shape(), offset, a1, a2);
   std::lock_guard<std::recursive_mutex> lk(graph_mutex());
   DiagPusher p{d, {}};
   return p.rec(n);
@@ -150,7 +157,25 @@ Array diagonal(const Array& a, int64_t offset, int axis1, int axis2) {
   };
   const int a1 = norm(axis1), a2 = norm(axis2);
   if (a1 == a2) throw ValueError("axis1 and axis2 cannot be the same");
-  return Array(detail::diagonal_node(a.node(), offset, a1, a2));
+  detail::NodePtr node = a.node();  // a view of a lazy array whose base is in memory: rebound
+  // A lazy view's positions are those of a dense base: a pending write into a strided view is
+  // carried out first (as Array's own views do: CUFUSE_VIEW_PRELUDE).
+  if (node->dest && !node->dest->layout.is_contiguous()) {
+    detail::realize({node});
+    node = a.node();
+  }
+  detail::NodePtr out = detail::diagonal_node(node, offset, a1, a2);
+  // The diagonal of a lazy array is a view of it as in NumPy: a later write into that array
+  // (which makes it memory) is seen through the diagonal (graph/lazy_base.hpp).
+  std::shared_ptr<detail::LazyBase> base;
+  if (!node->is_materialized() && !node->is_placeholder()) {
+    const auto& ab = a.lazy_base();
+    const detail::Layout l = ab ? ab->view : detail::contiguous_layout(node->shape());
+    base = std::make_shared<detail::LazyBase>(ab ? ab->node : node,
+                                              detail::diag_layout(l, detail::diag_spec(node->shape(), offset, a1, a2)),
+                                              /*read_only=*/true);
+  }
+  return Array(std::move(out), std::move(base));
 }
 
 Array trace(const Array& a, int64_t offset, int axis1, int axis2, std::optional<DType> dtype) {
