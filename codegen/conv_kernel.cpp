@@ -12,15 +12,6 @@
 
 namespace cufuse::detail {
 
-const char* boundary_name(ConvBoundary b) {
-  switch (b) {
-    case ConvBoundary::Fill: return "fill";
-    case ConvBoundary::Wrap: return "wrap";
-    case ConvBoundary::Symm: return "symm";
-  }
-  return "?";
-}
-
 DType conv_accumulate_dtype(DType out) {
   if (out == DType::Float64) return DType::Float64;
   if (is_float(out)) return DType::Float32;

@@ -12,13 +12,18 @@
 #include <cstdint>
 #include <string>
 
+#include "cufuse/enum_names.hpp"
 #include "codegen/kernel.hpp"
 #include "cufuse/dtype.hpp"
 
 namespace cufuse::detail {
 
-enum class ConvBoundary : uint8_t { Fill, Wrap, Symm };
-const char* boundary_name(ConvBoundary b);
+#define CUFUSE_CONV_BOUNDARIES(X) \
+  X(Fill, "fill")                 \
+  X(Wrap, "wrap")                 \
+  X(Symm, "symm")
+enum class ConvBoundary : uint8_t { CUFUSE_CONV_BOUNDARIES(CUFUSE_ENUMERATOR) };
+inline const char* boundary_name(ConvBoundary b) { return CUFUSE_ENUM_NAME(CUFUSE_CONV_BOUNDARIES, b); }
 
 struct ConvProblem {
   DType img_dtype = DType::Float64, flt_dtype = DType::Float64, out_dtype = DType::Float64;

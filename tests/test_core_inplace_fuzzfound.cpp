@@ -98,3 +98,48 @@ TEST_CASE("the diagonal of a lazy array is a view of it: a later write into that
   // Still read-only, as NumPy's diagonal is.
   CHECK_THROWS_AS(d0 += 1.0, cf::ValueError);
 }
+
+// CUFUSE_FUZZ_SEED=668317566486 and 668519814251 (device config, found by the campaign):
+// `a.assign(b)` into a lazy a gave a b's own lazy node, so the two handles named one node;
+// a later write through b made that node memory and changed a too.
+TEST_CASE("assigning a lazy value gives the array its own node: a later write into the value's array is not seen") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::from_host(std::vector<int64_t>{1, 2, 3, 4});
+  auto a = cf::positive(x);  // lazy
+  auto b = cf::negative(a);
+  a.assign(b);
+  b += 100;
+  CHECK(host<int64_t>(a) == std::vector<int64_t>{-1, -2, -3, -4});
+  CHECK(host<int64_t>(b) == std::vector<int64_t>{99, 98, 97, 96});
+  CHECK(host<int64_t>(x) == std::vector<int64_t>{1, 2, 3, 4});
+  // A second handle on the same array still sees its writes (the same array, not a copy).
+  auto c = x * 2;
+  auto c2 = c;
+  c2 += 1;
+  CHECK(host<int64_t>(c) == std::vector<int64_t>{3, 5, 7, 9});
+}
+
+// CUFUSE_FUZZ_SEED=668221497370 and 668608028892: `h2[:, :, ::-1] = v3` (h2 a second handle on
+// v2, v3 = v2[:, ::-1]) then cumsum(v3): the ravel inside cumsum made a view of v2's memory
+// without carrying out the pending write first, so the planner took it for a read of the old
+// values and computed the cumsum before the write.
+TEST_CASE("a view of memory made after a pending write through another handle reads the new values") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::vector<uint32_t> h(2 * 5 * 3);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint32_t>(i);
+  auto v2 = cf::from_host(h).reshape({2, 5, 3});
+  auto h2 = v2;
+  auto v3 = v2[{slice(none, none), slice(none, none, -1)}];
+  h2[{slice(none, none), slice(none, none), slice(none, none, -1)}] = v3;
+  auto v7 = cf::cumsum(v3);  // ravel of a strided view: a copy made after the write
+  auto t = v3.T();           // a strided view: a leaf on the written memory
+  // v2 now holds v2_old[i, 4 - j, 2 - k]; v3 = v2[:, ::-1] holds v2_old[i, j, 2 - k].
+  std::vector<uint64_t> want(h.size());
+  uint64_t run = 0;
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < 5; ++j)
+      for (size_t k = 0; k < 3; ++k) want[(i * 5 + j) * 3 + k] = run += h[(i * 5 + j) * 3 + (2 - k)];
+  CHECK(host<uint64_t>(v7) == want);
+  CHECK(host<uint32_t>(t.T().copy().ravel()) == host<uint32_t>(v3.copy().ravel()));
+  CHECK(host<uint32_t>(v3.ravel())[0] == 2u);
+}

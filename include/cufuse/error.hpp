@@ -4,22 +4,26 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include "cufuse/enum_names.hpp"
 
 namespace cufuse {
 
-enum class ErrorKind {
-  Value,        // a bad value: shape mismatch, bad axis, bad argument
-  Type,         // a dtype an op cannot take, a bad cast
-  Index,        // an index or axis out of range
-  Overflow,     // a scalar that does not fit the dtype it must become
-  OutOfMemory,  // the device pool could not serve an allocation
-  NoDevice,     // no CUDA device or driver where one is needed
-  Compile,      // NVRTC rejected generated or user source
-  Cuda,         // a CUDA runtime / library call failed
-  NotSupported, // a valid request this build cannot serve
-  Internal,     // a bug in cufuse: please report
-  Assertion,    // a cufuse::testing check failed (assert_allclose, assert_array_equal)
-};
+// Each kind of error and the name of its exception class.
+#define CUFUSE_ERROR_KINDS(X)                                                                                      \
+  X(Value, "ValueError")                /* a bad value: shape mismatch, bad axis, bad argument */                  \
+  X(Type, "TypeError")                  /* a dtype an op cannot take, a bad cast */                                \
+  X(Index, "IndexError")                /* an index or axis out of range */                                        \
+  X(Overflow, "OverflowError")          /* a scalar that does not fit the dtype it must become */                  \
+  X(OutOfMemory, "OutOfMemoryError")    /* the device pool could not serve an allocation */                        \
+  X(NoDevice, "NoDeviceError")          /* no CUDA device or driver where one is needed */                         \
+  X(Compile, "CompileError")            /* NVRTC rejected generated or user source */                              \
+  X(Cuda, "CudaError")                  /* a CUDA runtime / library call failed */                                 \
+  X(NotSupported, "NotSupportedError")  /* a valid request this build cannot serve */                              \
+  X(Internal, "InternalError")          /* a bug in cufuse: please report */                                       \
+  X(Assertion, "AssertionError")        /* a cufuse::testing check failed (assert_allclose, assert_array_equal) */
+enum class ErrorKind { CUFUSE_ERROR_KINDS(CUFUSE_ENUMERATOR) };
+// "ValueError", "TypeError", ...
+inline const char* error_kind_name(ErrorKind k) { return CUFUSE_ENUM_NAME(CUFUSE_ERROR_KINDS, k); }
 
 class Error : public std::runtime_error {
  public:

@@ -16,9 +16,6 @@
 
 namespace cufuse::cli {
 
-// "ValueError", "TypeError" ... for a cufuse error kind.
-const char* error_kind_name(ErrorKind k);
-
 [[noreturn]] inline void fail_at(Loc loc, size_t len, const std::string& msg) {
   throw ProgramError(ProgramError::Kind::Semantic, msg, loc, len);
 }

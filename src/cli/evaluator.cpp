@@ -66,23 +66,6 @@ std::string Value::describe() const {
   return "?";
 }
 
-const char* error_kind_name(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::Value: return "ValueError";
-    case ErrorKind::Type: return "TypeError";
-    case ErrorKind::Index: return "IndexError";
-    case ErrorKind::Overflow: return "OverflowError";
-    case ErrorKind::OutOfMemory: return "OutOfMemoryError";
-    case ErrorKind::NoDevice: return "NoDeviceError";
-    case ErrorKind::Compile: return "CompileError";
-    case ErrorKind::Cuda: return "CudaError";
-    case ErrorKind::NotSupported: return "NotSupportedError";
-    case ErrorKind::Internal: return "InternalError";
-    case ErrorKind::Assertion: return "AssertionError";
-  }
-  return "Error";
-}
-
 std::string binary_function(std::string_view op) {
   if (op == "@") return "matmul";
   for (int i = 0; i < detail::kNumOps; ++i) {

@@ -34,16 +34,6 @@
 
 namespace cufuse::cli {
 
-const char* evaluation_kind_name(Evaluation::Kind k) {
-  switch (k) {
-    case Evaluation::Kind::Materialize: return "materialize";
-    case Evaluation::Kind::Settle: return "settle";
-    case Evaluation::Kind::Temporary: return "temporary";
-    case Evaluation::Kind::Write: return "write";
-  }
-  return "?";
-}
-
 namespace {
 
 using detail::Layout;

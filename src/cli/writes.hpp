@@ -11,20 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "cufuse/enum_names.hpp"
 #include "cli/syntax.hpp"
 #include "cli/value.hpp"
 #include "cufuse/shape.hpp"
 
 namespace cufuse::cli {
 
+#define CUFUSE_EVALUATION_KINDS(X)                                                                                               \
+  X(Materialize, "materialize")  /* the array written is lazy: it is computed into memory of its own first */                    \
+  X(Settle, "settle")            /* pending values that read the memory written are computed first (they keep the old values) */ \
+  X(Temporary, "temporary")      /* the value reads the memory other than element for element: it goes to a temporary first */   \
+  X(Write, "write")              /* the write: one root, computed into the memory through the target's view */
 // One evaluation cufuse runs at a write, before the program's results.
 struct Evaluation {
-  enum class Kind {
-    Materialize,  // the array written is lazy: it is computed into memory of its own first
-    Settle,       // pending values that read the memory written are computed first (they keep the old values)
-    Temporary,    // the value reads the memory other than element for element: it goes to a temporary first
-    Write,        // the write: one root, computed into the memory through the target's view
-  };
+  enum class Kind { CUFUSE_EVALUATION_KINDS(CUFUSE_ENUMERATOR) };
   Kind kind = Kind::Write;
   std::string why;                // one line for the report
   Loc loc;                        // the statement that writes
@@ -40,7 +41,7 @@ struct Evaluation {
   int64_t offset = 0;
 };
 
-const char* evaluation_kind_name(Evaluation::Kind k);  // "materialize", "settle", "temporary", "write"
+inline const char* evaluation_kind_name(Evaluation::Kind k) { return CUFUSE_ENUM_NAME(CUFUSE_EVALUATION_KINDS, k); }  // "materialize", "settle", "temporary", "write"
 
 // What a placeholder slot stands for.
 struct MemorySlot {

@@ -123,33 +123,6 @@ bool release_sole_registered(Node* n) noexcept {
 
 std::recursive_mutex& graph_mutex() { return runtime().state<GraphState>().mu; }
 
-const char* kind_name(NodeKind k) {
-  switch (k) {
-    case NodeKind::Buffer: return "buffer";
-    case NodeKind::Scalar: return "scalar";
-    case NodeKind::Generator: return "generator";
-    case NodeKind::Elementwise: return "elementwise";
-    case NodeKind::View: return "view";
-    case NodeKind::Reduce: return "reduce";
-    case NodeKind::Library: return "library";
-  }
-  return "?";
-}
-
-const char* gen_name(GenKind g) {
-  switch (g) {
-    case GenKind::Arange: return "arange";
-    case GenKind::Linspace: return "linspace";
-    case GenKind::RandomUniform: return "uniform";
-    case GenKind::RandomNormal: return "normal";
-    case GenKind::RandomIntegers: return "integers";
-    case GenKind::RandomExponential: return "exponential";
-    case GenKind::RandomPoisson: return "poisson";
-    case GenKind::RandomPermutation: return "permutation";
-  }
-  return "?";
-}
-
 bool Layout::is_contiguous() const {
   int64_t expect = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {

@@ -18,6 +18,7 @@
 
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 
+#include "cufuse/enum_names.hpp"
 #include "cufuse/dtype.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
@@ -33,8 +34,16 @@ struct Node;
 using NodePtr = boost::intrusive_ptr<Node>;
 using InputVec = SmallVec<NodePtr, 3>;
 
-enum class NodeKind : uint8_t { Buffer, Scalar, Generator, Elementwise, View, Reduce, Library };
-const char* kind_name(NodeKind k);
+#define CUFUSE_NODE_KINDS(X)    \
+  X(Buffer, "buffer")           \
+  X(Scalar, "scalar")           \
+  X(Generator, "generator")     \
+  X(Elementwise, "elementwise") \
+  X(View, "view")               \
+  X(Reduce, "reduce")           \
+  X(Library, "library")
+enum class NodeKind : uint8_t { CUFUSE_NODE_KINDS(CUFUSE_ENUMERATOR) };
+inline const char* kind_name(NodeKind k) { return CUFUSE_ENUM_NAME(CUFUSE_NODE_KINDS, k); }
 
 // A strided map from a multi-index in `shape` to a linear position:
 //   pos = offset + sum(idx[d] * strides[d]).
@@ -63,11 +72,17 @@ struct WriteDest {
 inline constexpr uint16_t kUserOpBase = 0x8000;
 inline bool is_user_op(uint16_t op) { return op >= kUserOpBase; }
 
-enum class GenKind : uint8_t {
-  Arange, Linspace, RandomUniform, RandomNormal,
-  RandomIntegers, RandomExponential, RandomPoisson, RandomPermutation
-};
-const char* gen_name(GenKind g);
+#define CUFUSE_GEN_KINDS(X)           \
+  X(Arange, "arange")                 \
+  X(Linspace, "linspace")             \
+  X(RandomUniform, "uniform")         \
+  X(RandomNormal, "normal")           \
+  X(RandomIntegers, "integers")       \
+  X(RandomExponential, "exponential") \
+  X(RandomPoisson, "poisson")         \
+  X(RandomPermutation, "permutation")
+enum class GenKind : uint8_t { CUFUSE_GEN_KINDS(CUFUSE_ENUMERATOR) };
+inline const char* gen_name(GenKind g) { return CUFUSE_ENUM_NAME(CUFUSE_GEN_KINDS, g); }
 
 // A generator's value at logical element number pos (pos = layout.offset + Σ idx·strides),
 // computed with the helpers of codegen/device_helpers.inc, in the dtype's compute type T

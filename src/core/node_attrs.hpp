@@ -8,12 +8,27 @@
 #include <memory>
 #include <variant>
 
+#include "cufuse/enum_names.hpp"
 #include "cufuse/shape.hpp"
 
 namespace cufuse::detail {
 
 // User: a ReductionKernel's reduction; the node's op is its id in codegen/user_kernel.hpp.
-enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, NanMax, NanMin, Any, All, ArgMax, ArgMin, CumSum, CumProd, User };
+#define CUFUSE_REDUCE_OPS(X) \
+  X(Sum, "sum")              \
+  X(Prod, "prod")            \
+  X(Max, "max")              \
+  X(Min, "min")              \
+  X(NanMax, "nanmax")        \
+  X(NanMin, "nanmin")        \
+  X(Any, "any")              \
+  X(All, "all")              \
+  X(ArgMax, "argmax")        \
+  X(ArgMin, "argmin")        \
+  X(CumSum, "cumsum")        \
+  X(CumProd, "cumprod")      \
+  X(User, "user")
+enum class ReduceOp : uint8_t { CUFUSE_REDUCE_OPS(CUFUSE_ENUMERATOR) };
 
 // What a Reduce or Scan node computes (core/reduce_attrs.hpp says more).
 struct ReduceAttrs {
@@ -30,7 +45,15 @@ struct LibraryAttrs {
 };
 
 // A mapped View's per-axis coordinate maps (graph/index_map.hpp says what each does).
-enum class AxisMapKind : uint8_t { Identity, Clamp, Wrap, Div, Reflect, Symmetric, Feistel };
+#define CUFUSE_AXIS_MAP_KINDS(X) \
+  X(Identity, "identity")        \
+  X(Clamp, "clamp")              \
+  X(Wrap, "wrap")                \
+  X(Div, "div")                  \
+  X(Reflect, "reflect")          \
+  X(Symmetric, "symmetric")      \
+  X(Feistel, "feistel")
+enum class AxisMapKind : uint8_t { CUFUSE_AXIS_MAP_KINDS(CUFUSE_ENUMERATOR) };
 struct AxisMap {
   AxisMapKind kind = AxisMapKind::Identity;
   int64_t shift = 0;  // Clamp, Wrap, Reflect, Symmetric: subtracted first

@@ -97,20 +97,6 @@ std::string precision_name(Precision p) {
   return "?";
 }
 
-const char* rule_name(TypeRule r) {
-  switch (r) {
-    case TypeRule::Same: return "same";
-    case TypeRule::Float: return "float";
-    case TypeRule::TrueDivide: return "true_divide";
-    case TypeRule::Compare: return "compare";
-    case TypeRule::Logical: return "logical";
-    case TypeRule::Predicate: return "predicate";
-    case TypeRule::Where: return "where";
-    case TypeRule::Cast: return "cast";
-  }
-  return "?";
-}
-
 const char* compute_ctype(DType t) {
   switch (t) {
     case DType::Float16: case DType::BFloat16: return "float";

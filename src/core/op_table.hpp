@@ -15,22 +15,23 @@
 #include <string>
 #include <string_view>
 
+#include "cufuse/enum_names.hpp"
 #include "cufuse/dtype.hpp"
 #include "cufuse/op_rows.hpp"
 
 namespace cufuse::detail {
 
-enum class TypeRule : uint8_t {
-  Same,        // compute = result = promoted inputs
-  Float,       // compute = result = float_for(promoted): int8 -> float16, int32 -> float64
-  TrueDivide,  // bool/int -> float64, floats keep their dtype
-  Compare,     // compute = promoted, result = bool
-  Logical,     // inputs taken as truth values, result = bool
-  Predicate,   // compute = input dtype, result = bool (isnan)
-  Where,       // (condition as bool, x, y promoted) -> promoted
-  Cast,        // astype: result = the target dtype the node carries
-};
-const char* rule_name(TypeRule r);
+#define CUFUSE_TYPE_RULES(X)                                                                                    \
+  X(Same, "same")               /* compute = result = promoted inputs */                                        \
+  X(Float, "float")             /* compute = result = float_for(promoted): int8 -> float16, int32 -> float64 */ \
+  X(TrueDivide, "true_divide")  /* bool/int -> float64, floats keep their dtype */                              \
+  X(Compare, "compare")         /* compute = promoted, result = bool */                                         \
+  X(Logical, "logical")         /* inputs taken as truth values, result = bool */                               \
+  X(Predicate, "predicate")     /* compute = input dtype, result = bool (isnan) */                              \
+  X(Where, "where")             /* (condition as bool, x, y promoted) -> promoted */                            \
+  X(Cast, "cast")               /* astype: result = the target dtype the node carries */
+enum class TypeRule : uint8_t { CUFUSE_TYPE_RULES(CUFUSE_ENUMERATOR) };
+inline const char* rule_name(TypeRule r) { return CUFUSE_ENUM_NAME(CUFUSE_TYPE_RULES, r); }
 
 // dtype kinds, as a mask
 inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8;

@@ -15,7 +15,7 @@
 
 namespace cufuse::detail {
 
-const char* reduce_name(ReduceOp op);
+inline const char* reduce_name(ReduceOp op) { return CUFUSE_ENUM_NAME(CUFUSE_REDUCE_OPS, op); }
 inline bool is_scan(ReduceOp op) { return op == ReduceOp::CumSum || op == ReduceOp::CumProd; }
 inline bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin; }
 

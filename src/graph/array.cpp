@@ -203,12 +203,16 @@ Array apply_view(const Array& a, NodePtr node, std::shared_ptr<detail::LazyBase>
 }  // namespace
 
 // A view of a pending write into a strided view of an array is made after that write (a
-// lazy view's positions are those of a dense base).
-#define CUFUSE_VIEW_PRELUDE(what)                                  \
-  require_defined(what);                                           \
-  auto node = node_;                                               \
-  auto base = base_;                                               \
-  rebind_if_base_ready(node, base);                                \
+// lazy view's positions are those of a dense base). A view of memory that a pending write
+// (through another handle) changes is made after that write too, as node() reads it: the
+// view is a leaf on that memory, which the planner would take for a read of the old values.
+#define CUFUSE_VIEW_PRELUDE(what)                                                               \
+  require_defined(what);                                                                        \
+  auto node = node_;                                                                            \
+  auto base = base_;                                                                            \
+  rebind_if_base_ready(node, base);                                                             \
+  if (node->storage && node->storage->pending_write.load(std::memory_order_acquire))            \
+    detail::settle_pending_write(node);                                                         \
   if (node->dest && !node->dest->layout.is_contiguous()) detail::realize({node});
 
 Array Array::reshape(const Shape& newshape) const {
@@ -614,9 +618,13 @@ Array& Array::write(NodePtr value) {
     return *this;
   }
   // A lazy array that no other handle names and no view needs in memory: its new value is
-  // just a new lazy node.
+  // just a new lazy node, one of its own: a node another handle names is that array, which
+  // a later write through that handle makes memory and changes (`a.assign(b); b += 1` must
+  // leave a as it was), so it is copied by an elementwise node (own_node).
   if (sole && !cur->is_leaf() && !cur->dest) {
-    set_node(detail::cast_node(detail::broadcast_node(value, cur->shape()), cur->dtype));
+    NodePtr v = detail::cast_node(detail::broadcast_node(value, cur->shape()), cur->dtype);
+    value.reset();
+    set_node(own_node(std::move(v)));
     return *this;
   }
   NodePtr target;

@@ -11,19 +11,6 @@
 
 namespace cufuse::detail {
 
-const char* axis_map_name(AxisMapKind k) {
-  switch (k) {
-    case AxisMapKind::Identity: return "identity";
-    case AxisMapKind::Clamp: return "clamp";
-    case AxisMapKind::Wrap: return "wrap";
-    case AxisMapKind::Div: return "div";
-    case AxisMapKind::Reflect: return "reflect";
-    case AxisMapKind::Symmetric: return "symmetric";
-    case AxisMapKind::Feistel: return "feistel";
-  }
-  return "?";
-}
-
 uint64_t IndexMap::hash() const {
   uint64_t h = 0x51ED270B27B3A5C1ull;
   for (const auto& a : axes) {

@@ -29,7 +29,7 @@
 namespace cufuse::detail {
 
 // AxisMapKind, AxisMap and IndexMap: core/node_attrs.hpp (a Node's attributes).
-const char* axis_map_name(AxisMapKind k);
+inline const char* axis_map_name(AxisMapKind k) { return CUFUSE_ENUM_NAME(CUFUSE_AXIS_MAP_KINDS, k); }
 
 const IndexMap* index_map_of(const Node& n);  // the map of a mapped view, else null
 inline bool is_mapped_view(const Node& n) {

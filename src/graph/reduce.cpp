@@ -15,25 +15,6 @@ namespace cufuse {
 
 namespace detail {
 
-const char* reduce_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Prod: return "prod";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::NanMax: return "nanmax";
-    case ReduceOp::NanMin: return "nanmin";
-    case ReduceOp::Any: return "any";
-    case ReduceOp::All: return "all";
-    case ReduceOp::ArgMax: return "argmax";
-    case ReduceOp::ArgMin: return "argmin";
-    case ReduceOp::CumSum: return "cumsum";
-    case ReduceOp::CumProd: return "cumprod";
-    case ReduceOp::User: return "user";  // ReductionKernel (codegen/user_kernel.hpp)
-  }
-  return "?";
-}
-
 NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
   auto n = new_node(NodeKind::Reduce);
   n->op = static_cast<uint16_t>(op);

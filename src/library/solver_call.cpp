@@ -6,19 +6,6 @@
 
 namespace cufuse::detail {
 
-const char* solver_kind_name(SolverKind k) {
-  switch (k) {
-    case SolverKind::LU: return "getrf";
-    case SolverKind::Inv: return "inv";
-    case SolverKind::Solve: return "solve";
-    case SolverKind::Cholesky: return "cholesky";
-    case SolverKind::QR: return "qr";
-    case SolverKind::SVD: return "svd";
-    case SolverKind::Eigh: return "eigh";
-  }
-  return "?";
-}
-
 static Shape with_batch(const Shape& batch, std::initializer_list<int64_t> dims) {
   Shape s = batch;
   for (auto d : dims) s.push_back(d);

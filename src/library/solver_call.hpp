@@ -17,12 +17,21 @@
 // matrices where they exist, else a loop). The run() reads info back where an error is
 // possible (one stream synchronization).
 #pragma once
+#include "cufuse/enum_names.hpp"
 #include "core/library_call.hpp"
 
 namespace cufuse::detail {
 
-enum class SolverKind : uint8_t { LU, Inv, Solve, Cholesky, QR, SVD, Eigh };
-const char* solver_kind_name(SolverKind k);
+#define CUFUSE_SOLVER_KINDS(X) \
+  X(LU, "getrf")               \
+  X(Inv, "inv")                \
+  X(Solve, "solve")            \
+  X(Cholesky, "cholesky")      \
+  X(QR, "qr")                  \
+  X(SVD, "svd")                \
+  X(Eigh, "eigh")
+enum class SolverKind : uint8_t { CUFUSE_SOLVER_KINDS(CUFUSE_ENUMERATOR) };
+inline const char* solver_kind_name(SolverKind k) { return CUFUSE_ENUM_NAME(CUFUSE_SOLVER_KINDS, k); }
 
 struct SolverSpec {
   SolverKind kind = SolverKind::LU;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cufuse/enum_names.hpp"
 #include "core/node.hpp"
 #include "plan/rules.hpp"
 
@@ -29,9 +30,14 @@ struct Cut {
 // "cut at n17 sum over axes (1,) f32 (8192,): materialize, read by 2 groups"
 std::string describe_cut(const Cut& c);
 
-enum class GroupKind : uint8_t { Elementwise, Reduction, Scan, Library };
+#define CUFUSE_GROUP_KINDS(X)   \
+  X(Elementwise, "elementwise") \
+  X(Reduction, "reduction")     \
+  X(Scan, "scan")               \
+  X(Library, "library")
+enum class GroupKind : uint8_t { CUFUSE_GROUP_KINDS(CUFUSE_ENUMERATOR) };
 class LibraryCall;
-const char* group_kind_name(GroupKind k);
+inline const char* group_kind_name(GroupKind k) { return CUFUSE_ENUM_NAME(CUFUSE_GROUP_KINDS, k); }
 
 // What a reduction group writes per output.
 enum class OutKind : uint8_t {

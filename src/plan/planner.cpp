@@ -40,16 +40,6 @@ std::string describe_cut(const Cut& c) {
                      limit.empty() ? "" : " (" + limit + ")", c.why.empty() ? "" : ", " + c.why);
 }
 
-const char* group_kind_name(GroupKind k) {
-  switch (k) {
-    case GroupKind::Elementwise: return "elementwise";
-    case GroupKind::Reduction: return "reduction";
-    case GroupKind::Scan: return "scan";
-    case GroupKind::Library: return "library";
-  }
-  return "?";
-}
-
 int Plan::buffer_of(const Node* n) const {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].get() == n) return static_cast<int>(i);

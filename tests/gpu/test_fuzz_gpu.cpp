@@ -9,6 +9,10 @@
 // replay on new inputs (a third of them as CUDA graphs), bitwise equal to the lazy result.
 // User kernels run here (fused with the ops around them) against their lazy twins' reference;
 // some programs run on a new stream, destroyed while their results are still alive.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 #include <doctest/doctest.h>
 
 #include <random>
@@ -18,20 +22,33 @@
 
 namespace cf = cufuse;
 
+namespace {
+// The run's counts: a doctest MESSAGE (shown with a failure) and a line on stdout always, which
+// scripts/fuzz-campaign.sh reads (doctest prints messages of passing tests only with -s).
+void summary(const std::string& line) {
+  MESSAGE(line);
+  std::printf("fuzz summary: %s\n", line.c_str());
+  std::fflush(stdout);
+}
+}  // namespace
+
 TEST_CASE("fuzz: random programs on the device against the reference evaluator") {
   const fuzz::Config cfg = fuzz::device_config();  // up to 130 x 130, 4 x 130 x 130; one in 10 long
   const fuzz::Seeds seeds = fuzz::seeds(std::random_device{}() % 1000000000ULL * 1000, 300);
   MESSAGE("fuzz seeds " << seeds.first << " .. " << seeds.first + static_cast<uint64_t>(seeds.count) - 1);
   const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
   for (const auto& r : sum.reports) FAIL_CHECK(r);
-  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with in-place writes ("
-                       << sum.writes.stmts << " statements, " << sum.writes.views << " through views, "
-                       << sum.writes.alias_reads << " reading the array written, " << sum.writes.lazy_targets
-                       << " into lazy values), "
-                       << sum.fused << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, " << sum.user
-                       << " with user kernels, " << sum.streams << " on a new stream, " << sum.finite
-                       << " on finite inputs; " << sum.inexact_outputs << " outputs compared within a bound");
-  if (!seeds.replay && seeds.count >= 300) {
+  std::ostringstream line;
+  line << sum.programs << " programs, " << sum.failed << " failed; " << sum.inplace << " with in-place writes ("
+       << sum.writes.stmts << " statements, " << sum.writes.views << " through views, " << sum.writes.alias_reads
+       << " reading the array written, " << sum.writes.lazy_targets << " into lazy values), " << sum.fused
+       << " also through fuse(), " << sum.early << " with early evaluations, " << sum.convolutions << " convolutions, "
+       << sum.user << " with user kernels, " << sum.streams << " on a new stream, " << sum.finite
+       << " on finite inputs; " << sum.inexact_outputs << " outputs compared within a bound";
+  summary(line.str());
+  // The coverage floors hold for the suite's own 300 programs (a campaign's batches, given
+  // CUFUSE_FUZZ_FIRST, count programs and failures only).
+  if (!seeds.replay && seeds.count >= 300 && !std::getenv("CUFUSE_FUZZ_FIRST")) {
     CHECK(sum.kinds.size() == static_cast<size_t>(fuzz::kKinds));
     CHECK(sum.inplace >= 40);
     CHECK(sum.eager == sum.inplace);
@@ -74,7 +91,9 @@ TEST_CASE("fuzz: random programs on four threads at once, each on its own stream
     fused += s.fused;
     streams += s.streams;
   }
-  MESSAGE(programs << " programs on " << kThreads << " threads, " << failed << " failed; " << fused
-                   << " also through fuse(), " << streams << " on a further new stream");
+  std::ostringstream line;
+  line << programs << " programs on " << kThreads << " threads, " << failed << " failed; " << fused
+       << " also through fuse(), " << streams << " on a further new stream";
+  summary(line.str());
   CHECK(programs == kThreads * per_thread);
 }
