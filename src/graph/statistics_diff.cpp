@@ -206,7 +206,12 @@ Array gradient_axis(const Array& f, int ax, const Spacing& sp, int edge_order, D
 
 std::vector<Array> gradient(const Array& f_in, const std::vector<Operand>& spacing, AxisArg axis, int edge_order) {
   if (!f_in.defined()) throw ValueError("gradient: the Array handle is empty");
-  const Axes axes = detail::normalize_axes(axis, f_in.ndim(), "gradient");
+  // NumPy's normalize_axis_tuple: the axes in the order given (one gradient each, in that order)
+  Axes axes = detail::normalize_axes(axis, f_in.ndim(), "gradient");
+  if (!axis.all()) {
+    axes.clear();
+    for (auto ax : axis.axes()) axes.push_back(detail::manip_axis(static_cast<int>(ax), f_in.ndim(), "gradient"));
+  }
   const size_t len_axes = axes.size();
   Array f = f_in;
   DType otype = f.dtype();

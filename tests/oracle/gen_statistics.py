@@ -171,7 +171,7 @@ def gen_histogram2d():
         x, y = sample(dt, (80,)), sample(dt, (80,))
         case("histogram2d", dict(bins=5), [x, y], lambda: np.histogram2d(x, y, 5), exact=True)
         case("histogram2d", dict(bins=[3, 4]), [x, y], lambda: np.histogram2d(x, y, [3, 4]), exact=True)
-        case("histogram2d", dict(bins=4, range=[[-5.0, 5.0], [0.0, 10.0]]), [x, y],
+        case("histogram2d", dict(bins=4, range=[-5.0, 5.0, 0.0, 10.0]), [x, y],
              lambda: np.histogram2d(x, y, 4, [[-5, 5], [0, 10]]), exact=True)
         ex, ey = np.array([-30.0, -1.0, 0.0, 2.0, 30.0]), np.array([-5.0, 5.0, 6.0])
         case("histogram2d", dict(bins=["@2", "@3"]), [x, y, ex, ey], lambda: np.histogram2d(x, y, [ex, ey]), exact=True)
