@@ -18,8 +18,22 @@ Value pair_of(const Array& x, const Array& y) {
 std::optional<Array> opt_array(const Args& a, const char* p) {
   return a.given(p) ? std::optional<Array>(a.array(p)) : std::nullopt;
 }
+// An array, a number, or a list of numbers (NumPy's asanyarray of it).
 std::optional<Operand> opt_operand(const Args& a, const char* p) {
-  return a.given(p) ? std::optional<Operand>(a.operand(p)) : std::nullopt;
+  if (!a.given(p)) return std::nullopt;
+  const Value& v = a.get(p);
+  if (v.is_sequence()) {
+    std::vector<double> d;
+    bool ints = true;
+    for (const auto& it : v.items) {
+      if (!it.is_number()) a.fail(p, "expected numbers");
+      ints &= it.is_int();
+      d.push_back(it.number.to_double());
+    }
+    Array x = cufuse::from_host(d);
+    return Operand(ints ? x.astype(DType::Int64) : x);
+  }
+  return a.operand(p);
 }
 std::optional<int> opt_int(const Args& a, const char* p) {
   return a.given(p) ? std::optional<int>(static_cast<int>(a.integer(p))) : std::nullopt;

@@ -17,6 +17,7 @@ using detail::BinEdges;
 Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minlength) {
   if (!x.defined() || (weights && !weights->defined())) throw ValueError("bincount: an Array handle is empty");
   if (minlength < 0) throw ValueError("'minlength' must not be negative");
+  detail::require_values(x, "bincount");
   if (x.ndim() == 0) throw ValueError("object of too small depth for desired array");
   if (x.ndim() > 1) throw ValueError("object too deep for desired array");
   const DType t = x.dtype();
@@ -67,6 +68,7 @@ Array count_bins(int64_t nbins, const detail::BinIndex& bi, const std::optional<
 Histogram histogram(const Array& a_in, const Bins& bins, std::optional<Range> range, const std::optional<Array>& weights,
                     bool density) {
   auto [a, w] = ravel_checked(a_in, weights);
+  detail::require_values(a, "histogram");
   const BinEdges e = detail::bin_edges(a, bins, range);
   Array hist = e.nbins == 0 ? zeros(Shape{0}, w ? w->dtype() : DType::Int64)
                             : count_bins(e.nbins, detail::bin_index(a, e), w);
@@ -115,6 +117,8 @@ Histogram2d histogram2d(const Array& x, const Array& y, const Bins& xbins, std::
                         bool density) {
   if (!x.defined() || !y.defined() || (weights && !weights->defined()))
     throw ValueError("histogram2d: an Array handle is empty");
+  detail::require_values(x, "histogram2d");
+  detail::require_values(y, "histogram2d");
   if (x.ndim() != 1 || y.ndim() != 1) throw ValueError("histogram2d: x and y must be 1-D");
   if (x.size() != y.size()) throw ValueError("x and y must have the same length.");
   const DType st = promote_types(x.dtype(), y.dtype());  // np.array([x, y])'s dtype

@@ -11,6 +11,7 @@
 
 #include "cufuse/creation.hpp"
 #include "cufuse/ops.hpp"
+#include "core/node.hpp"
 #include "graph/gather.hpp"
 #include "graph/histogram_bins.hpp"
 #include "graph/indexing.hpp"
@@ -24,6 +25,13 @@ namespace {
 double in_dtype(double v, DType t) { return Scalar::typed(Scalar(v), t).to_double(); }
 Scalar strong(double v, DType t) { return Scalar::typed(Scalar(v), t); }
 }  // namespace
+
+void require_values(const Array& a, const char* what) {
+  const NodePtr& n = a.node();
+  if (n->reads_placeholder || n->is_placeholder())
+    throw ValueError(fmt::format("{} counts the array's values, and a placeholder has none: it needs an array with data",
+                                 what));
+}
 
 std::pair<Scalar, Scalar> outer_edges(const Array& a, const std::optional<Range>& range) {
   if (range) {

@@ -21,6 +21,9 @@ struct BinEdges {
   bool range_given = false;  // values outside [first, last] are dropped (else none are)
 };
 
+// ValueError where `a` is (or reads) a placeholder: counting needs the values (what = the
+// function's name).
+void require_values(const Array& a, const char* what);
 // np.histogram's _get_outer_edges: the given range checked, or the data's min and max (one
 // read-back; ValueError where not finite), widened by 0.5 each way where equal. As NumPy
 // returns them: weak C++ numbers for a range or an empty a, strong scalars of a's dtype else.
