@@ -93,6 +93,9 @@ struct EwEmitter {
   bool tiled = false;
   int priv = -1;         // the privatized scatter-add output (see kPrivSmem), or -1
   int64_t priv_n = 0;    // its element count
+  // An integer scatter-add of one value (a kernel parameter: bincount's and histogram's 1)
+  // counts updates in 32-bit counters and merges count * value: exact modulo 2^bits.
+  bool priv_count = false;
   int tR = -1;                     // tiled mode: the dimension some reads run along at stride 1
   std::vector<bool> through_tile;  // tiled mode: per accessor, read through shared memory
   int64_t nbatch = 1;              // tiled mode: elements of the dimensions other than R and C
@@ -297,14 +300,17 @@ struct EwEmitter {
                          t == DType::Float32 || t == DType::Float64;
     if (scatter_attrs(*o.node).mode != ScatterMode::Add || !type_ok || nb < 1) return;
     if (!(o.layout.strides == contiguous_strides(o.layout.shape))) return;
-    if (nb * itemsize(t) > kPrivSmem || numel(S) < kPrivMinUpdates || numel(S) < 8 * nb) return;
+    const Node* v = o.node->inputs[1].get();
+    const bool count = is_integer(t) && v->k() == NodeKind::Scalar && numel(S) < (int64_t(1) << 32);
+    if (nb * (count ? 4 : itemsize(t)) > kPrivSmem || numel(S) < kPrivMinUpdates || numel(S) < 8 * nb) return;
     priv = scatters[0];
     priv_n = nb;
+    priv_count = count;
   }
   // The privatized target: zeroed before the updates; merged (its nonzero elements added
   // atomically into global memory) after them.
   std::string priv_head() const {
-    const std::string ST = storage_type(outs[priv].node->dtype);
+    const std::string ST = priv_count ? "unsigned int" : storage_type(outs[priv].node->dtype);
     return fmt::format("  __shared__ {0} cf_priv[{1}];\n  for (int j = threadIdx.x; j < {1}; j += blockDim.x) cf_priv[j] = 0;\n"
                        "  __syncthreads();\n", ST, priv_n);
   }
@@ -312,6 +318,14 @@ struct EwEmitter {
     const DType t = outs[priv].node->dtype;
     const std::string K = std::to_string(priv);
     std::string nz = "v_ != 0", add;
+    if (priv_count) {  // count * value, in the target's width
+      const std::string W = itemsize(t) == 4 ? "unsigned int" : "unsigned long long";
+      const std::string val = "p.s" + std::to_string(scalar_of.at(outs[priv].node->inputs[1].get()));
+      return fmt::format("  __syncthreads();\n  for (int j = threadIdx.x; j < {0}; j += blockDim.x) {{\n"
+                         "    const unsigned int v_ = cf_priv[j];\n"
+                         "    if (v_ != 0u) atomicAdd(({1}*)(p.t{2} + j), ({1})v_ * ({1})({3}));\n  }}\n",
+                         priv_n, W, K, val);
+    }
     if (t == DType::Float32) nz = "__float_as_uint(v_) != 0u";  // +0.0 untouched; -0.0 and NaN added
     if (t == DType::Float64) nz = "__double_as_longlong(v_) != 0ll";
     if (t == DType::Float32 || t == DType::Float64) add = fmt::format("atomicAdd(p.t{} + j, v_)", K);
@@ -537,6 +551,12 @@ struct EwEmitter {
     const DType t = o->dtype;
     const std::string ST = storage_type(t), R = reg_type(t);
     e.line(fmt::format("if ({}) {{", ok));
+    if (k == priv && priv_count) {
+      e.line(fmt::format("  atomicAdd(cf_priv + ({}), 1u);", off));
+      e.line("}");
+      if (!pred.empty()) e.line("}");
+      return;
+    }
     if (k == priv) e.line(fmt::format("  {}* const a_ = cf_priv + ({});", ST, off));
     else e.line(fmt::format("  {}* const a_ = p.t{} + ({});", ST, K, off));
     if (at.mode == ScatterMode::Assign) {
@@ -813,7 +833,7 @@ struct EwEmitter {
       k.summary = fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
     if (priv >= 0)
       k.summary += fmt::format(", scatter-add privatized: {} {} counters per block in shared memory, merged at the end",
-                               priv_n, name(outs[priv].node->dtype));
+                               priv_n, priv_count ? "uint32 (count x value)" : name(outs[priv].node->dtype));
     return k;
   }
 };

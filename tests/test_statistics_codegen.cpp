@@ -42,6 +42,19 @@ TEST_CASE("scatter-add into a small target is privatized in shared memory; every
   CHECK(strided.find("strided rank") != std::string::npos);
 }
 
+TEST_CASE("an integer scatter-add of one value counts in 32 bits and merges count x value") {
+  for (cf::DType t : {cf::i64, cf::u32}) {
+    auto target = cf::placeholder(t, {4096});
+    auto x = cf::placeholder(cf::i32, {1 << 20});
+    auto s = d::make_scatter(target.node(), {cf::remainder(x, 4096).astype(cf::i64).node()}, {0}, {1 << 20},
+                             cf::full({1 << 20}, 3, t).node(), d::ScatterModeArg::Add);
+    auto ex = plan_of({cf::Array(s)}, true);
+    const std::string src = d::describe_executable(*ex, true);
+    CHECK(src.find("privatized: 4096 uint32 (count x value)") != std::string::npos);
+    CHECK(src.find("__shared__ unsigned int cf_priv[4096]") != std::string::npos);
+  }
+}
+
 TEST_CASE("scatter-add with few updates, a large target or another type uses global atomics") {
   CHECK(scatter_source(cf::i64, 1024, 4096).find("privatized") == std::string::npos);       // few updates
   CHECK(scatter_source(cf::i64, 8192, 1 << 20).find("privatized") == std::string::npos);    // 64 KB of counters

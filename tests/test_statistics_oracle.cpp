@@ -29,14 +29,6 @@ std::string oracle_path() {
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_statistics") + "/statistics.txt";
 }
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
 
 // One parameter: None, True/False, an int, a float, `@k` (input k), or a list `L...`.
 struct Param {
