@@ -52,7 +52,8 @@ std::pair<Scalar, Scalar> outer_edges(const Array& a, const std::optional<Range>
   const DType t = a.dtype();
   if (is_float(t) && (!std::isfinite(first.to_double()) || !std::isfinite(last.to_double())))
     throw ValueError(fmt::format("autodetected range of [{}, {}] is not finite", first.to_double(), last.to_double()));
-  if (first.to_double() == last.to_double() && (is_float(t) ? true : first.to_int64() == last.to_int64())) {
+  const bool equal = is_float(t) ? first.to_double() == last.to_double() : first.to_int64() == last.to_int64();
+  if (equal) {
     const DType w = is_float(t) ? t : DType::Float64;
     first = strong(first.to_double() - 0.5, w);
     last = strong(last.to_double() + 0.5, w);

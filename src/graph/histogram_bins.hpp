@@ -31,8 +31,8 @@ std::pair<Scalar, Scalar> outer_edges(const Array& a, const std::optional<Range>
 // NumPy's np.linspace(first, last, num) in its computing dtype (float64 for weak or integer
 // ends, else theirs), cast to `out` (nullopt: that dtype).
 Array linspace_like_numpy(const Scalar& first, const Scalar& last, int64_t num, std::optional<DType> out);
-// np.histogram's _get_bin_edges for the 1-D a (bool already made uint8). `what` names the
-// bins in messages ("`bins`").
+// np.histogram's _get_bin_edges for the 1-D a (bool already made uint8): the count's linspace
+// over the outer edges, or the given edges checked.
 BinEdges bin_edges(const Array& a, const Bins& bins, const std::optional<Range>& range);
 // Edges given as an array: checked 1-D and non-decreasing (one bool read back).
 void check_edges(const Array& edges, const std::string& what_1d, const std::string& what_monotonic);
