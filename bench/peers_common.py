@@ -86,6 +86,11 @@ WORKLOADS = {
                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
     "I3": dict(desc="add_at of 2^24 f32 values into 2^20 bins, random idx",
                bytes=AT_N * 8 + AT_N * 4 + AT_BINS * 4 * 2, peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    # issue 33: statistics (bench/statistics_workloads.cpp, peers_stats.py)
+    "H1": dict(desc="histogram of f32[2^26] into 1024 bins, range given", bytes=(1 << 26) * 4,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
+    "H2": dict(desc="bincount of int32[2^26] in [0, 1024)", bytes=(1 << 26) * 4 * 2,
+               peers=["cupy", "torch", "torch.compile", "jax.jit"]),
 }
 INDEXING = ("I1", "I2", "I3")
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
@@ -107,7 +112,7 @@ def shared_inputs(randn, wid, f32):
 
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
-         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3"]
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3", "H1", "H2"]
 LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
@@ -318,6 +323,9 @@ def check(wid, get, inp, out, part=None):
         return peers_manip.check(wid, get, inp, out, part)
     if wid in INDEXING:
         return check_indexing(wid, get, inp, out)
+    if wid in ("H1", "H2"):
+        import peers_stats
+        return peers_stats.check(wid, get, inp, out, part)
     return False, "no check for " + wid
 
 

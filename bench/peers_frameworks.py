@@ -3,6 +3,7 @@ workload's random inputs and the callables of its peers (eager, fused, compiled,
 
 import peers_loop_frameworks as loops
 import peers_manip as manip
+import peers_stats as stats
 from peers_common import (AT_BINS, AT_N, CONV, IDX_N, INDEXING, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -62,7 +63,7 @@ class CupyFW:
             x *= 1e-3
             x += 1.0  # products of 4096 values near 1 stay finite
             return dict(x=x)
-        if wid in INDEXING:
+        if wid in INDEXING or wid in stats.IDS:
             return indexing_inputs(self.randn, lambda hi, n: self.rs.randint(0, hi, n, dtype=cp.int64), wid, f32)
         if wid == "W10":
             return dict(a=self.randn((CONV, CONV), f64), k=cp.asarray(gaussian_kernel()))
@@ -90,6 +91,8 @@ class CupyFW:
             return loops.cupy_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.cupy_fns(self, wid, inp)
+        if wid in stats.IDS:
+            return stats.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "I1":
             x, m = inp["x"], inp["mask"]
@@ -224,7 +227,7 @@ class TorchFW:
             x = self.randn(PROD, f64)
             x.mul_(1e-3).add_(1.0)
             return dict(x=x)
-        if wid in INDEXING:
+        if wid in INDEXING or wid in stats.IDS:
             return indexing_inputs(self.randn, lambda hi, n: t.randint(0, hi, (n,), device="cuda", generator=self.gen),
                                    wid, f32)
         raise KeyError(wid)
@@ -234,6 +237,8 @@ class TorchFW:
             return loops.torch_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.torch_fns(self, wid, inp)
+        if wid in stats.IDS:
+            return stats.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -337,7 +342,7 @@ class JaxFW:
         if wid in loops.IDS:
             return loops.jax_inputs(self, wid)
         f32 = self.jnp.float32
-        if wid in INDEXING:
+        if wid in INDEXING or wid in stats.IDS:
             def randint(hi, n):
                 self.key, sub = self.jax.random.split(self.key)
                 return self.jax.random.randint(sub, (n,), 0, hi, dtype=self.jnp.int64)
@@ -353,6 +358,8 @@ class JaxFW:
             return loops.jax_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.jax_fns(self, wid, inp)
+        if wid in stats.IDS:
+            return stats.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):
@@ -396,7 +403,9 @@ class JaxFW:
 
 
 def indexing_inputs(randn, randint, wid, f32):
-    """I1-I3's inputs: randn(shape, dtype) and randint(high, n) of the framework."""
+    """I1-I3's (and H1, H2's: peers_stats.py) inputs: randn(shape, dtype) and randint(high, n) of the framework."""
+    if wid in stats.IDS:
+        return stats.inputs(randn, randint, wid, f32)
     if wid == "I1":
         return dict(x=randn(IDX_N, f32), mask=randn(IDX_N, f32) > 0)
     if wid == "I2":

@@ -86,14 +86,6 @@ std::vector<cf::Array> run(const std::string& f, std::map<std::string, std::stri
   return {a};
 }
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
 
 }  // namespace
 

@@ -28,14 +28,6 @@ std::string oracle_path() {
 
 
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
 
 // A parameter: "None", an int, a string, `L1,2` (ints) or `P1:2;3:4` (pairs).
 struct Param {

@@ -57,14 +57,6 @@ std::map<std::string, std::string> parse_params(const std::string& s) {
   return m;
 }
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
 
 // Units in the last place between two values of a float dtype (read as double).
 double ulps(double a, double b, cf::DType t) {

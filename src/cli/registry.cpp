@@ -34,7 +34,10 @@ Value literal(std::string_view text) {
   const Token& t = toks[k];
   switch (t.kind) {
     case Tok::Int:
-    case Tok::Float: return Value::of(neg ? Scalar(t.kind == Tok::Float ? -t.number.to_double() : -t.number.to_int64()) : t.number);
+    case Tok::Float:  // (one ternary over double and int64 would make -1 a float)
+      if (!neg) return Value::of(t.number);
+      if (t.kind == Tok::Float) return Value::of(Scalar(-t.number.to_double()));
+      return Value::of(Scalar(-t.number.to_int64()));
     case Tok::String: return Value::string(t.text);
     case Tok::Name:
       if (t.text == "True" || t.text == "False") return Value::of(Scalar(t.text == "True"));
