@@ -36,6 +36,7 @@
 #include <fmt/format.h>
 
 #include "codegen/preamble.hpp"
+#include "codegen/view_coords.hpp"
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
 #include "graph/gather.hpp"
@@ -173,8 +174,17 @@ struct EwEmitter {
       if (S[d] != 1) dims.push_back(d);
     std::vector<Strides> cst(accs.size());
     dim_group.assign(static_cast<size_t>(S.ndim()), -1);
+    // Dims a mapped view's map moves stay dims of their own (codegen/view_coords.hpp).
+    std::vector<bool> apart(static_cast<size_t>(S.ndim()), false);
+    for (const auto& a : accs)
+      if (a.kind == Acc::View && a.node->shape() == S) {
+        const std::vector<bool> moved = mapped_axes(a.node);
+        for (size_t d = 0; d < moved.size(); ++d) apart[d] = apart[d] || moved[d];
+      }
+    int prev = -1;
     for (int d : dims) {
-      bool merge = !cs.empty();
+      bool merge = !cs.empty() && !apart[d] && !apart[prev];
+      prev = d;
       for (size_t a = 0; merge && a < accs.size(); ++a) merge = cst[a].back() == accs[a].st[d] * S[d];
       if (merge) {
         group_dims.back()++;
@@ -375,17 +385,25 @@ struct EwEmitter {
   // An identity View's coordinates (those of its input: a mapped view's, graph/index_map.hpp)
   // straight from the iteration's, where no collapsed dim merged several of its dims: no
   // unravelling of a position the kernel has just made from them.
+  // A collapsed dim that merged several dims gives its coordinate to the last of them and 0
+  // to the others, where the chain allows it (codegen/view_coords.hpp).
   bool view_coords(const Node* n, std::vector<std::string>& co) const {
     if (!ExprEmitter::identity_view(n) || n->shape() != S || tiled) return false;
     if (contiguous && cs.ndim() > 1) return false;
+    std::vector<std::vector<int>> members(static_cast<size_t>(cs.ndim()));
+    for (int d = 0; d < S.ndim(); ++d)
+      if (dim_group[d] >= 0) members[static_cast<size_t>(dim_group[d])].push_back(d);
+    bool merged = false;
+    for (const auto& g : members) merged = merged || g.size() > 1;
+    if (merged && !merged_coords_ok(n, members, bind)) return false;
     for (int d = 0; d < S.ndim(); ++d) {
-      if (S[d] == 1) {
+      const int g = dim_group[d];
+      if (S[d] == 1 || g < 0) {
         co.push_back("0");
         continue;
       }
-      const int g = dim_group[d];
-      if (g < 0 || group_dims[g] != 1) return false;
-      co.push_back(contiguous ? idx : "c" + std::to_string(g));
+      if (members[static_cast<size_t>(g)].back() != d) co.push_back("0");
+      else co.push_back(contiguous ? idx : "c" + std::to_string(g));
     }
     return true;
   }
