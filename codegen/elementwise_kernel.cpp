@@ -37,6 +37,7 @@
 
 #include "codegen/preamble.hpp"
 #include "codegen/view_coords.hpp"
+#include "core/op_table.hpp"
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
 #include "graph/gather.hpp"
@@ -413,9 +414,38 @@ struct EwEmitter {
   std::string value(ExprEmitter& e, const Node* n) {
     walk_post_order(
         n, [&](const Node* x) { return vals.count(x) != 0; },
-        [&](const Node* x) { return computed(x) ? inputs_of(x) : InputRange{}; },
-        [&](const Node* x) { vals[x] = value_of(e, x); });
+        [&](const Node* x) { return computed(x) ? (branch_select(x) ? InputRange{0, 1} : inputs_of(x)) : InputRange{}; },
+        [&](const Node* x) { vals[x] = branch_select(x) ? branch_value(e, x) : value_of(e, x); });
     return vals.at(n);
+  }
+  // `where(coordinate < end, a, b)`, a concatenation's choice of part (graph/manipulation.cpp):
+  // an if/else that computes only the chosen side, instead of a select after both. The
+  // condition is a comparison of a coordinate iota with a kernel parameter, so it changes
+  // only at a part's boundary (for a join along a row axis, once per row; along the row, in
+  // one warp per boundary): the branch costs no divergence, and each element reads and
+  // computes its own part only (M1/M2 computed and read every part at every element).
+  static bool branch_select(const Node* n) {
+    if (n->k() != NodeKind::Elementwise || is_user_op(n->op) || static_cast<Op>(n->op) != Op::Where) return false;
+    if (n->inputs[1]->dtype != n->dtype || n->inputs[2]->dtype != n->dtype) return false;
+    const Node* c = n->inputs[0].get();
+    if (c->k() != NodeKind::Elementwise || is_user_op(c->op) || static_cast<Op>(c->op) != Op::Less) return false;
+    const Node* g = c->inputs[0].get();
+    return g->k() == NodeKind::Generator && static_cast<GenKind>(g->op) == GenKind::Arange &&
+           c->inputs[1]->k() == NodeKind::Scalar;
+  }
+  // Values computed inside a branch are scoped to it: forgotten after, computed again if
+  // something outside needs them.
+  std::string branch_value(ExprEmitter& e, const Node* n) {
+    const std::string v = e.fresh(), R = reg_type(n->dtype);
+    e.line(fmt::format("{} {};", R, v));
+    for (int side : {1, 2}) {
+      e.line(side == 1 ? fmt::format("if ({}) {{", vals.at(n->inputs[0].get())) : std::string("} else {"));
+      const auto known = vals;
+      e.line(fmt::format("{} = {};", v, value(e, n->inputs[side].get())));
+      for (auto it = vals.begin(); it != vals.end();) it = known.count(it->first) ? std::next(it) : vals.erase(it);
+    }
+    e.line("}");
+    return v;
   }
   // An op node whose value comes from its inputs' values (value_of's last case).
   bool computed(const Node* n) const {
