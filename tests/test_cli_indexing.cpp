@@ -3,32 +3,15 @@
 // take, take_along_axis, x[idx], x[i, 1:], x[mask], nonzero, argwhere, flatnonzero, extract,
 // compress, put by their NumPy names and add_at; a gather plans as one fused kernel on
 // placeholders; writes through index arrays are refused with a message.
-#include <doctest/doctest.h>
-
-#include <string>
-
-#include "cli/evaluator.hpp"
-#include "cli/registry.hpp"
-#include "cli/syntax.hpp"
-#include "cufuse/cufuse.hpp"
+#include "test_cli_helpers.hpp"
 
 namespace cli = cufuse::cli;
 namespace cf = cufuse;
 
 namespace {
 
-cli::Evaluator run(const std::string& src) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  return ev;
-}
-
-cf::Array result(const std::string& src) {
-  cli::Evaluator ev = run(src);
-  auto r = ev.results({});
-  REQUIRE(r.size() == 1);
-  return r[0].array;
-}
+using cli_test::result;
+using cli_test::run;
 
 std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
 

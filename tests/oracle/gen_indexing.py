@@ -18,47 +18,17 @@ ml_dtypes). Functions and their inputs:
     setidx (x, idx, v)  iaddidx (x, idx, v)  setmask (x, m, v)  iaddmask (x, m, v)  (x after x[i] = v / += v)
 """
 import argparse
-import os
-import sys
-import warnings
 
-try:
-    import numpy as np
-    import ml_dtypes
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"gen_indexing.py: needs numpy (>= 2) and ml_dtypes: {e}; pip install numpy ml_dtypes")
+from oracle_common import DTYPES, NP, np, tok, write_cases
+from oracle_common import sample as sample_of
 
-warnings.simplefilter("ignore", RuntimeWarning)
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64"]
 IDX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-NP = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in DTYPES}
 rng = np.random.default_rng(20261126)
 lines = []
 
 
-def dname(dt):
-    dt = np.dtype(dt)
-    return "bfloat16" if dt == BF16 else dt.name
-
-
-def tok(a):
-    a = np.asarray(a).copy(order="C")
-    return f"{dname(a.dtype)}:{','.join(str(d) for d in a.shape)}:{a.tobytes().hex()}"
-
-
 def sample(dt, shape):
-    n = int(np.prod(shape)) if shape else 1
-    if dt == "bool":
-        v = rng.integers(0, 2, n).astype(bool)
-    elif dt.startswith("uint"):
-        v = rng.integers(0, 100, n).astype(NP[dt])
-    elif dt.startswith("int"):
-        v = rng.integers(-50, 50, n).astype(NP[dt])
-    else:
-        v = (rng.standard_normal(n) * 10).astype(NP[dt])
-    return v.reshape(shape)
+    return sample_of(rng, dt, shape, 50)
 
 
 def indices(n, shape, dt="int64", neg=True):
@@ -235,10 +205,7 @@ def main():
     gen_index()
     gen_select()
     gen_scatter()
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "indexing.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"gen_indexing.py: {len(lines)} cases -> {args.out}/indexing.txt")
+    write_cases(args.out, "indexing.txt", lines)
 
 
 if __name__ == "__main__":
