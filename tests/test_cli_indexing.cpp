@@ -46,6 +46,10 @@ TEST_CASE("cli: masks and selections read their data") {
 TEST_CASE("cli: put and add_at write their array; subscript writes with arrays are refused") {
   cf::BackendScope ref(cf::Backend::Reference);
   CHECK(i64(result("a = zeros(4, dtype=np.int64); put(a, arange(2) * 3, 7); a")) == std::vector<int64_t>{7, 0, 0, 7});
+  CHECK(i64(result("a = zeros(4, dtype=np.int64); put(a, arange(2) * 5 - 3, 7, mode='clip'); a")) ==
+        std::vector<int64_t>{7, 0, 7, 0});
+  CHECK(i64(result("take(arange(5), arange(3) * 4 - 3, mode='wrap')")) == std::vector<int64_t>{2, 1, 0});
+  CHECK(i64(result("np.take(arange(5), arange(3) * 4 - 3, None, 'clip')")) == std::vector<int64_t>{0, 1, 4});
   CHECK(i64(result("a = zeros(3, dtype=np.int64); add_at(a, (arange(3) + 2) // 2, 1); a")) ==
         std::vector<int64_t>{0, 2, 1});
   CHECK_THROWS(run("a = zeros(3); a[arange(1)] = 2"));

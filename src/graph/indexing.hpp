@@ -1,6 +1,7 @@
 // src/graph/indexing.hpp: the shared steps of advanced indexing (src/graph/indexing.cpp),
 // selections by mask (compaction.cpp) and scatters (scatter.cpp).
 #pragma once
+#include <string_view>
 #include <vector>
 
 #include "cufuse/array.hpp"
@@ -18,6 +19,12 @@ struct AdvIndex {
 int normalize_index_axis(int axis, int ndim, const char* what);
 // IndexError unless idx has an integer dtype (not bool).
 void require_index_dtype(const Array& idx, const char* what);
+
+// take's and put's mode (NumPy's clipmode): a ValueError for any other spelling.
+enum class ClipMode { Raise, Clip, Wrap };
+ClipMode clip_mode(std::string_view mode);
+// The indices brought into [0, n) by clip or wrap (as int64, lazily); raise: unchanged.
+Array clip_indices(const Array& indices, int64_t n, ClipMode mode);
 // V gathered at the index arrays (broadcast together; placed as NumPy places them); with
 // `origin`, the result remembers V and the indices so that a write can scatter through them.
 Array gather_dims(const Array& V, const std::vector<AdvIndex>& adv, bool origin);

@@ -263,13 +263,17 @@ Subscript& Subscript::operator*=(const Operand& v) { return update(static_cast<u
 Subscript& Subscript::operator/=(const Operand& v) { return update(static_cast<uint16_t>(detail::Op::TrueDivide), v); }
 
 // ------------------------------------------------------------------ put, ufunc.at
-void put(Array& a, const Array& indices, const Operand& values) {
-  if (!a.defined() || !indices.defined()) throw ValueError("put: an Array handle is empty");
-  detail::require_index_dtype(indices, "put");
-  const int64_t n = indices.size();
+void put(Array& a, const Array& indices_in, const Operand& values, std::string_view mode) {
+  if (!a.defined() || !indices_in.defined()) throw ValueError("put: an Array handle is empty");
+  detail::require_index_dtype(indices_in, "put");
+  const detail::ClipMode cm = detail::clip_mode(mode);
+  const int64_t n = indices_in.size();
   Array vals = values.is_array() ? values.array().ravel() : full(Shape{1}, values.scalar(), a.dtype());
   if (n == 0 || vals.size() == 0) return;
-  if (a.size() == 0) throw IndexError("put: cannot replace in an empty array");
+  if (a.size() == 0)
+    throw IndexError(cm == detail::ClipMode::Raise ? "put: cannot replace in an empty array"
+                                                   : "cannot replace elements of an empty array");
+  const Array indices = detail::clip_indices(indices_in, a.size(), cm);
   // values repeated to the indices' count (NumPy's put), a gather by i % len.
   Array v = vals.size() == n ? vals : take(vals, remainder(arange(Scalar(int64_t(0)), Scalar(n)), vals.size()));
   Array flat_idx = indices.reshape(Shape{n});
