@@ -31,6 +31,11 @@ Array gather_dims(const Array& V, const std::vector<AdvIndex>& adv, bool origin)
 // x[idx] for an index list holding arrays (NumPy's advanced indexing).
 Array advanced_index(const Array& x, const std::vector<Index>& idx, bool origin);
 
+// Operations cufuse::fuse cannot trace (src/graph/trace_refusals.cpp): NotSupportedError
+// naming `what` while this thread traces; a selection only when its mask reads an argument.
+void refuse_scatter_in_trace(const char* what);
+void refuse_selection_in_trace(const Array& mask, const char* what);
+
 // Scatters (src/graph/scatter.cpp): writes `value` (broadcast to the update shape `iter`,
 // cast to target's dtype) into the memory of `target` at the index nodes E (one per target
 // dim, each an integer node of shape iter; checked[d]: wrapped and bounds-checked), where

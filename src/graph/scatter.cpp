@@ -150,6 +150,7 @@ NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& idx, const
 bool write_through_subscript(Array& a, uint16_t op, const Operand& value) {
   const NodePtr n = a.node();
   if (!n || !is_gather(*n) || !gather_attrs(*n).origin) return false;
+  refuse_scatter_in_trace(op == static_cast<uint16_t>(Op::Cast) ? "x[idx] = v" : "x[idx] op= v");
   auto o = gather_attrs(*n).origin;
   Array target(o->node, o->base);
   std::vector<int> checked(o->checked.begin(), o->checked.end());
@@ -212,6 +213,8 @@ bool broadcasts_over_rows(const Operand& v, const Array& x, int k) {
 Subscript& Subscript::update(uint16_t op, const Operand& v) {
   if (!x_.defined() || !index_.defined()) throw ValueError("x[idx]: an Array handle is empty");
   const bool assign = op == static_cast<uint16_t>(detail::Op::Cast);
+  if (index_.dtype() == DType::Bool) detail::refuse_scatter_in_trace(assign ? "x[mask] = v" : "x[mask] op= v");
+  else detail::refuse_scatter_in_trace(assign ? "x[idx] = v" : "x[idx] op= v");
   if (index_.dtype() == DType::Bool) {
     const int k = index_.ndim();
     Array m = detail::mask_over(x_, index_);
@@ -265,6 +268,7 @@ Subscript& Subscript::operator/=(const Operand& v) { return update(static_cast<u
 // ------------------------------------------------------------------ put, ufunc.at
 void put(Array& a, const Array& indices_in, const Operand& values, std::string_view mode) {
   if (!a.defined() || !indices_in.defined()) throw ValueError("put: an Array handle is empty");
+  detail::refuse_scatter_in_trace("put");
   detail::require_index_dtype(indices_in, "put");
   const detail::ClipMode cm = detail::clip_mode(mode);
   const int64_t n = indices_in.size();
@@ -292,6 +296,7 @@ namespace {
 void ufunc_at(Array& a, const Array& indices, const Operand& values, detail::ScatterModeArg mode, const char* what,
               detail::Op op) {
   if (!a.defined() || !indices.defined()) throw ValueError(fmt::format("{}: an Array handle is empty", what));
+  detail::refuse_scatter_in_trace(what);
   detail::require_index_dtype(indices, what);
   if (a.ndim() == 0) throw TypeError(fmt::format("{}: the array must have at least one dimension", what));
   (void)op;  // NumPy's ufunc.at casts the values unsafely to a's dtype
