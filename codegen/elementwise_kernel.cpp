@@ -36,6 +36,8 @@
 #include <fmt/format.h>
 
 #include "codegen/preamble.hpp"
+#include "codegen/view_coords.hpp"
+#include "core/op_table.hpp"
 #include "core/walk.hpp"
 #include "cufuse/error.hpp"
 #include "graph/gather.hpp"
@@ -184,8 +186,17 @@ struct EwEmitter {
       if (S[d] != 1) dims.push_back(d);
     std::vector<Strides> cst(accs.size());
     dim_group.assign(static_cast<size_t>(S.ndim()), -1);
+    // Dims a mapped view's map moves stay dims of their own (codegen/view_coords.hpp).
+    std::vector<bool> apart(static_cast<size_t>(S.ndim()), false);
+    for (const auto& a : accs)
+      if (a.kind == Acc::View && a.node->shape() == S) {
+        const std::vector<bool> moved = mapped_axes(a.node);
+        for (size_t d = 0; d < moved.size(); ++d) apart[d] = apart[d] || moved[d];
+      }
+    int prev = -1;
     for (int d : dims) {
-      bool merge = !cs.empty();
+      bool merge = !cs.empty() && !apart[d] && !apart[prev];
+      prev = d;
       for (size_t a = 0; merge && a < accs.size(); ++a) merge = cst[a].back() == accs[a].st[d] * S[d];
       if (merge) {
         group_dims.back()++;
@@ -436,17 +447,25 @@ struct EwEmitter {
   // An identity View's coordinates (those of its input: a mapped view's, graph/index_map.hpp)
   // straight from the iteration's, where no collapsed dim merged several of its dims: no
   // unravelling of a position the kernel has just made from them.
+  // A collapsed dim that merged several dims gives its coordinate to the last of them and 0
+  // to the others, where the chain allows it (codegen/view_coords.hpp).
   bool view_coords(const Node* n, std::vector<std::string>& co) const {
     if (!ExprEmitter::identity_view(n) || n->shape() != S || tiled) return false;
     if (contiguous && cs.ndim() > 1) return false;
+    std::vector<std::vector<int>> members(static_cast<size_t>(cs.ndim()));
+    for (int d = 0; d < S.ndim(); ++d)
+      if (dim_group[d] >= 0) members[static_cast<size_t>(dim_group[d])].push_back(d);
+    bool merged = false;
+    for (const auto& g : members) merged = merged || g.size() > 1;
+    if (merged && !merged_coords_ok(n, members, bind)) return false;
     for (int d = 0; d < S.ndim(); ++d) {
-      if (S[d] == 1) {
+      const int g = dim_group[d];
+      if (S[d] == 1 || g < 0) {
         co.push_back("0");
         continue;
       }
-      const int g = dim_group[d];
-      if (g < 0 || group_dims[g] != 1) return false;
-      co.push_back(contiguous ? idx : "c" + std::to_string(g));
+      if (members[static_cast<size_t>(g)].back() != d) co.push_back("0");
+      else co.push_back(contiguous ? idx : "c" + std::to_string(g));
     }
     return true;
   }
@@ -456,9 +475,38 @@ struct EwEmitter {
   std::string value(ExprEmitter& e, const Node* n) {
     walk_post_order(
         n, [&](const Node* x) { return vals.count(x) != 0; },
-        [&](const Node* x) { return computed(x) ? inputs_of(x) : InputRange{}; },
-        [&](const Node* x) { vals[x] = value_of(e, x); });
+        [&](const Node* x) { return computed(x) ? (branch_select(x) ? InputRange{0, 1} : inputs_of(x)) : InputRange{}; },
+        [&](const Node* x) { vals[x] = branch_select(x) ? branch_value(e, x) : value_of(e, x); });
     return vals.at(n);
+  }
+  // `where(coordinate < end, a, b)`, a concatenation's choice of part (graph/manipulation.cpp):
+  // an if/else that computes only the chosen side, instead of a select after both. The
+  // condition is a comparison of a coordinate iota with a kernel parameter, so it changes
+  // only at a part's boundary (for a join along a row axis, once per row; along the row, in
+  // one warp per boundary): the branch costs no divergence, and each element reads and
+  // computes its own part only (M1/M2 computed and read every part at every element).
+  static bool branch_select(const Node* n) {
+    if (n->k() != NodeKind::Elementwise || is_user_op(n->op) || static_cast<Op>(n->op) != Op::Where) return false;
+    if (n->inputs[1]->dtype != n->dtype || n->inputs[2]->dtype != n->dtype) return false;
+    const Node* c = n->inputs[0].get();
+    if (c->k() != NodeKind::Elementwise || is_user_op(c->op) || static_cast<Op>(c->op) != Op::Less) return false;
+    const Node* g = c->inputs[0].get();
+    return g->k() == NodeKind::Generator && static_cast<GenKind>(g->op) == GenKind::Arange &&
+           c->inputs[1]->k() == NodeKind::Scalar;
+  }
+  // Values computed inside a branch are scoped to it: forgotten after, computed again if
+  // something outside needs them.
+  std::string branch_value(ExprEmitter& e, const Node* n) {
+    const std::string v = e.fresh(), R = reg_type(n->dtype);
+    e.line(fmt::format("{} {};", R, v));
+    for (int side : {1, 2}) {
+      e.line(side == 1 ? fmt::format("if ({}) {{", vals.at(n->inputs[0].get())) : std::string("} else {"));
+      const auto known = vals;
+      e.line(fmt::format("{} = {};", v, value(e, n->inputs[side].get())));
+      for (auto it = vals.begin(); it != vals.end();) it = known.count(it->first) ? std::next(it) : vals.erase(it);
+    }
+    e.line("}");
+    return v;
   }
   // An op node whose value comes from its inputs' values (value_of's last case).
   bool computed(const Node* n) const {

@@ -284,11 +284,11 @@ std::vector<std::string> ExprEmitter::map_coordinates(const IndexMap& map, const
     }
     std::string e;
     switch (a.kind) {
-      case AxisMapKind::Clamp: e = fmt::format("cf_imap_clamp({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
-      case AxisMapKind::Wrap: e = fmt::format("cf_imap_wrap({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
-      case AxisMapKind::Div: e = fmt::format("{} / p.{}[2]", m[k], mk); break;
-      case AxisMapKind::Reflect: e = fmt::format("cf_imap_reflect({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
-      case AxisMapKind::Symmetric: e = fmt::format("cf_imap_symmetric({}, p.{}[0], p.{}[1])", m[k], mk, mk); break;
+      case AxisMapKind::Clamp: e = fmt::format("cf_imap_clamp<{}>({}, p.{}[0], p.{}[1])", I, m[k], mk, mk); break;
+      case AxisMapKind::Wrap: e = fmt::format("cf_imap_wrap<{}>({}, p.{}[0], p.{}[1])", I, m[k], mk, mk); break;
+      case AxisMapKind::Div: e = fmt::format("{} / ({})p.{}[2]", m[k], I, mk); break;
+      case AxisMapKind::Reflect: e = fmt::format("cf_imap_reflect<{}>({}, p.{}[0], p.{}[1])", I, m[k], mk, mk); break;
+      case AxisMapKind::Symmetric: e = fmt::format("cf_imap_symmetric<{}>({}, p.{}[0], p.{}[1])", I, m[k], mk, mk); break;
       case AxisMapKind::Feistel: e = fmt::format("cf_feistel({}, p.{}[1], p.{}_k{})", m[k], mk, lp, k); break;
       case AxisMapKind::Identity: break;
     }

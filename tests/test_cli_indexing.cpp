@@ -3,32 +3,15 @@
 // take, take_along_axis, x[idx], x[i, 1:], x[mask], nonzero, argwhere, flatnonzero, extract,
 // compress, put by their NumPy names and add_at; a gather plans as one fused kernel on
 // placeholders; writes through index arrays are refused with a message.
-#include <doctest/doctest.h>
-
-#include <string>
-
-#include "cli/evaluator.hpp"
-#include "cli/registry.hpp"
-#include "cli/syntax.hpp"
-#include "cufuse/cufuse.hpp"
+#include "test_cli_helpers.hpp"
 
 namespace cli = cufuse::cli;
 namespace cf = cufuse;
 
 namespace {
 
-cli::Evaluator run(const std::string& src) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  return ev;
-}
-
-cf::Array result(const std::string& src) {
-  cli::Evaluator ev = run(src);
-  auto r = ev.results({});
-  REQUIRE(r.size() == 1);
-  return r[0].array;
-}
+using cli_test::result;
+using cli_test::run;
 
 std::vector<int64_t> i64(const cf::Array& a) { return a.astype(cf::i64).to_host<int64_t>(); }
 
@@ -63,6 +46,10 @@ TEST_CASE("cli: masks and selections read their data") {
 TEST_CASE("cli: put and add_at write their array; subscript writes with arrays are refused") {
   cf::BackendScope ref(cf::Backend::Reference);
   CHECK(i64(result("a = zeros(4, dtype=np.int64); put(a, arange(2) * 3, 7); a")) == std::vector<int64_t>{7, 0, 0, 7});
+  CHECK(i64(result("a = zeros(4, dtype=np.int64); put(a, arange(2) * 5 - 3, 7, mode='clip'); a")) ==
+        std::vector<int64_t>{7, 0, 7, 0});
+  CHECK(i64(result("take(arange(5), arange(3) * 4 - 3, mode='wrap')")) == std::vector<int64_t>{2, 1, 0});
+  CHECK(i64(result("np.take(arange(5), arange(3) * 4 - 3, None, 'clip')")) == std::vector<int64_t>{0, 1, 4});
   CHECK(i64(result("a = zeros(3, dtype=np.int64); add_at(a, (arange(3) + 2) // 2, 1); a")) ==
         std::vector<int64_t>{0, 2, 1});
   CHECK_THROWS(run("a = zeros(3); a[arange(1)] = 2"));

@@ -1,40 +1,15 @@
 // tests/test_cli_surface.cpp: issue 30's functions in the program language of
 // cufuse-dump-kernels (src/cli/functions_surface.cpp): eye, identity, tri, triu, tril, diag,
 // meshgrid, logspace, allclose, array_equal and np.testing's asserts, by their NumPy names.
-#include <doctest/doctest.h>
-
-#include <string>
-
-#include "cli/evaluator.hpp"
-#include "cli/registry.hpp"
-#include "cli/syntax.hpp"
-#include "cufuse/cufuse.hpp"
+#include "test_cli_helpers.hpp"
 
 namespace cli = cufuse::cli;
 namespace cf = cufuse;
 
 namespace {
 
-std::vector<cli::NamedArray> results(const std::string& src) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  return ev.results({});
-}
-
-cf::Array result(const std::string& src) {
-  auto r = results(src);
-  REQUIRE(r.size() == 1);
-  return r[0].array;
-}
-
-// The value of a name a program assigned.
-cli::Value value_of(const std::string& src, const std::string& name) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  const cli::Value* v = ev.lookup(name);
-  REQUIRE(v != nullptr);
-  return *v;
-}
+using cli_test::result;
+using cli_test::value_of;
 
 }  // namespace
 

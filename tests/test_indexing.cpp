@@ -53,6 +53,28 @@ TEST_CASE("take: IndexError names the index and the axis, TypeError-like IndexEr
   CHECK_THROWS_AS(cf::take(cf::zeros({0}), iarr({0})).eval(), cf::IndexError);
 }
 
+TEST_CASE("take with mode clip and wrap: NumPy's values, errors, and still one fused kernel") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(5).astype(cf::f32) * 10;
+  CHECK(f64(cf::take(a, iarr({-7, 2, 9}), std::nullopt, "clip")) == std::vector<double>{0, 20, 40});
+  CHECK(f64(cf::take(a, iarr({-7, 2, 9}), std::nullopt, "wrap")) == std::vector<double>{30, 20, 40});
+  // NumPy takes the indices as intp: uint64's largest is -1, then wrapped or clipped
+  CHECK(f64(cf::take(a, iarr({-1}).astype(cf::u64), 0, "wrap")) == std::vector<double>{40});
+  CHECK(f64(cf::take(a, iarr({250}).astype(cf::u8), 0, "clip")) == std::vector<double>{40});
+  auto m = cf::arange(6).reshape({2, 3});
+  auto w = cf::take(m, iarr({-1, 5}, cf::Shape{1, 2}), 1, "wrap");
+  CHECK(w.shape() == cf::Shape{2, 1, 2});
+  CHECK(i64(w) == std::vector<int64_t>{2, 2, 5, 5});
+  CHECK(message_of([&] { cf::take(a, iarr({0}), 0, "bogus"); }) ==
+        "clipmode must be one of 'clip', 'raise', or 'wrap' (got 'bogus')");
+  CHECK(message_of([&] { cf::take(cf::zeros({0, 3}), iarr({1}), 0, "clip"); }) ==
+        "cannot do a non-empty take from an empty axes.");
+  CHECK(cf::take(cf::zeros({0, 3}), iarr({}), 0, "wrap").shape() == cf::Shape{0, 3});
+  auto x = cf::placeholder(cf::f32, {64}), i = cf::placeholder(cf::i32, {16});
+  CHECK(plan_of({cf::take(x * 2, i, 0, "wrap") + 1})->steps.size() == 1);
+  CHECK(plan_of({cf::take(x, i + 3, 0, "clip")}, /*compile=*/true)->steps.size() == 1);
+}
+
 TEST_CASE("take_along_axis gathers along one axis and broadcasts the others") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto a = cf::from_host(std::vector<float>{10, 30, 20, 60, 40, 50}, cf::Shape{2, 3});

@@ -100,6 +100,20 @@ TEST_CASE("x[mask] = v and x[mask] op= v are one fused where, no count") {
   CHECK_THROWS_AS(u[u == 0] = 300, cf::OverflowError);
 }
 
+TEST_CASE("put with mode clip and wrap") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::zeros({5}, cf::f64);
+  cf::put(a, iarr({-7, 9}), cf::from_host(std::vector<double>{10, 20}), "clip");
+  CHECK(f64(a) == std::vector<double>{10, 0, 0, 0, 20});
+  auto b = cf::zeros({5}, cf::f64);
+  cf::put(b, iarr({-7, 9}), cf::from_host(std::vector<double>{10, 20}), "wrap");
+  CHECK(f64(b) == std::vector<double>{0, 0, 0, 10, 20});
+  auto e = cf::zeros({0}, cf::f32);
+  CHECK(message_of([&] { cf::put(e, iarr({1}), 2, "wrap"); }) == "cannot replace elements of an empty array");
+  CHECK(message_of([&] { cf::put(b, iarr({1}), 2, "nope"); }) ==
+        "clipmode must be one of 'clip', 'raise', or 'wrap' (got 'nope')");
+}
+
 TEST_CASE("put: flat indices, values repeated, negative indices, errors") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto a = cf::zeros({2, 3}, cf::i32);

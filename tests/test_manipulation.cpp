@@ -287,3 +287,51 @@ TEST_CASE("the fused kernels compile (NVRTC) and the reference runs them: one ke
     CHECK(ex->steps.size() == 1);
   }
 }
+
+TEST_CASE("joins and pads compile to kernels without per-element unravelling (issue 30's M1-M3)") {
+  auto x = cf::placeholder(cf::f32, {64, 48}), y = cf::placeholder(cf::f32, {64, 48});
+  auto source = [](const cf::Array& e) {
+    auto ex = plan_of({e}, /*compile=*/true);
+    REQUIRE(ex->steps.size() == 1);
+    auto spec = ex->steps[0].spec;
+    spec.source = spec.source.substr(spec.source.find("extern \"C\""));  // the kernel, not the preamble
+    return spec;
+  };
+  // pad: rows mode over (66, 66), the row reflected once per row, the column by a compare
+  const auto pad = source(cf::pad(x, 1, "reflect"));
+  CHECK(pad.summary.find("rows rank 2") != std::string::npos);
+  CHECK(count_of(pad.source, "_sh[") == 0);
+  CHECK(count_of(pad.source, "cf_imap_reflect<int>") == 2);
+  // stack along axis 0: (2, 64*48) in rows mode, each part read at (c0, c1), one part per element
+  const auto st = source(cf::stack({x, y}));
+  CHECK(st.summary.find("rows rank 2") != std::string::npos);
+  CHECK(count_of(st.source, "_sh[") == 0);
+  CHECK(count_of(st.source, "} else {") == 1);
+  // concatenate along either axis: an if/else per part boundary, no unravel
+  const auto c0 = source(cf::concatenate({x * 2, cf::exp(y), y}) * 3);
+  CHECK(count_of(c0.source, "} else {") == 2);
+  CHECK(count_of(c0.source, "_sh[") == 0);
+  const auto c1 = source(cf::concatenate({x * 2, cf::exp(y)}, 1));
+  CHECK(count_of(c1.source, "} else {") == 1);
+  // a 3-D stack in the middle: dims (1, 2) merge for the parts, axis 1 stays apart
+  auto a3 = cf::placeholder(cf::f32, {4, 8, 16}), b3 = cf::placeholder(cf::f32, {4, 8, 16});
+  const auto s3 = source(cf::stack({a3, b3}, 1) + 1);
+  CHECK(count_of(s3.source, "_sh[") == 0);
+  // a part that is a transposed view cannot take merged coordinates: it unravels, still one kernel
+  const auto tr = source(cf::stack({a3, b3.transpose({0, 2, 1}).reshape({4, 8, 16})}, 1));
+  CHECK(!tr.source.empty());
+  // tile's wrap takes the 32-bit remainder
+  CHECK(count_of(source(cf::tile(x, {2, 3})).source, "cf_imap_wrap<int>") == 2);
+}
+
+TEST_CASE("the join and pad kernels' values on the reference backend, on shapes that merge dims") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = cf::arange(2 * 3 * 4).astype(cf::f32).reshape({2, 3, 4}), b = cf::arange(100, 124).astype(cf::f32).reshape({2, 3, 4});
+  auto s = cf::stack({a, b * 2}, 1);
+  CHECK(s.shape() == cf::Shape{2, 2, 3, 4});
+  std::vector<double> want;
+  for (int i = 0; i < 2; ++i)
+    for (int part = 0; part < 2; ++part)
+      for (int k = 0; k < 12; ++k) want.push_back(part == 0 ? i * 12 + k : (100 + i * 12 + k) * 2);
+  CHECK(f64(s) == want);
+}

@@ -1,35 +1,15 @@
 // tests/test_manipulation_cli.cpp: issue 30's joining, splitting, rearranging and random
 // functions in the program language of cufuse-dump-kernels (src/cli/functions_manipulation.cpp),
 // by their NumPy names, with the results the library gives.
-#include <doctest/doctest.h>
-
-#include <string>
-
-#include "cli/evaluator.hpp"
-#include "cli/registry.hpp"
-#include "cli/syntax.hpp"
-#include "cufuse/cufuse.hpp"
+#include "test_cli_helpers.hpp"
 
 namespace cli = cufuse::cli;
 namespace cf = cufuse;
 
 namespace {
 
-cf::Array result(const std::string& src) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  auto r = ev.results({});
-  REQUIRE(r.size() == 1);
-  return r[0].array;
-}
-
-cli::Value value_of(const std::string& src, const std::string& name) {
-  cli::Evaluator ev;
-  ev.run(cli::parse_program(src));
-  const cli::Value* v = ev.lookup(name);
-  REQUIRE(v != nullptr);
-  return *v;
-}
+using cli_test::result;
+using cli_test::value_of;
 
 }  // namespace
 

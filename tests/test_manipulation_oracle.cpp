@@ -8,7 +8,7 @@
 // Results are compared bit for bit (these functions only move elements, or cast them as
 // NumPy's promotion does); errors by kind (NumPy's AxisError counts as an IndexError).
 //
-// CTest runs gen_manipulation.py first (tests/manipulation_oracle.cmake, fixture
+// CTest runs gen_manipulation.py first (tests/numpy_oracles.cmake, fixture
 // `cufuse_manipulation_oracle`) and points CUFUSE_MANIPULATION_ORACLE_DIR at its output.
 #include <cstdlib>
 #include <fstream>

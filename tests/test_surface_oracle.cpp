@@ -6,7 +6,7 @@
 // float16, bfloat16, 0-d, empty, 3-D and 4-D, wrapped and summarised arrays; allclose,
 // array_equal, and the messages of assert_allclose / assert_array_equal.
 //
-// CTest runs gen_surface.py first (tests/surface_oracle.cmake, fixture `cufuse_surface_oracle`)
+// CTest runs gen_surface.py first (tests/numpy_oracles.cmake, fixture `cufuse_surface_oracle`)
 // and points CUFUSE_SURFACE_ORACLE_DIR at its output. Everything runs on the host reference
 // backend. Results are compared bit for bit, except logspace's floats (base ** y through libm:
 // within 4 units in the last place, 1 for float16/bfloat16). The assert messages are NumPy's

@@ -22,6 +22,7 @@
 //     synchronization point (to_host, item, copy_to_host), before the result is read.
 #pragma once
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cufuse/array.hpp"
@@ -31,7 +32,11 @@ namespace cufuse {
 // ---- gathers (lazy, fused)
 // The elements of a (flattened when axis is none) at `indices` along axis: the result's shape
 // is a.shape[:axis] + indices.shape + a.shape[axis+1:]. indices: any integer dtype.
-Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt);
+// mode (NumPy's): "raise" (an index out of bounds is an IndexError), "clip" (clipped into
+// [0, n - 1], so negative indices give the first element) or "wrap" (taken modulo n); the
+// indices are taken as int64 first, as NumPy's intp. Clip and wrap are elementwise ops on the
+// indices, fused into the gather.
+Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt, std::string_view mode = "raise");
 // NumPy's take_along_axis: indices has a's ndim; along the other axes it broadcasts with a.
 Array take_along_axis(const Array& a, const Array& indices, int axis);
 
@@ -54,8 +59,8 @@ Array masked_select(const Array& x, const Array& mask);
 
 // ---- scatters (one kernel, carried out now)
 // a.flat[indices] = values (values broadcast / repeated to the indices' shape, cast to a's
-// dtype as NumPy's unsafe put).
-void put(Array& a, const Array& indices, const Operand& values);
+// dtype as NumPy's unsafe put). mode: "raise", "clip" or "wrap" over a.size, as take's.
+void put(Array& a, const Array& indices, const Operand& values, std::string_view mode = "raise");
 // np.add.at(a, indices, values) along axis 0 (indices into a's first dim; values broadcast to
 // indices.shape + a.shape[1:]): duplicates accumulate. Also maximum and minimum.
 void add_at(Array& a, const Array& indices, const Operand& values);

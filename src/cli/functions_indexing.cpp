@@ -20,7 +20,9 @@ Value tuple_of(const std::vector<Array>& xs) {
   for (const auto& x : xs) out.push_back(Value::of(x));
   return Value::tuple(std::move(out));
 }
-Value fn_take(const Args& a) { return Value::of(cufuse::take(a.array("a"), a.array("indices"), opt_axis(a, "axis"))); }
+Value fn_take(const Args& a) {
+  return Value::of(cufuse::take(a.array("a"), a.array("indices"), opt_axis(a, "axis"), a.string("mode")));
+}
 Value fn_take_along_axis(const Args& a) {
   return Value::of(cufuse::take_along_axis(a.array("arr"), a.array("indices"), static_cast<int>(a.integer("axis"))));
 }
@@ -33,7 +35,7 @@ Value fn_compress(const Args& a) {
 }
 Value fn_put(const Args& a) {
   Array x = a.array("a");
-  cufuse::put(x, a.array("ind"), a.array("v"));
+  cufuse::put(x, a.array("ind"), a.array("v"), a.string("mode"));
   return Value::none();
 }
 template <void (*F)(Array&, const Array&, const Operand&)>
@@ -48,7 +50,8 @@ Value fn_at(const Args& a) {
 const std::vector<FunctionRow>& indexing_function_rows() {
   static const std::vector<FunctionRow> rows = {
     // gathers: index arithmetic fused into the kernels around them
-    {"take", "a, indices, axis=None", fn_take, true, "elements at indices along axis (flattened for None); a fused gather"},
+    {"take", "a, indices, axis=None, mode='raise'", fn_take, true,
+     "elements at indices along axis (flattened for None); mode raise, clip or wrap; a fused gather"},
     {"take_along_axis", "arr, indices, axis", fn_take_along_axis, false,
      "arr's elements at indices along axis, the other axes broadcast; a fused gather"},
     // selections by mask: a counting scan, one integer read back, one compaction kernel
@@ -60,7 +63,7 @@ const std::vector<FunctionRow>& indexing_function_rows() {
     // scatters: one kernel over the updates, writing in place (needs data). NumPy spells the
     // ufunc methods np.add.at: the program language has no attributes of functions, so they go
     // by cufuse's C++ names.
-    {"put", "a, ind, v", fn_put, true, "a.flat[ind] = v, v repeated (writes a)"},
+    {"put", "a, ind, v, mode='raise'", fn_put, true, "a.flat[ind] = v, v repeated; mode raise, clip or wrap (writes a)"},
     {"add_at", "a, indices, b", fn_at<cufuse::add_at>, false, "a[indices] += b, duplicates accumulated (writes a)"},
     {"maximum_at", "a, indices, b", fn_at<cufuse::maximum_at>, false, "a[indices] = maximum(a[indices], b), unbuffered"},
     {"minimum_at", "a, indices, b", fn_at<cufuse::minimum_at>, false, "a[indices] = minimum(a[indices], b), unbuffered"},

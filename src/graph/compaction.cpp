@@ -76,6 +76,7 @@ void require(const Array& a, const char* what) {
 Array masked_select(const Array& x, const Array& mask) {
   require(x, "x[mask]");
   require(mask, "x[mask]");
+  detail::refuse_selection_in_trace(mask, "x[mask]");
   if (mask.dtype() != DType::Bool) throw IndexError("x[mask]: the mask must be a bool array");
   const int k = mask.ndim();
   if (k > x.ndim())
@@ -94,12 +95,14 @@ Array masked_select(const Array& x, const Array& mask) {
 
 Array flatnonzero(const Array& a) {
   require(a, "flatnonzero");
+  detail::refuse_selection_in_trace(a, "flatnonzero");
   const int64_t n = a.size();
   return select_rows(arange(Scalar(int64_t(0)), Scalar(n)), nonzero_mask(a).ravel());
 }
 
 Array argwhere(const Array& a) {
   require(a, "argwhere");
+  detail::refuse_selection_in_trace(a, "argwhere");
   const int r = a.ndim();
   if (r == 0) {  // NumPy: shape (1, 0) or (0, 0)
     auto [c, count] = scan_mask(nonzero_mask(a).reshape(Shape{1}));
@@ -130,6 +133,7 @@ Array argwhere(const Array& a) {
 
 std::vector<Array> nonzero(const Array& a) {
   require(a, "nonzero");
+  detail::refuse_selection_in_trace(a, "nonzero");
   if (a.ndim() == 0)
     throw ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead. If "
                      "the context of this error is of the form `arr[nonzero(cond)]`, just use `arr[cond]`.");
@@ -145,6 +149,7 @@ std::vector<Array> where(const Array& condition) { return nonzero(condition); }
 Array extract(const Array& condition, const Array& a) {
   require(condition, "extract");
   require(a, "extract");
+  detail::refuse_selection_in_trace(condition, "extract");
   const int64_t n = condition.size();
   if (n <= a.size()) return select_rows(a.ravel().index({slice(0, n)}), nonzero_mask(condition).ravel());
   return take(a.ravel(), flatnonzero(condition));  // a True past a's end: NumPy's IndexError
@@ -153,6 +158,7 @@ Array extract(const Array& condition, const Array& a) {
 Array compress(const Array& condition, const Array& a, std::optional<int> axis) {
   require(condition, "compress");
   require(a, "compress");
+  detail::refuse_selection_in_trace(condition, "compress");
   if (condition.ndim() != 1) throw ValueError("compress: condition must be a 1-d array");
   return take(a, flatnonzero(condition), axis);
 }

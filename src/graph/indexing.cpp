@@ -176,15 +176,36 @@ Array advanced_index(const Array& x, const std::vector<Index>& idx, bool origin)
 
 }  // namespace detail
 
-Array take(const Array& a, const Array& indices, std::optional<int> axis) {
+namespace detail {
+
+ClipMode clip_mode(std::string_view mode) {
+  if (mode == "raise") return ClipMode::Raise;
+  if (mode == "clip") return ClipMode::Clip;
+  if (mode == "wrap") return ClipMode::Wrap;
+  throw ValueError(fmt::format("clipmode must be one of 'clip', 'raise', or 'wrap' (got '{}')", mode));
+}
+
+Array clip_indices(const Array& indices, int64_t n, ClipMode mode) {
+  if (mode == ClipMode::Raise || indices.size() == 0) return indices;
+  const Array i = indices.dtype() == DType::Int64 ? indices : astype(indices, DType::Int64);  // NumPy's intp
+  if (mode == ClipMode::Clip) return minimum(maximum(i, int64_t(0)), n - 1);
+  return remainder(i, n);  // Python's modulo: in [0, n)
+}
+
+}  // namespace detail
+
+Array take(const Array& a, const Array& indices, std::optional<int> axis, std::string_view mode) {
   if (!a.defined() || !indices.defined()) throw ValueError("take: an Array handle is empty");
   detail::require_index_dtype(indices, "take");
+  const detail::ClipMode cm = detail::clip_mode(mode);
   Array src = a;
   int ax = 0;
   if (!axis) src = a.ravel();
   else ax = detail::normalize_index_axis(*axis, a.ndim(), "take");
   if (src.ndim() == 0) throw IndexError("take: axis 0 is out of bounds for array of dimension 0");
-  return detail::gather_dims(src, {detail::AdvIndex{ax, ax, indices}}, false);
+  if (cm != detail::ClipMode::Raise && src.shape(ax) == 0 && indices.size() > 0)
+    throw IndexError("cannot do a non-empty take from an empty axes.");
+  return detail::gather_dims(src, {detail::AdvIndex{ax, ax, detail::clip_indices(indices, src.shape(ax), cm)}}, false);
 }
 
 Array take_along_axis(const Array& a, const Array& indices, int axis) {

@@ -1,6 +1,7 @@
 // src/graph/indexing.hpp: the shared steps of advanced indexing (src/graph/indexing.cpp),
 // selections by mask (compaction.cpp) and scatters (scatter.cpp).
 #pragma once
+#include <string_view>
 #include <vector>
 
 #include "cufuse/array.hpp"
@@ -18,11 +19,22 @@ struct AdvIndex {
 int normalize_index_axis(int axis, int ndim, const char* what);
 // IndexError unless idx has an integer dtype (not bool).
 void require_index_dtype(const Array& idx, const char* what);
+
+// take's and put's mode (NumPy's clipmode): a ValueError for any other spelling.
+enum class ClipMode { Raise, Clip, Wrap };
+ClipMode clip_mode(std::string_view mode);
+// The indices brought into [0, n) by clip or wrap (as int64, lazily); raise: unchanged.
+Array clip_indices(const Array& indices, int64_t n, ClipMode mode);
 // V gathered at the index arrays (broadcast together; placed as NumPy places them); with
 // `origin`, the result remembers V and the indices so that a write can scatter through them.
 Array gather_dims(const Array& V, const std::vector<AdvIndex>& adv, bool origin);
 // x[idx] for an index list holding arrays (NumPy's advanced indexing).
 Array advanced_index(const Array& x, const std::vector<Index>& idx, bool origin);
+
+// Operations cufuse::fuse cannot trace (src/graph/trace_refusals.cpp): NotSupportedError
+// naming `what` while this thread traces; a selection only when its mask reads an argument.
+void refuse_scatter_in_trace(const char* what);
+void refuse_selection_in_trace(const Array& mask, const char* what);
 
 // Scatters (src/graph/scatter.cpp): writes `value` (broadcast to the update shape `iter`,
 // cast to target's dtype) into the memory of `target` at the index nodes E (one per target

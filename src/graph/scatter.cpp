@@ -150,6 +150,7 @@ NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& idx, const
 bool write_through_subscript(Array& a, uint16_t op, const Operand& value) {
   const NodePtr n = a.node();
   if (!n || !is_gather(*n) || !gather_attrs(*n).origin) return false;
+  refuse_scatter_in_trace(op == static_cast<uint16_t>(Op::Cast) ? "x[idx] = v" : "x[idx] op= v");
   auto o = gather_attrs(*n).origin;
   Array target(o->node, o->base);
   std::vector<int> checked(o->checked.begin(), o->checked.end());
@@ -212,6 +213,8 @@ bool broadcasts_over_rows(const Operand& v, const Array& x, int k) {
 Subscript& Subscript::update(uint16_t op, const Operand& v) {
   if (!x_.defined() || !index_.defined()) throw ValueError("x[idx]: an Array handle is empty");
   const bool assign = op == static_cast<uint16_t>(detail::Op::Cast);
+  if (index_.dtype() == DType::Bool) detail::refuse_scatter_in_trace(assign ? "x[mask] = v" : "x[mask] op= v");
+  else detail::refuse_scatter_in_trace(assign ? "x[idx] = v" : "x[idx] op= v");
   if (index_.dtype() == DType::Bool) {
     const int k = index_.ndim();
     Array m = detail::mask_over(x_, index_);
@@ -263,13 +266,18 @@ Subscript& Subscript::operator*=(const Operand& v) { return update(static_cast<u
 Subscript& Subscript::operator/=(const Operand& v) { return update(static_cast<uint16_t>(detail::Op::TrueDivide), v); }
 
 // ------------------------------------------------------------------ put, ufunc.at
-void put(Array& a, const Array& indices, const Operand& values) {
-  if (!a.defined() || !indices.defined()) throw ValueError("put: an Array handle is empty");
-  detail::require_index_dtype(indices, "put");
-  const int64_t n = indices.size();
+void put(Array& a, const Array& indices_in, const Operand& values, std::string_view mode) {
+  if (!a.defined() || !indices_in.defined()) throw ValueError("put: an Array handle is empty");
+  detail::refuse_scatter_in_trace("put");
+  detail::require_index_dtype(indices_in, "put");
+  const detail::ClipMode cm = detail::clip_mode(mode);
+  const int64_t n = indices_in.size();
   Array vals = values.is_array() ? values.array().ravel() : full(Shape{1}, values.scalar(), a.dtype());
   if (n == 0 || vals.size() == 0) return;
-  if (a.size() == 0) throw IndexError("put: cannot replace in an empty array");
+  if (a.size() == 0)
+    throw IndexError(cm == detail::ClipMode::Raise ? "put: cannot replace in an empty array"
+                                                   : "cannot replace elements of an empty array");
+  const Array indices = detail::clip_indices(indices_in, a.size(), cm);
   // values repeated to the indices' count (NumPy's put), a gather by i % len.
   Array v = vals.size() == n ? vals : take(vals, remainder(arange(Scalar(int64_t(0)), Scalar(n)), vals.size()));
   Array flat_idx = indices.reshape(Shape{n});
@@ -288,6 +296,7 @@ namespace {
 void ufunc_at(Array& a, const Array& indices, const Operand& values, detail::ScatterModeArg mode, const char* what,
               detail::Op op) {
   if (!a.defined() || !indices.defined()) throw ValueError(fmt::format("{}: an Array handle is empty", what));
+  detail::refuse_scatter_in_trace(what);
   detail::require_index_dtype(indices, what);
   if (a.ndim() == 0) throw TypeError(fmt::format("{}: the array must have at least one dimension", what));
   (void)op;  // NumPy's ufunc.at casts the values unsafely to a's dtype

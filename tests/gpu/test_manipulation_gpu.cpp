@@ -38,6 +38,27 @@ TEST_CASE("joining and index maps on the device equal the reference in every dty
   }
 }
 
+TEST_CASE("joins with a branch per part and merged coordinates equal the reference") {
+  // codegen/view_coords.hpp and the if/else per part of elementwise_kernel.cpp: part
+  // boundaries inside a vector, stacks whose parts merge dims, a part read through a
+  // transpose (unravelled), pads past the input's length (the maps' slow paths).
+  for (cf::DType t : {cf::f32, cf::f64, cf::i8, cf::f16}) {
+    const std::string dn(cf::name(t));
+    const cf::Array a = random_array(t, {5, 6, 70}), b = random_array(t, {5, 6, 70}), c = random_array(t, {5, 3, 70});
+    for (int ax : {0, 1, 2, 3, -1}) check_same(cf::stack({a, b, a}, ax), "stack 3-D axis " + std::to_string(ax) + " " + dn);
+    check_same(cf::concatenate({a, c, b}, 1), "concatenate 3 parts axis 1 " + dn);
+    check_same(cf::concatenate({a.index({cf::_, cf::_, cf::slice(0, 33)}), b}, 2), "concatenate odd split " + dn);
+    check_same(cf::stack({a, b.transpose({0, 2, 1}).copy().transpose({0, 2, 1})}, 1), "stack through a transpose " + dn);
+    check_same(cf::stack({a, a.transpose({1, 0, 2}).transpose({1, 0, 2})}, 0), "stack of views " + dn);
+    check_same(cf::tile(c, {2, 1, 3}), "tile 3-D " + dn);
+    for (const char* mode : {"reflect", "symmetric", "wrap", "edge"})
+      check_same(cf::pad(c, {{0, 0}, {7, 9}, {75, 140}}, mode), std::string("pad past the length ") + mode + " " + dn);
+  }
+  const cf::Array x = random_normal(cf::f32, {512, 1024}), y = random_normal(cf::f32, {512, 1024});
+  check_same(cf::concatenate({x * 2, cf::exp(y), x - y}, 1) * 3, "concatenate axis 1, rows mode, vectors", 2);
+  check_same(cf::stack({x, y}) + 1, "stack axis 0, rows mode, vectors");
+}
+
 TEST_CASE("joined and mapped expressions are one kernel on the device, with the reference's values") {
   const cf::Array x = random_normal(cf::f32, {300, 257}), y = random_normal(cf::f32, {300, 257});
   cf::eval(x, y);

@@ -10,55 +10,25 @@ Writes <out>/indexing.txt, one case per line, fields separated by TABs:
 
 An array is `<dtype>:<shape, comma separated>:<raw little-endian bytes in hex>` (bfloat16 from
 ml_dtypes). Functions and their inputs:
-    take (a, idx; axis=None|int)       take_along_axis (a, idx; axis)
+    take (a, idx; axis=None|int, mode=raise|clip|wrap)       take_along_axis (a, idx; axis)
     index (x, arrays...; spec)         spec: items joined by ';': aK (the K-th index array),
                                        an int, ':', 'a:b', 'None', '...'
     mask (x, m)  nonzero (a)  argwhere (a)  flatnonzero (a)  extract (c, a)  compress (c, a; axis)
-    put (a, idx, v)  add_at / maximum_at / minimum_at (a, idx, v)   (the array after the call)
+    put (a, idx, v; mode)  add_at / maximum_at / minimum_at (a, idx, v)   (the array after the call)
     setidx (x, idx, v)  iaddidx (x, idx, v)  setmask (x, m, v)  iaddmask (x, m, v)  (x after x[i] = v / += v)
 """
 import argparse
-import os
-import sys
-import warnings
 
-try:
-    import numpy as np
-    import ml_dtypes
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"gen_indexing.py: needs numpy (>= 2) and ml_dtypes: {e}; pip install numpy ml_dtypes")
+from oracle_common import DTYPES, NP, np, tok, write_cases
+from oracle_common import sample as sample_of
 
-warnings.simplefilter("ignore", RuntimeWarning)
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64"]
 IDX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-NP = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in DTYPES}
 rng = np.random.default_rng(20261126)
 lines = []
 
 
-def dname(dt):
-    dt = np.dtype(dt)
-    return "bfloat16" if dt == BF16 else dt.name
-
-
-def tok(a):
-    a = np.asarray(a).copy(order="C")
-    return f"{dname(a.dtype)}:{','.join(str(d) for d in a.shape)}:{a.tobytes().hex()}"
-
-
 def sample(dt, shape):
-    n = int(np.prod(shape)) if shape else 1
-    if dt == "bool":
-        v = rng.integers(0, 2, n).astype(bool)
-    elif dt.startswith("uint"):
-        v = rng.integers(0, 100, n).astype(NP[dt])
-    elif dt.startswith("int"):
-        v = rng.integers(-50, 50, n).astype(NP[dt])
-    else:
-        v = (rng.standard_normal(n) * 10).astype(NP[dt])
-    return v.reshape(shape)
+    return sample_of(rng, dt, shape, 50)
 
 
 def indices(n, shape, dt="int64", neg=True):
@@ -91,6 +61,21 @@ def gen_take():
         case("take", dict(axis=0), [a, np.array([4])], lambda: np.take(a, np.array([4]), axis=0))
         case("take", dict(axis=0), [a, np.array([-5])], lambda: np.take(a, np.array([-5]), axis=0))
         case("take", dict(axis=2), [a, np.array([0])], lambda: np.take(a, np.array([0]), axis=2))
+    for dt in DTYPES:  # clip and wrap: indices far outside, negative, every index dtype
+        a = sample(dt, (4, 5))
+        for mode in ["clip", "wrap"]:
+            for idt in IDX_DTYPES:
+                i = (rng.integers(-30 if not idt.startswith("uint") else 0, 30, 6)).astype(idt)
+                case("take", dict(axis=1, mode=mode), [a, i], lambda: np.take(a, i, axis=1, mode=mode))
+            i = rng.integers(-60, 60, (2, 3))
+            case("take", dict(axis="None", mode=mode), [a, i], lambda: np.take(a, i, mode=mode))
+            case("take", dict(axis=-2, mode=mode), [a, np.zeros(0, np.int64)],
+                 lambda: np.take(a, np.zeros(0, np.int64), axis=-2, mode=mode))
+    for mode in ["clip", "wrap", "raise", "bogus"]:
+        e = np.zeros((0, 3), np.float32)
+        case("take", dict(axis=0, mode=mode), [e, np.array([1])], lambda: np.take(e, np.array([1]), axis=0, mode=mode))
+        case("take", dict(axis=0, mode=mode), [e, np.zeros(0, np.int64)],
+             lambda: np.take(e, np.zeros(0, np.int64), axis=0, mode=mode))
     e = np.zeros((0, 3), np.float32)
     case("take", dict(axis=1), [e, np.array([1, 2])], lambda: np.take(e, np.array([1, 2]), axis=1))
     case("take", dict(axis=0), [e, np.array([0])], lambda: np.take(e, np.array([0]), axis=0))
@@ -199,6 +184,9 @@ def gen_scatter():
         v2 = sample(dt, (2,))
         case("put", {}, [a, i, v2], after(lambda b: np.put(b, i, v2), a))
         case("put", {}, [a, np.array([12]), v2], after(lambda b: np.put(b, np.array([12]), v2), a))
+        for mode in ["clip", "wrap"]:
+            far = rng.integers(-40, 40, 5)
+            case("put", dict(mode=mode), [a, far, v], after(lambda b: np.put(b, far, v, mode=mode), a))
         j = rng.integers(-3, 3, 7)  # duplicates
         for name, uf in [("add_at", np.add), ("maximum_at", np.maximum), ("minimum_at", np.minimum)]:
             w = sample(dt, (7, 4))
@@ -219,6 +207,10 @@ def gen_scatter():
         if dt != "bool":
             case("iaddmask", {}, [a, m, s], after(lambda b: b.__setitem__(m, b[m] + s), a))
             case("iaddidx", {}, [a, k, row], after(lambda b: b.__setitem__(k, b[k] + row), a))
+    z = np.zeros(0, np.float32)
+    for mode in ["clip", "wrap", "bogus"]:
+        case("put", dict(mode=mode), [z, np.array([1]), np.array([2.0], np.float32)],
+             after(lambda b: np.put(b, np.array([1]), np.array([2.0], np.float32), mode=mode), z))
     f = np.zeros(4, np.float64)
     case("add_at", {}, [f, np.array([0, 0]), np.array([1.5, 2.0])], after(lambda b: np.add.at(b, [0, 0], [1.5, 2.0]), f))
     n = np.zeros(4, np.int64)
@@ -235,10 +227,7 @@ def main():
     gen_index()
     gen_select()
     gen_scatter()
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "indexing.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"gen_indexing.py: {len(lines)} cases -> {args.out}/indexing.txt")
+    write_cases(args.out, "indexing.txt", lines)
 
 
 if __name__ == "__main__":

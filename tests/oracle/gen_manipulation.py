@@ -15,33 +15,12 @@ An array is one token `<dtype>:<shape, comma separated>:<raw little-endian bytes
 (split and friends, broadcast_arrays, atleast_nd of several arrays) write them space separated.
 """
 import argparse
-import os
-import sys
-import warnings
 
-try:
-    import numpy as np
-    import ml_dtypes
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"gen_manipulation.py: needs numpy (>= 2) and ml_dtypes: {e}; pip install numpy ml_dtypes")
+from oracle_common import DTYPES, NP, np, tok, write_cases
+from oracle_common import sample as sample_of
 
-warnings.simplefilter("ignore", RuntimeWarning)
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64"]
-NP = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in DTYPES}
 rng = np.random.default_rng(20261126)
 lines = []
-
-
-def dname(dt):
-    dt = np.dtype(dt)
-    return "bfloat16" if dt == BF16 else dt.name
-
-
-def tok(a):
-    a = np.asarray(a).copy(order="C")
-    return f"{dname(a.dtype)}:{','.join(str(d) for d in a.shape)}:{a.tobytes().hex()}"
 
 
 def val(v):
@@ -66,16 +45,7 @@ def make(func, kw, inputs, fn):
 
 
 def sample(dt, shape):
-    n = int(np.prod(shape)) if shape else 1
-    if dt == "bool":
-        v = rng.integers(0, 2, n).astype(bool)
-    elif dt.startswith("uint"):
-        v = rng.integers(0, 200, n).astype(NP[dt])
-    elif dt.startswith("int"):
-        v = rng.integers(-100, 100, n).astype(NP[dt])
-    else:
-        v = (rng.standard_normal(n) * 10).astype(NP[dt])
-    return v.reshape(shape)
+    return sample_of(rng, dt, shape)
 
 
 def gen_joining():
@@ -214,13 +184,7 @@ def main():
     gen_splitting()
     gen_rearranging()
     gen_shapes()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "manipulation.txt")
-    with open(path + ".tmp", "w") as f:
-        f.write(f"meta\t{np.__version__}\t{ml_dtypes.__version__}\n")
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
-    print(f"gen_manipulation.py: {len(lines)} cases in {path}")
+    write_cases(args.out, "manipulation.txt", lines)
 
 
 if __name__ == "__main__":

@@ -16,34 +16,12 @@ ml_dtypes). Strings (reprs, messages) have backslash, newline and tab escaped as
   assert  <assert_allclose|assert_array_equal> <params> <actual> <desired> <PASS | message without its first newline>
 """
 import argparse
-import math
-import os
-import sys
-import warnings
 
-try:
-    import numpy as np
-    import ml_dtypes
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"gen_surface.py: needs numpy (>= 2) and ml_dtypes: {e}; pip install numpy ml_dtypes")
+from oracle_common import BF16, DTYPES, NP, np, tok, write_cases
+from oracle_common import sample as sample_of
 
-warnings.simplefilter("ignore", RuntimeWarning)
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64"]
-NP = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in DTYPES}
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 rng = np.random.default_rng(20261125)
-
-
-def dname(dt):
-    dt = np.dtype(dt)
-    return "bfloat16" if dt == BF16 else dt.name
-
-
-def tok(a):
-    a = np.asarray(a).copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
-    return f"{dname(a.dtype)}:{','.join(str(d) for d in a.shape)}:{a.tobytes().hex()}"
 
 
 def esc(s):
@@ -67,17 +45,8 @@ def make(func, kw, inputs, fn):
     lines.append("\t".join(["make", func, params(**kw) if kw else "-", ins, res]))
 
 
-def sample(dt, shape, kind="mixed"):
-    n = int(np.prod(shape)) if shape else 1
-    if dt == "bool":
-        v = rng.integers(0, 2, n).astype(bool)
-    elif dt.startswith("uint"):
-        v = rng.integers(0, 200, n).astype(NP[dt])
-    elif dt.startswith("int"):
-        v = rng.integers(-100, 100, n).astype(NP[dt])
-    else:
-        v = (rng.standard_normal(n) * 10).astype(NP[dt])
-    return v.reshape(shape)
+def sample(dt, shape):
+    return sample_of(rng, dt, shape)
 
 
 # ------------------------------------------------------------------ creation
@@ -230,13 +199,7 @@ def main():
     gen_creation()
     gen_printing()
     gen_testing()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "surface.txt")
-    with open(path + ".tmp", "w") as f:
-        f.write(f"meta\t{np.__version__}\t{ml_dtypes.__version__}\n")
-        f.write("\n".join(lines) + "\n")
-    os.replace(path + ".tmp", path)
-    print(f"gen_surface.py: {len(lines)} cases in {path}")
+    write_cases(args.out, "surface.txt", lines)
 
 
 if __name__ == "__main__":
