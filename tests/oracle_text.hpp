@@ -52,14 +52,4 @@ inline std::vector<unsigned char> bytes_of(const cufuse::Array& a) {
   return b;
 }
 
-// The name of a cufuse error kind as the case files spell NumPy's exception.
-inline const char* kind_name(cufuse::ErrorKind k) {
-  switch (k) {
-    case cufuse::ErrorKind::Value: return "ValueError";
-    case cufuse::ErrorKind::Type: return "TypeError";
-    case cufuse::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
-
 }  // namespace oracle_text

@@ -112,7 +112,7 @@ TEST_CASE("advanced indexing, masks and scatters match NumPy") {
       got = run(f[0], p, ins);
       for (auto& g : got) g.eval();
     } catch (const cf::Error& e) {
-      err = std::string("error ") + kind_name(e.kind());
+      err = std::string("error ") + cufuse::error_kind_name(e.kind());
       CAPTURE(e.what());
     }
     if (expected.rfind("error", 0) == 0) {

@@ -156,7 +156,7 @@ TEST_CASE("joining, splitting and rearranging agree with NumPy bit for bit, erro
       try {
         for (auto& o : run(r[1], p, in)) o.eval();
       } catch (const cf::Error& e) {
-        got = kind_name(e.kind());
+        got = cufuse::error_kind_name(e.kind());
       }
       if (got != r[4].substr(6)) {
         ++failed;

@@ -238,7 +238,7 @@ TEST_CASE("statistics against NumPy (tests/oracle/gen_statistics.py)") {
         auto r = run(fields[1], c);
         for (auto& x : r) x.eval();
       } catch (const cf::Error& e) {
-        got = kind_name(e.kind());
+        got = cufuse::error_kind_name(e.kind());
       }
       CHECK_MESSAGE(got == want.substr(6), where);
       continue;

@@ -131,7 +131,7 @@ TEST_CASE("creation functions agree with NumPy: values, dtypes, shapes and error
         auto out = run_make(func, p, in);
         for (auto& o : out) o.eval();
       } catch (const cf::Error& e) {
-        got = kind_name(e.kind());
+        got = cufuse::error_kind_name(e.kind());
       }
       if (got != r[4].substr(6)) {
         ++failed;
@@ -226,7 +226,7 @@ TEST_CASE("allclose, array_equal and the assert messages agree with NumPy's") {
                                     : cf::array_equal(a, b, p["equal_nan"] == "1");
         got = v ? "True" : "False";
       } catch (const cf::Error& e) {
-        got = std::string("error ") + kind_name(e.kind());
+        got = std::string("error ") + cufuse::error_kind_name(e.kind());
       }
     } else {
       try {
