@@ -3,6 +3,7 @@ workload's random inputs and the callables of its peers (eager, fused, compiled,
 
 import peers_loop_frameworks as loops
 import peers_manip as manip
+import peers_sort as sorting
 from peers_common import (AT_BINS, AT_N, CONV, IDX_N, INDEXING, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -90,6 +91,8 @@ class CupyFW:
             return loops.cupy_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.cupy_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "I1":
             x, m = inp["x"], inp["mask"]
@@ -234,6 +237,8 @@ class TorchFW:
             return loops.torch_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.torch_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -353,6 +358,8 @@ class JaxFW:
             return loops.jax_fns(self, wid, inp)
         if wid in manip.IDS:
             return manip.jax_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):

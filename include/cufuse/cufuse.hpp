@@ -22,6 +22,7 @@
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
 #include "cufuse/signal.hpp"
+#include "cufuse/sorting.hpp"
 #include "cufuse/stream.hpp"
 #include "cufuse/testing.hpp"
 #include "cufuse/reduce.hpp"
