@@ -35,8 +35,8 @@ std::vector<double> f64(const cf::Array& a) { return a.astype(cf::f64).to_host<d
 
 TEST_CASE("cli: sort, argsort, partition, lexsort, searchsorted, digitize") {
   cf::BackendScope ref(cf::Backend::Reference);
-  CHECK(i64(result("x = (arange(6) * 7) % 5; sort(x)")) == std::vector<int64_t>{0, 1, 2, 3, 4, 4});
-  CHECK(i64(result("x = (arange(6) * 7) % 5; x.argsort()")) == std::vector<int64_t>{0, 3, 1, 4, 2, 5});
+  CHECK(i64(result("x = (arange(6) * 7) % 5; sort(x)")) == std::vector<int64_t>{0, 0, 1, 2, 3, 4});
+  CHECK(i64(result("x = (arange(6) * 7) % 5; x.argsort()")) == std::vector<int64_t>{0, 5, 3, 1, 4, 2});
   CHECK(i64(result("np.sort(arange(6).reshape(2, 3) * -1, axis=0)")) == std::vector<int64_t>{-3, -4, -5, 0, -1, -2});
   CHECK(result("sort(arange(6).reshape(2, 3), axis=None)").shape() == cf::Shape{6});
   CHECK(i64(result("partition((arange(5) * 3) % 5, 2)"))[2] == 2);
@@ -64,7 +64,7 @@ TEST_CASE("cli: unique, the sets, median and quantiles") {
   CHECK(f64(result("median(arange(6).reshape(2, 3), axis=1)")) == std::vector<double>{1, 4});
   CHECK(f64(result("quantile(arange(5), 0.25)")) == std::vector<double>{1});
   CHECK(f64(result("percentile(arange(5), [50, 100], method='lower')")) == std::vector<double>{2, 4});
-  CHECK(f64(result("x = arange(4) * 1.0; x[1] = nan; nanmedian(x)")) == std::vector<double>{2});
+  CHECK(f64(result("nanmedian(where(arange(4) == 1, nan, arange(4) * 1.0))")) == std::vector<double>{2});
   CHECK(f64(result("nanpercentile(arange(4) * 1.0, 50)")) == std::vector<double>{1.5});
   CHECK_THROWS(result("quantile(arange(4), 2)"));
 }
@@ -77,5 +77,7 @@ TEST_CASE("cli: a sort plans as a library node on placeholders, its producer and
   REQUIRE(r.size() == 1);
   auto plan = cf::plan_dump({r[0].array});
   CHECK(plan.find("sort float32 (64, 256)") != std::string::npos);
-  CHECK(plan.find("2 kernels") != std::string::npos);
+  // the producer's kernel writes the node's input, the node, the consumer's one kernel after it
+  CHECK(plan.find("3 kernel(s)") != std::string::npos);
+  CHECK(plan.find("[rule: library-input") != std::string::npos);
 }

@@ -14,8 +14,11 @@ namespace cufuse::cli {
 namespace {
 
 // An axis that may be None (the flattened array).
+// (A default of -1 is read as the number it is: the parameter list's literals are numbers.)
 std::optional<int> axis_or_none(const Args& a, const char* p) {
-  if (a.get(p).kind == Value::Kind::None) return std::nullopt;
+  const Value& v = a.get(p);
+  if (v.kind == Value::Kind::None) return std::nullopt;
+  if (v.kind == Value::Kind::Number && v.number.to_double() == -1) return -1;
   return static_cast<int>(a.integer(p));
 }
 AxisArg axes_or_all(const Args& a) { return a.given("axis") ? AxisArg(a.axes("axis")) : AxisArg{}; }
@@ -55,7 +58,7 @@ Value fn_partition(const Args& a) {
 Value fn_argpartition(const Args& a) {
   return Value::of(cufuse::argpartition(a.array("a"), kth_of(a), axis_or_none(a, "axis")));
 }
-Value fn_lexsort(const Args& a) { return Value::of(cufuse::lexsort(keys_of(a), static_cast<int>(a.integer("axis")))); }
+Value fn_lexsort(const Args& a) { return Value::of(cufuse::lexsort(keys_of(a), axis_or_none(a, "axis").value_or(-1))); }
 Value fn_searchsorted(const Args& a) {
   std::optional<Array> sorter;
   if (a.given("sorter")) sorter = a.array("sorter");

@@ -82,6 +82,13 @@ Rows sorted_rows(const Array& a, const AxisArg& axis, const char* what) {
 // Element idx (int64, kept + (1,), counted from the row's start) of each sorted row.
 Array at(const Array& s, const Array& idx) { return take_along_axis(s, idx, s.ndim() - 1); }
 
+// The dtype a float64 Python scalar meets the values in: a float dtype's own, except bfloat16's
+// (ml_dtypes computes bfloat16 with a Python float in float32); float64 for integers and bool.
+DType weak_result(DType t) {
+  if (t == DType::BFloat16) return DType::Float32;
+  return is_float(t) ? t : DType::Float64;
+}
+
 // The q-th quantile of each row's first c values (c: int64 kept + (1,)), shape kept + (1,).
 // weak: q was a Python float (its result keeps a float input's dtype, as NumPy 2.4's weak_q).
 Array quantile_rows(const Array& s, const Array& c, double q, const Method& m, bool weak) {
@@ -131,7 +138,7 @@ Array quantile_rows(const Array& s, const Array& c, double q, const Method& m, b
   const Array lo = at(s, position(prev)), hi = at(s, position(next));
   // _lerp: b - (b - a)(1 - t) where t >= 0.5, else a + (b - a) t; a weak t is cast to the
   // values' float dtype (computed in float64 first, as Python computes 1 - t).
-  const DType rt = is_float(at_t) ? at_t : DType::Float64;
+  const DType rt = weak_result(at_t);
   const Array t = weak ? gamma.astype(rt) : gamma;
   const Array omt = weak ? (1 - gamma).astype(rt) : 1 - gamma;
   const Array diff = hi - lo;
@@ -160,7 +167,7 @@ Array quantile_impl(const Array& a, const std::vector<double>& qs, bool vector_q
   const DType rt = (m.kind == Kind::Lower || m.kind == Kind::Higher || m.kind == Kind::Nearest ||
                     m.kind == Kind::InvertedCdf || m.kind == Kind::ClosestObservation)
                        ? a.dtype()
-                       : promote_types(is_float(a.dtype()) && !vector_q ? a.dtype() : DType::Float64, a.dtype());
+                       : (vector_q ? promote_types(DType::Float64, a.dtype()) : weak_result(a.dtype()));
   std::vector<Array> per_q;
   if (r.n == 0) {  // nan* forms of an empty row: NaN
     for (size_t i = 0; i < qs.size(); ++i) per_q.push_back(full(cshape, Scalar(NAN), rt));

@@ -64,7 +64,10 @@ def sample(dt, shape, special=True, span=6):
         v = (rng.integers(-span, span, n) / 2).astype(np.float64)
         if special and n > 6:
             k = rng.permutation(n)
-            v[k[0]], v[k[1]], v[k[2]] = np.nan, -np.nan, -0.0
+            # ml_dtypes' bfloat16 sorts compare NaN as unordered (NaNs stay where they are), so
+            # NumPy is no oracle for bfloat16 NaNs: those cases hold the other special values only
+            nan = 0.25 if dt == "bfloat16" else np.nan
+            v[k[0]], v[k[1]], v[k[2]] = nan, -nan, -0.0
             v[k[3]], v[k[4]] = np.inf, -np.inf
         v = v.astype(NP[dt])
     return v.reshape(shape)
@@ -176,20 +179,22 @@ METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf", "
 
 
 def gen_stats():
-    for dt in ["float64", "float32", "float16", "int32", "int8", "uint16", "bool", "bfloat16"]:
+    for dt in ["float64", "float32", "float16", "int32", "uint16", "bool", "bfloat16"]:
         for special in [False, True]:
             a = sample(dt, (4, 7), special=special, span=50)
-            for axis in [None, 0, 1, (0, 1)]:
+            for axis in [None, 0, (0, 1)] if special else [1]:
                 for keep in [0, 1]:
                     kw = dict(axis=axis_text(axis), keepdims=keep)
                     case("median", kw, [a], lambda: np.median(a, axis=axis, keepdims=bool(keep)))
                     case("nanmedian", kw, [a], lambda: np.nanmedian(a, axis=axis, keepdims=bool(keep)))
             for m in METHODS:
-                for q in [0.0, 0.3, 0.5, 1.0, [0.1, 0.77]]:
+                qs = [0.0, 0.3, 0.5, 1.0, [0.1, 0.77]] if m in ("linear", "nearest", "midpoint") else [0.3, [0.1, 0.77]]
+                for q in qs:
                     qt = "l".join(str(x) for x in q) if isinstance(q, list) else str(q)
                     kw = dict(q=qt, axis=1, method=m, keepdims=0)
                     case("quantile", kw, [a], lambda: np.quantile(a, q, axis=1, method=m))
                     case("nanquantile", kw, [a], lambda: np.nanquantile(a, q, axis=1, method=m))
+            for m in ["linear", "lower", "hazen"]:
                 pq = 37.5
                 kw = dict(q=pq, axis="None", method=m, keepdims=1)
                 case("percentile", kw, [a], lambda: np.percentile(a, pq, method=m, keepdims=True))
