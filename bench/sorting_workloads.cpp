@@ -14,6 +14,7 @@
 #include "cufuse/array.hpp"
 #include "cufuse/creation.hpp"
 #include "cufuse/eval.hpp"
+#include "cufuse/indexing.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/random.hpp"
 #include "cufuse/sorting.hpp"

@@ -9,6 +9,7 @@
 #include "codegen/sort_kernels.hpp"
 #include "compile/compiler.hpp"
 #include "test_core_helpers.hpp"
+#include "sorting_test_values.hpp"
 #include "test_values.hpp"
 
 namespace {
@@ -16,18 +17,10 @@ using test_values::f64;
 using test_values::i64;
 using test_values::iarr;
 using test_values::message_of;
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-cf::Array darr(std::vector<double> v, std::optional<cf::Shape> s = std::nullopt) { return cf::from_host(v, s); }
-
-// Equal as NumPy's sorted values are: NaN == NaN, and 0.0 == -0.0.
-bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-  return true;
-}
+using sorting_test_values::darr;
+using sorting_test_values::kInf;
+using sorting_test_values::kNaN;
+using sorting_test_values::same_values;
 }  // namespace
 
 TEST_CASE("sort and argsort: NumPy's order, NaNs last, stable ties, every dtype") {

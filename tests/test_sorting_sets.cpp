@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "test_core_helpers.hpp"
+#include "sorting_test_values.hpp"
 #include "test_values.hpp"
 
 namespace {
@@ -13,14 +14,10 @@ using test_values::f64;
 using test_values::i64;
 using test_values::iarr;
 using test_values::message_of;
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-cf::Array darr(std::vector<double> v, std::optional<cf::Shape> s = std::nullopt) { return cf::from_host(v, s); }
-bool same_values(const std::vector<double>& a, const std::vector<double>& b, double tol = 0) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(std::fabs(a[i] - b[i]) <= tol || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
-  return true;
-}
+using sorting_test_values::darr;
+using sorting_test_values::kInf;
+using sorting_test_values::kNaN;
+using sorting_test_values::same_values;
 }  // namespace
 
 TEST_CASE("unique: values, first indices, inverse, counts; NaNs one value; empty") {

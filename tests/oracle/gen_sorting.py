@@ -186,7 +186,8 @@ def gen_stats():
                 for keep in [0, 1]:
                     kw = dict(axis=axis_text(axis), keepdims=keep)
                     case("median", kw, [a], lambda: np.median(a, axis=axis, keepdims=bool(keep)))
-                    case("nanmedian", kw, [a], lambda: np.nanmedian(a, axis=axis, keepdims=bool(keep)))
+                    if dt != "bfloat16":  # NumPy's masked-array path gives bfloat16 rows a float64 result
+                        case("nanmedian", kw, [a], lambda: np.nanmedian(a, axis=axis, keepdims=bool(keep)))
             for m in METHODS:
                 qs = [0.0, 0.3, 0.5, 1.0, [0.1, 0.77]] if m in ("linear", "nearest", "midpoint") else [0.3, [0.1, 0.77]]
                 for q in qs:
