@@ -25,12 +25,14 @@ void add_loop_workloads(Registry& r);     // loop_workloads.cpp: W13-W16, L1-L3
 void add_manipulation_workloads(Registry& r);  // manipulation_workloads.cpp: M1-M3 (issue 30)
 void add_indexing_workloads(Registry& r); // indexing_workloads.cpp: I1-I3 (issue 30)
 void add_statistics_workloads(Registry& r);  // statistics_workloads.cpp: H1, H2 (issue 33)
+void add_sorting_workloads(Registry& r);  // sorting_workloads.cpp: SR1-SR6 (issue 33)
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
                                             "W8",  "W9",  "W10", "W11", "W12", "W13", "W14", "W15",
                                             "W16", "L1",  "L2",  "L3",  "R10k", "M1", "M2", "M3", "I1",  "I2",  "I3",
-                                            "H1",  "H2"};
+                                            "H1",  "H2",
+                                            "SR1", "SR2", "SR3", "SR4", "SR5", "SR6"};
   return ids;
 }
 
@@ -177,6 +179,7 @@ int run(int argc, char** argv) {
   add_manipulation_workloads(reg);
   add_indexing_workloads(reg);
   add_statistics_workloads(reg);
+  add_sorting_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

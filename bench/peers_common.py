@@ -93,6 +93,17 @@ WORKLOADS = {
                peers=["cupy", "torch", "torch.compile", "jax.jit"]),
 }
 INDEXING = ("I1", "I2", "I3")
+# issue 33: sorting (bench/sorting_workloads.cpp, peers_sort.py); floors: read the input, write the result
+SORT_N, SORT_ROWS = 1 << 26, (8192, 8192)
+_SORT_PEERS = ["cupy", "torch", "torch.compile", "jax.jit"]
+WORKLOADS.update({
+    "SR1": dict(desc="sort(x), x f32[2^26]", bytes=SORT_N * 8, peers=_SORT_PEERS),
+    "SR2": dict(desc="sort(x, axis=1), x f32[8192,8192]", bytes=SORT_N * 8, peers=_SORT_PEERS),
+    "SR3": dict(desc="argsort(x), x f32[2^26]", bytes=SORT_N * 12, peers=_SORT_PEERS),
+    "SR4": dict(desc="argsort(x, axis=1), x f32[8192,8192]", bytes=SORT_N * 12, peers=_SORT_PEERS),
+    "SR5": dict(desc="unique(v), v int32[2^26], 2^16 distinct", bytes=SORT_N * 4, peers=_SORT_PEERS),
+    "SR6": dict(desc="median(x, axis=1), x f32[8192,8192]", bytes=SORT_N * 4, peers=_SORT_PEERS),
+})
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
 SHARED_INPUTS = {
     "W1": dict(x=N1), "W2": dict(x=N1, y=N1), "W3": dict(a=(ROWS, ROWS)),
@@ -101,6 +112,8 @@ SHARED_INPUTS = {
     "W14": dict(x=SCAN_N, x2=SCAN_ROWS),
     "M1": dict(x=(JOIN_N, JOIN_N), y=(JOIN_N, JOIN_N)), "M2": dict(x=(JOIN_N, JOIN_N), y=(JOIN_N, JOIN_N)),
     "M3": dict(x=(PAD_N, PAD_N)),
+    "SR1": dict(x=1 << 26), "SR2": dict(x=(8192, 8192)), "SR3": dict(x=1 << 26), "SR4": dict(x=(8192, 8192)),
+    "SR5": dict(x=1 << 26), "SR6": dict(x=(8192, 8192)),
 }
 
 
@@ -112,7 +125,8 @@ def shared_inputs(randn, wid, f32):
 
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
-         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3", "H1", "H2"]
+         "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3", "H1", "H2",
+         "SR1", "SR2", "SR3", "SR4", "SR5", "SR6"]
 LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
@@ -326,6 +340,9 @@ def check(wid, get, inp, out, part=None):
     if wid in ("H1", "H2"):
         import peers_stats
         return peers_stats.check(wid, get, inp, out, part)
+    if wid in ("SR1", "SR2", "SR3", "SR4", "SR5", "SR6"):
+        import peers_sort
+        return peers_sort.check(wid, get, inp, out, part)
     return False, "no check for " + wid
 
 

@@ -4,6 +4,7 @@ workload's random inputs and the callables of its peers (eager, fused, compiled,
 import peers_loop_frameworks as loops
 import peers_manip as manip
 import peers_stats as stats
+import peers_sort as sorting
 from peers_common import (AT_BINS, AT_N, CONV, IDX_N, INDEXING, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -93,6 +94,8 @@ class CupyFW:
             return manip.cupy_fns(self, wid, inp)
         if wid in stats.IDS:
             return stats.cupy_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "I1":
             x, m = inp["x"], inp["mask"]
@@ -239,6 +242,8 @@ class TorchFW:
             return manip.torch_fns(self, wid, inp)
         if wid in stats.IDS:
             return stats.torch_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -360,6 +365,8 @@ class JaxFW:
             return manip.jax_fns(self, wid, inp)
         if wid in stats.IDS:
             return stats.jax_fns(self, wid, inp)
+        if wid in sorting.IDS:
+            return sorting.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):

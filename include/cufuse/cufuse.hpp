@@ -23,6 +23,7 @@
 #include "cufuse/shape.hpp"
 #include "cufuse/signal.hpp"
 #include "cufuse/statistics.hpp"
+#include "cufuse/sorting.hpp"
 #include "cufuse/stream.hpp"
 #include "cufuse/testing.hpp"
 #include "cufuse/reduce.hpp"

@@ -312,6 +312,8 @@ std::vector<FunctionRow> build_table() {
   rows.insert(rows.end(), indexing.begin(), indexing.end());
   const auto& stats = statistics_function_rows();  // functions_statistics.cpp
   rows.insert(rows.end(), stats.begin(), stats.end());
+  const auto& sorting = sorting_function_rows();  // functions_sorting.cpp
+  rows.insert(rows.end(), sorting.begin(), sorting.end());
   // Every op of the op table by its NumPy name (astype is the row above), aliases and
   // composites included, with its signature's parameters and NumPy's defaults.
   static const std::vector<std::string> texts = [] {

@@ -287,7 +287,7 @@ const FunctionRow* find_function(std::string_view name) {
 
 std::optional<std::string> not_available_yet(std::string_view name) {
   // Library functions that later work brings to the tool (each then becomes a row).
-  static constexpr std::string_view planned[] = {"kron", "linalg.vector_norm", "sort"};
+  static constexpr std::string_view planned[] = {"kron", "linalg.vector_norm"};
   if (find_function(name)) return std::nullopt;
   for (auto p : planned)
     if (p == name) return fmt::format("{} is not available yet", name);

@@ -1,0 +1,60 @@
+// src/library/sort_call.hpp: the sort node. One call sorts `rows` rows of `n` elements (its one
+// input, row-major (rows, n)) ascending and stably by the keys of codegen/sort_kernels.hpp
+// (NaNs last), giving the sorted values, each element's index within its row (argsort), or
+// both. src/library_build/sorting.cpp moves the axis last and flattens the rest; the planner
+// writes a strided or lazy input contiguously first, its producer fused into that kernel.
+//
+// On the device: one generated key-loading kernel (keys, the rows' int64 iota and segment
+// offsets; none where the dtype is its own key and no index is asked), CUB's radix sort
+// (library/cub_sort.hpp), one generated store kernel mapping keys back to values (none for
+// unsigned and bool values). Scratch comes from the pool on the call's stream. The host
+// reference is std::stable_sort on the same keys.
+//
+// The search node (searchsorted) is here too: a sorted row `a` (n) and elements `v` (m) of one
+// dtype, giving int64 insertion points by a binary search over the same keys (NumPy's order:
+// NaN after everything, -0.0 == 0.0).
+#pragma once
+#include "core/library_call.hpp"
+
+namespace cufuse::detail {
+
+class SortCall : public LibraryCall {
+ public:
+  SortCall(DType t, int64_t rows, int64_t n, bool values, bool indices, std::string what);
+  std::string describe() const override;
+  int num_outputs() const override { return (values_ ? 1 : 0) + (indices_ ? 1 : 0); }
+  DType output_dtype(int i) const override { return values_ && i == 0 ? t_ : DType::Int64; }
+  Shape output_shape(int) const override { return Shape{rows_, n_}; }
+  void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const override;
+  void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const override;
+  uint64_t attributes_hash() const override;
+  // -0.0 and 0.0 get one key where indices are asked (a stable argsort keeps their order, as
+  // NumPy's); a sort of values alone keeps each value's bits (-0.0 before 0.0).
+  bool zeros_equal() const { return indices_; }
+
+ private:
+  DType t_;
+  int64_t rows_, n_;
+  bool values_, indices_;
+  std::string what_;
+};
+
+class SearchCall : public LibraryCall {
+ public:
+  SearchCall(DType t, int64_t n, Shape v_shape, bool right);
+  std::string describe() const override;
+  int num_outputs() const override { return 1; }
+  DType output_dtype(int) const override { return DType::Int64; }
+  Shape output_shape(int) const override { return v_shape_; }
+  void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const override;
+  void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const override;
+  uint64_t attributes_hash() const override;
+
+ private:
+  DType t_;
+  int64_t n_;
+  Shape v_shape_;
+  bool right_;
+};
+
+}  // namespace cufuse::detail

@@ -1,0 +1,208 @@
+// tests/test_sorting.cpp: sort, argsort, partition, argpartition, lexsort, msort, searchsorted
+// and digitize on the host reference backend: values against NumPy 2 (written out when this
+// file was written), NaN and -0.0 order, every dtype, axes (None included), empty inputs,
+// NumPy's errors, the plans (one sort node; producers and consumers fused around it) and NVRTC
+// compiling the generated key, store and search kernels for every dtype.
+#include <cmath>
+#include <limits>
+
+#include "codegen/sort_kernels.hpp"
+#include "compile/compiler.hpp"
+#include "test_core_helpers.hpp"
+#include "sorting_test_values.hpp"
+#include "test_values.hpp"
+
+namespace {
+using test_values::f64;
+using test_values::i64;
+using test_values::iarr;
+using test_values::message_of;
+using sorting_test_values::darr;
+using sorting_test_values::kInf;
+using sorting_test_values::kNaN;
+using sorting_test_values::same_values;
+}  // namespace
+
+TEST_CASE("sort and argsort: NumPy's order, NaNs last, stable ties, every dtype") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const auto x = darr({3, kNaN, -1, 0.0, -kInf, 2, -0.0, kInf, -kNaN, 2});
+  // np.sort / np.argsort(kind="stable") of the same values
+  CHECK(same_values(f64(cf::sort(x)), {-kInf, -1, 0.0, -0.0, 2, 2, 3, kInf, kNaN, kNaN}));
+  CHECK(i64(cf::argsort(x)) == std::vector<int64_t>{4, 2, 3, 6, 5, 9, 0, 7, 1, 8});
+  // sort keeps the bits of -0.0 (before 0.0) and gives NaNs back as NaN
+  auto s = f64(cf::sort(x));
+  CHECK(std::signbit(s[2]));
+  CHECK(!std::signbit(s[3]));
+  for (cf::DType t : {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::f16,
+                      cf::bf16, cf::f32, cf::f64}) {
+    CAPTURE(cf::name(t));
+    auto v = iarr({5, 1, 4, 1, 0, 3, 2, 120}).astype(t);
+    auto sv = cf::sort(v);
+    CHECK(sv.dtype() == t);
+    auto ai = cf::argsort(v);
+    CHECK(ai.dtype() == cf::i64);
+    if (t == cf::bool_) {
+      CHECK(i64(sv) == std::vector<int64_t>{0, 1, 1, 1, 1, 1, 1, 1});
+      CHECK(i64(ai) == std::vector<int64_t>{4, 0, 1, 2, 3, 5, 6, 7});
+    } else {
+      CHECK(i64(sv) == std::vector<int64_t>{0, 1, 1, 2, 3, 4, 5, 120});
+      CHECK(i64(ai) == std::vector<int64_t>{4, 1, 3, 6, 5, 2, 0, 7});
+    }
+  }
+  // negative integers and the extremes of each signed dtype
+  auto neg = iarr({-128, 127, -1, 0, 5, -7}).astype(cf::i8);
+  CHECK(i64(cf::sort(neg)) == std::vector<int64_t>{-128, -7, -1, 0, 5, 127});
+  auto big = cf::from_host(std::vector<uint64_t>{~uint64_t(0), 0, uint64_t(1) << 63, 7});
+  CHECK(cf::sort(big).to_host<uint64_t>() == std::vector<uint64_t>{0, 7, uint64_t(1) << 63, ~uint64_t(0)});
+  // half types: NaN last, -inf first
+  for (cf::DType t : {cf::f16, cf::bf16}) {
+    auto h = darr({1.5, kNaN, -2, kInf, -kInf}).astype(t);
+    CHECK(same_values(f64(cf::sort(h)), {-kInf, -2, 1.5, kInf, kNaN}));
+    CHECK(i64(cf::argsort(h)) == std::vector<int64_t>{4, 2, 0, 3, 1});
+  }
+}
+
+TEST_CASE("sort along axes: the axis, negative axes, axis None, 0-d and empty arrays") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = iarr({3, 1, 2, 9, 0, 5, 4, 8, 7, 6, 11, 10}, cf::Shape{3, 4});
+  CHECK(i64(cf::sort(a)) == std::vector<int64_t>{1, 2, 3, 9, 0, 4, 5, 8, 6, 7, 10, 11});
+  CHECK(i64(cf::sort(a, 0)) == std::vector<int64_t>{0, 1, 2, 8, 3, 5, 4, 9, 7, 6, 11, 10});
+  CHECK(i64(cf::sort(a, -2)) == i64(cf::sort(a, 0)));
+  CHECK(i64(cf::argsort(a, 0)) == std::vector<int64_t>{1, 0, 0, 1, 0, 1, 1, 0, 2, 2, 2, 2});
+  CHECK(i64(cf::msort(a)) == i64(cf::sort(a, 0)));
+  auto flat = cf::sort(a, std::nullopt);
+  CHECK(flat.shape() == cf::Shape{12});
+  CHECK(i64(flat) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  CHECK(i64(cf::argsort(a, std::nullopt))[0] == 4);
+  // 3-D, the middle axis
+  auto b = cf::arange(24).reshape({2, 3, 4}) * -1;
+  auto sb = cf::sort(b, 1);
+  CHECK(sb.shape() == cf::Shape{2, 3, 4});
+  CHECK(i64(sb.index({0, cf::_, 0})) == std::vector<int64_t>{-8, -4, 0});
+  // 0-d: axis -1 is out of bounds (NumPy's AxisError), axis None gives (1,)
+  auto z = cf::full({}, 3.0);
+  CHECK_THROWS_AS(cf::sort(z), cf::IndexError);
+  CHECK(cf::sort(z, std::nullopt).shape() == cf::Shape{1});
+  CHECK_THROWS_AS(cf::argsort(a, 2), cf::IndexError);
+  CHECK(message_of([&] { cf::sort(a, -3); }).find("axis -3 is out of bounds for array of dimension 2") !=
+        std::string::npos);
+  // empty
+  CHECK(cf::sort(cf::zeros({0}, cf::f32)).shape() == cf::Shape{0});
+  CHECK(cf::argsort(cf::zeros({3, 0})).shape() == cf::Shape{3, 0});
+  CHECK(cf::sort(cf::zeros({0, 4}), 0).shape() == cf::Shape{0, 4});
+}
+
+TEST_CASE("the sort node: one kernel for the node, its producer and consumers fused around it") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::arange(4096).astype(cf::f32).reshape({64, 64});
+  x.eval();
+  cf::reset_stats();
+  cf::Array y = cf::sort(cf::sin(x) * 2, 1) + 1;  // a producer, the node, a consumer
+  y.eval();
+  // the producer's kernel writes the node's input, the node, one kernel after it
+  CHECK(cf::stats().kernels_launched == 3);
+  cf::reset_stats();
+  cf::Array z = cf::sort(x, 1);  // a contiguous leaf: the node reads it as it is
+  z.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  cf::reset_stats();
+  cf::Array t = cf::sort(x.T(), 1);  // a transposed view: one copy kernel before the node
+  t.eval();
+  CHECK(cf::stats().kernels_launched == 2);
+  CHECK(f64(t.index({0})) == f64(cf::sort(x.index({cf::_, 0}))));
+  // a plan dump names the node and its CUB path
+  auto ex = plan_of({cf::sort(x, 1)});
+  int library = 0;
+  for (const auto& g : ex->plan.groups)
+    if (g.kind == cf::detail::GroupKind::Library) {
+      ++library;
+      CHECK(g.call->describe().find("segmented sort") != std::string::npos);
+    }
+  CHECK(library == 1);
+}
+
+TEST_CASE("partition and argpartition: kth in place, NumPy's kth errors") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = iarr({7, 2, 9, 4, 1, 8});
+  auto p = i64(cf::partition(a, 2));
+  CHECK(p[2] == 4);
+  for (int i = 0; i < 2; ++i) CHECK(p[i] <= 4);
+  for (int i = 3; i < 6; ++i) CHECK(p[i] >= 4);
+  auto ap = i64(cf::argpartition(a, -1));
+  CHECK(ap[5] == 2);
+  CHECK(i64(cf::partition(a, std::vector<int64_t>{0, 5}))[0] == 1);
+  CHECK(message_of([&] { cf::partition(a, 6); }) == "kth(=6) out of bounds (6)");
+  CHECK_THROWS_AS(cf::argpartition(a, -7), cf::ValueError);
+  CHECK_THROWS_AS(cf::partition(cf::full({}, 1.0), 0), cf::IndexError);
+}
+
+TEST_CASE("lexsort: the last key primary, stable, NumPy's errors") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  // np.lexsort(([1,5,1,4,3,4,4], [9,4,0,4,0,2,1])) == [2, 4, 6, 5, 3, 1, 0]
+  auto surnames = iarr({9, 4, 0, 4, 0, 2, 1});
+  auto first = iarr({1, 5, 1, 4, 3, 4, 4});
+  CHECK(i64(cf::lexsort(std::vector<cf::Array>{first, surnames})) == std::vector<int64_t>{2, 4, 6, 5, 3, 1, 0});
+  CHECK(i64(cf::lexsort(cf::stack({first, surnames}))) == std::vector<int64_t>{2, 4, 6, 5, 3, 1, 0});
+  // float keys with NaN
+  auto k = darr({kNaN, 1, 1, -1});
+  CHECK(i64(cf::lexsort(std::vector<cf::Array>{iarr({3, 2, 1, 0}), k})) == std::vector<int64_t>{3, 2, 1, 0});
+  CHECK(message_of([] { cf::lexsort(std::vector<cf::Array>{}); }) == "need sequence of keys with len > 0 in lexsort");
+  CHECK(message_of([&] { cf::lexsort(std::vector<cf::Array>{first, iarr({1, 2})}); }) ==
+        "all keys need to be the same shape");
+}
+
+TEST_CASE("searchsorted and digitize: sides, sorter, NaN, dtypes, errors") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto a = darr({1, 2, 2, 3, kNaN});
+  auto v = darr({2, 0, 4, kNaN, 3, -0.0}, cf::Shape{2, 3});
+  auto l = cf::searchsorted(a, v);
+  CHECK(l.shape() == cf::Shape{2, 3});
+  CHECK(l.dtype() == cf::i64);
+  CHECK(i64(l) == std::vector<int64_t>{1, 0, 4, 4, 3, 0});
+  CHECK(i64(cf::searchsorted(a, v, "right")) == std::vector<int64_t>{3, 0, 4, 5, 4, 0});
+  // -0.0 == 0.0 when searching
+  CHECK(i64(cf::searchsorted(darr({-1, 0.0, 1}), darr({-0.0}), "right")) == std::vector<int64_t>{2});
+  // a sorter, mixed dtypes (int a, float v: compared as float64)
+  auto u = iarr({30, 10, 20});
+  CHECK(i64(cf::searchsorted(u, darr({15, 25.5}), "left", iarr({1, 2, 0}))) == std::vector<int64_t>{1, 2});
+  CHECK(message_of([&] { cf::searchsorted(a, v, "middle"); }) == "search side must be 'left' or 'right' (got 'middle')");
+  CHECK(message_of([&] { cf::searchsorted(cf::zeros({2, 2}), v); }) == "object too deep for desired array");
+  CHECK_THROWS_AS(cf::searchsorted(u, v, "left", iarr({0, 1})), cf::ValueError);
+  CHECK(i64(cf::searchsorted(cf::zeros({0}), v)) == std::vector<int64_t>(6, 0));
+  // digitize: np.digitize([0.2, 6.4, 3.0, 1.6], [0, 1, 2.5, 4, 10]) == [1, 4, 3, 2]
+  auto x = darr({0.2, 6.4, 3.0, 1.6, 4.0});
+  CHECK(i64(cf::digitize(x, darr({0, 1, 2.5, 4, 10}))) == std::vector<int64_t>{1, 4, 3, 2, 4});
+  CHECK(i64(cf::digitize(x, darr({0, 1, 2.5, 4, 10}), true)) == std::vector<int64_t>{1, 4, 3, 2, 3});
+  // decreasing bins: np.digitize(x, [10, 4, 2.5, 1, 0]) == [4, 1, 2, 3, 1]
+  CHECK(i64(cf::digitize(x, darr({10, 4, 2.5, 1, 0}))) == std::vector<int64_t>{4, 1, 2, 3, 1});
+  CHECK(i64(cf::digitize(x, darr({10, 4, 2.5, 1, 0}), true)) == std::vector<int64_t>{4, 1, 2, 3, 2});
+  CHECK(message_of([&] { cf::digitize(x, darr({1, 3, 2})); }) == "bins must be monotonically increasing or decreasing");
+  CHECK(i64(cf::digitize(x, darr({2, 2, 2}))) == std::vector<int64_t>{0, 3, 3, 0, 3});
+}
+
+TEST_CASE("NVRTC compiles the key, store and search kernels of every dtype") {
+  for (cf::DType t : {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::f16,
+                      cf::bf16, cf::f32, cf::f64}) {
+    CAPTURE(cf::name(t));
+    for (const auto& k : {cf::detail::sort_load_kernel(t, true), cf::detail::sort_load_kernel(t, false),
+                          cf::detail::sort_store_kernel(t), cf::detail::search_kernel(t)}) {
+      auto c = cf::detail::compile_kernel(k.source, k.name, 90);
+      CHECK(!c->cubin.empty());
+    }
+  }
+}
+
+TEST_CASE("the host keys order like NumPy and map back to the values") {
+  using cf::detail::sort_key;
+  using cf::detail::sort_key_bits;
+  auto kt = cf::detail::sort_key_type(cf::f32);
+  auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return uint64_t(u); };
+  const float vals[] = {-std::numeric_limits<float>::infinity(), -3.5f, -0.0f, 0.0f, 1e-40f, 2.0f,
+                        std::numeric_limits<float>::infinity()};
+  for (size_t i = 0; i + 1 < std::size(vals); ++i)
+    CHECK(sort_key(bits(vals[i]), kt, false) < sort_key(bits(vals[i + 1]), kt, false));
+  CHECK(sort_key(bits(-0.0f), kt, true) == sort_key(bits(0.0f), kt, true));
+  CHECK(sort_key(bits(-std::nanf("")), kt, false) == sort_key(bits(std::nanf("")), kt, false));
+  CHECK(sort_key(bits(std::numeric_limits<float>::infinity()), kt, false) < sort_key(bits(std::nanf("")), kt, false));
+  for (float f : vals) CHECK(sort_key_bits(sort_key(bits(f), kt, false), kt) == bits(f));
+}
