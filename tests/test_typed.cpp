@@ -1,0 +1,227 @@
+// tests/test_typed.cpp: typed expression templates (cufuse/typed.hpp) on the reference
+// backend: values and dtypes equal to the dynamic API's, one trace per expression type and
+// shape key (later evaluations replay), kernel counts equal to the dynamic form's (W7,
+// reductions, softmax, layernorm), scalars as parameters, run-time axes, tensor_cast's
+// errors, views, mixing with lazy arrays, lazy in-place writes.
+#include <cmath>
+#include <tuple>
+
+#include "cufuse/typed.hpp"
+#include "fuse/engine.hpp"
+#include "test_core_helpers.hpp"
+
+namespace {
+
+std::vector<float> seq(int n, float a, float b) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[i] = a + b * static_cast<float>(i) + 0.25f * static_cast<float>(i % 7);
+  return v;
+}
+template <class T, int N>
+cf::Tensor<T, N> tensor(const std::vector<T>& v, const cf::Shape& s) {
+  return cf::tensor_cast<T, N>(cf::from_host(v).reshape(s).eval());
+}
+uint64_t kernels() { return cf::stats().kernels_launched; }
+// The expressions of W7 (bench/overhead.cpp), generic over Tensors and Arrays.
+auto w7a = [](const auto& x, const auto& y) { return (x - y) * (x - y); };
+auto w7b = [](const auto& x, const auto& y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); };
+
+}  // namespace
+
+TEST_CASE("typed: W7a and W7b give the dynamic values, one kernel, traced once") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  for (int round = 0; round < 3; ++round) {
+    auto x = tensor<float, 1>(seq(1000, float(round), 0.5f), {1000});
+    auto y = tensor<float, 1>(seq(1000, 2.0f, -0.25f * float(round + 1)), {1000});
+    cf::reset_stats();
+    cf::Tensor<float, 1> a = w7a(x, y);
+    cf::Tensor<float, 1> b = w7b(x, y);
+    CHECK(kernels() == 2);
+    CHECK(a.to_host() == host<float>(w7a(x.array(), y.array())));
+    CHECK(b.to_host() == host<float>(w7b(x.array(), y.array())));
+  }
+  // A replay plans nothing: no plan is built or looked up.
+  auto x = tensor<float, 1>(seq(1000, 1, 0.5f), {1000});
+  auto y = tensor<float, 1>(seq(1000, 3, 0.25f), {1000});
+  cf::reset_stats();
+  cf::Tensor<float, 1> b = w7b(x, y);
+  CHECK(cf::stats().plans_built == 0);
+  CHECK(cf::stats().plan_cache_hits == 0);
+  CHECK(kernels() == 1);
+  // x read twice is one argument: the engine of this expression type saw 2 arrays + 4 scalars.
+  using E = decltype(w7b(x, y));
+  static_assert(E::n_leaves == 12);
+  static_assert(E::dtype == cf::f32 && E::rank == 1);
+}
+
+TEST_CASE("typed: result dtypes follow NumPy 2 with weak scalars, as the dynamic API") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto f = tensor<float, 1>({1, 2, 3, 4}, {4});
+  auto i8 = cf::tensor_cast<int8_t, 1>(cf::from_host(std::vector<int8_t>{1, -2, 3, 4}));
+  auto u8 = cf::tensor_cast<uint8_t, 1>(cf::from_host(std::vector<uint8_t>{1, 2, 3, 250}));
+  auto check = [](const auto& e, const cf::Array& dyn) {
+    using E = std::remove_cvref_t<decltype(e)>;
+    CHECK(E::dtype == dyn.dtype());
+    CHECK(cf::Array(e).dtype() == dyn.dtype());
+    CHECK(host<typename E::value_type>(cf::Array(e.eval())) == host<typename E::value_type>(dyn));
+  };
+  check(i8 + 3, i8.array() + 3);
+  check(i8 * 2.5, i8.array() * 2.5);
+  check(i8 + u8, i8.array() + u8.array());
+  check(i8 / 2, i8.array() / 2);
+  check(f / 2, f.array() / 2);
+  check(cf::sqrt(i8), cf::sqrt(i8.array()));
+  check(cf::arctan2(i8, u8), cf::arctan2(i8.array(), u8.array()));
+  check(u8 > 3, u8.array() > 3);
+  check(cf::where(f > 2, i8, 7), cf::where(f.array() > 2, i8.array(), 7));
+  check(cf::astype<double>(i8) + 1, i8.array().astype(cf::f64) + 1);
+  check(cf::logical_and(f, true), cf::logical_and(f.array(), true));
+  check(cf::sum(i8), cf::sum(i8.array()));
+  check(cf::sum(u8), cf::sum(u8.array()));
+  check(cf::mean(i8), cf::mean(i8.array()));
+  check(cf::max(u8), cf::max(u8.array()));
+  // A weak int that does not fit is NumPy's OverflowError at run time, as in the dynamic API.
+  CHECK_THROWS_AS((i8 + 300).eval(), cf::OverflowError);
+}
+
+TEST_CASE("typed: scalars are parameters: a new value replays, a new shape traces again") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = tensor<float, 1>(seq(64, 1, 1), {64});
+  auto f = [&](float s) { return cf::Tensor<float, 1>(x * s + 1); };
+  for (float s : {1.0f, 2.0f, -3.5f})
+    CHECK(f(s).to_host() == host<float>(x.array() * s + 1));
+  auto x2 = tensor<float, 1>(seq(32, 1, 1), {32});
+  cf::Tensor<float, 1> r = x2 * 2.0f + 1;
+  CHECK(r.to_host() == host<float>(x2.array() * 2.0f + 1));
+  // A strided view is a leaf of its own layout.
+  auto xs = x(cf::slice(cf::none, cf::none, 2));
+  static_assert(std::is_same_v<decltype(xs), cf::Tensor<float, 1>>);
+  cf::Tensor<float, 1> s = xs * 2.0f + 1;
+  CHECK(s.to_host() == host<float>(xs.array() * 2.0f + 1));
+}
+
+TEST_CASE("typed: one array under two names, or two under one expression, binds right") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = tensor<float, 1>(seq(50, 1, 1), {50});
+  auto y = tensor<float, 1>(seq(50, -1, 2), {50});
+  cf::Tensor<float, 1> a = w7a(x, y);
+  cf::Tensor<float, 1> b = w7a(x, x);  // the same type, another shape key: x everywhere
+  cf::Tensor<float, 1> c = w7a(y, x);
+  CHECK(a.to_host() == host<float>(w7a(x.array(), y.array())));
+  CHECK(b.to_host() == host<float>(w7a(x.array(), x.array())));
+  CHECK(c.to_host() == host<float>(w7a(y.array(), x.array())));
+}
+
+TEST_CASE("typed: reductions, row forms and run-time axes take the dynamic form's kernels") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto z = tensor<float, 2>(seq(8 * 33, -3, 0.05f), {8, 33});
+  auto zd = z.array();
+  auto kernels_of = [](auto&& run) {
+    cf::reset_stats();
+    run();
+    return kernels();
+  };
+  // softmax over rows
+  auto softmax = [](const auto& x) {
+    auto e = cf::exp(x - cf::max<1>(x, cf::keepdims));
+    return e / cf::sum<1>(e, cf::keepdims);
+  };
+  auto softmax_dyn = [](const cf::Array& x) {
+    auto e = cf::exp(x - cf::max(x, 1, true));
+    return e / cf::sum(e, 1, true);
+  };
+  cf::Tensor<float, 2> sm;
+  cf::Array smd;
+  const auto kt = kernels_of([&] { sm = softmax(z); });
+  const auto kd = kernels_of([&] { smd = softmax_dyn(zd).eval(); });
+  CHECK(kt == kd);
+  CHECK(sm.to_host() == host<float>(smd));
+  // layernorm over rows
+  auto layernorm = [](const auto& x) {
+    auto c = x - cf::mean<1>(x, cf::keepdims);
+    return c / cf::sqrt(cf::var<1>(x, cf::keepdims) + 1e-5f);
+  };
+  auto layernorm_dyn = [](const cf::Array& x) {
+    auto c = x - cf::mean(x, 1, true);
+    return c / cf::sqrt(cf::var(x, 1, 0, true) + 1e-5f);
+  };
+  cf::Tensor<float, 2> ln;
+  cf::Array lnd;
+  CHECK(kernels_of([&] { ln = layernorm(z); }) == kernels_of([&] { lnd = layernorm_dyn(zd).eval(); }));
+  CHECK(ln.to_host() == host<float>(lnd));
+  // sum over static, all and run-time axes; rank-0 item
+  cf::Tensor<float, 1> s0 = cf::sum<0>(z * 2);
+  CHECK(s0.to_host() == host<float>(cf::sum(zd * 2, 0)));
+  for (int axis : {0, 1, -1}) {
+    cf::Tensor<float, 1> s = cf::sum(z * 2, axis);
+    CHECK(s.to_host() == host<float>(cf::sum(zd * 2, axis)));
+  }
+  cf::Tensor<float, 0> all = cf::sum(z, std::array<int, 2>{0, 1});
+  CHECK(all.item() == cf::sum(zd).item<float>());
+  CHECK(cf::sum(z * z).item() == cf::sum(zd * zd).item<float>());
+  CHECK(kernels_of([&] { (void)cf::max(z - 1).item(); }) == kernels_of([&] { (void)cf::max(zd - 1).item<float>(); }));
+}
+
+TEST_CASE("typed: cf::eval of several expressions plans them together") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = tensor<float, 1>(seq(100, 1, 1), {100});
+  auto y = tensor<float, 1>(seq(100, 0, -1), {100});
+  cf::reset_stats();
+  auto [a, b] = cf::eval(x + y, cf::sin(x) * y);
+  CHECK(kernels() == 1);
+  CHECK(a.to_host() == host<float>(x.array() + y.array()));
+  CHECK(b.to_host() == host<float>(cf::sin(x.array()) * y.array()));
+  auto e = x * 3;  // an lvalue expression picks the typed eval, not the Array one
+  cf::Tensor<float, 1> c = cf::eval(e);
+  CHECK(c.to_host() == host<float>(x.array() * 3));
+}
+
+TEST_CASE("typed: tensor_cast checks dtype and rank; views keep the static rank") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array a = cf::from_host(seq(12, 0, 1)).reshape({3, 4});
+  CHECK_THROWS_AS((cf::tensor_cast<double, 2>(a)), cf::TypeError);
+  CHECK_THROWS_AS((cf::tensor_cast<float, 1>(a)), cf::ValueError);
+  CHECK_THROWS_AS((cf::tensor_cast<float, 1>(cf::Array())), cf::ValueError);
+  auto t = cf::tensor_cast<float, 2>(a);
+  auto tt = t.transpose();
+  CHECK(tt.shape() == cf::Shape{4, 3});
+  auto r = t.reshape<3>({2, 3, 2});
+  static_assert(decltype(r)::rank == 3);
+  CHECK_THROWS_AS(t.reshape<2>({12}), cf::ValueError);
+  auto row = t(1, cf::_);
+  static_assert(decltype(row)::rank == 1);
+  auto col = t(cf::_, cf::newaxis, 2);
+  static_assert(decltype(col)::rank == 2);
+  CHECK(col.shape() == cf::Shape{3, 1});
+  CHECK(row.to_host() == host<float>(a[{1}]));
+  cf::Tensor<float, 2> m = tt * 2 + t.transpose();
+  CHECK(m.to_host() == host<float>(a.T() * 3));
+  cf::Array back = t;  // a Tensor is usable as an Array
+  CHECK(back.node() == a.node());
+}
+
+TEST_CASE("typed: mixing with lazy arrays and lazy in-place writes") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = tensor<float, 1>(seq(40, 1, 1), {40});
+  auto y = tensor<float, 1>(seq(40, 2, -1), {40});
+  // A typed expression used as an Array is a lazy node fusing with the rest.
+  cf::Array l = w7a(x, y);
+  CHECK(l.is_lazy());
+  cf::reset_stats();
+  cf::Array m = (l + 1).eval();
+  CHECK(kernels() == 1);
+  CHECK(host<float>(m) == host<float>(w7a(x.array(), y.array()) + 1));
+  // A lazy leaf: evaluated with the pending work, as the dynamic API would.
+  auto lz = cf::tensor_cast<float, 1>(x.array() * 2);
+  cf::reset_stats();
+  cf::Tensor<float, 1> r = lz + y;
+  CHECK(kernels() == 1);
+  CHECK(r.to_host() == host<float>(x.array() * 2 + y.array()));
+  // y += expr is the dynamic API's lazy write.
+  auto acc = tensor<float, 1>(seq(40, 0, 0), {40});
+  cf::Array alias = acc.array();
+  acc += x * y;
+  acc -= 1;
+  CHECK(acc.is_lazy());
+  CHECK(host<float>(alias) == host<float>(x.array() * y.array() - 1));
+}
