@@ -57,20 +57,21 @@ TEST_CASE("typed: W7a and W7b give the dynamic values, one kernel, traced once")
 TEST_CASE("typed: result dtypes follow NumPy 2 with weak scalars, as the dynamic API") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto f = tensor<float, 1>({1, 2, 3, 4}, {4});
-  auto i8 = cf::tensor_cast<int8_t, 1>(cf::from_host(std::vector<int8_t>{1, -2, 3, 4}));
+  auto i8 = cf::tensor_cast<int8_t, 1>(cf::from_host(std::vector<int8_t>{1, 2, -3, 4}));
   auto u8 = cf::tensor_cast<uint8_t, 1>(cf::from_host(std::vector<uint8_t>{1, 2, 3, 250}));
   auto check = [](const auto& e, const cf::Array& dyn) {
     using E = std::remove_cvref_t<decltype(e)>;
     CHECK(E::dtype == dyn.dtype());
     CHECK(cf::Array(e).dtype() == dyn.dtype());
-    CHECK(host<typename E::value_type>(cf::Array(e.eval())) == host<typename E::value_type>(dyn));
+    cf::Array t = e.eval();
+    CHECK(host<double>(t.astype(cf::f64)) == host<double>(dyn.astype(cf::f64)));
   };
   check(i8 + 3, i8.array() + 3);
   check(i8 * 2.5, i8.array() * 2.5);
   check(i8 + u8, i8.array() + u8.array());
   check(i8 / 2, i8.array() / 2);
   check(f / 2, f.array() / 2);
-  check(cf::sqrt(i8), cf::sqrt(i8.array()));
+  check(cf::sqrt(u8), cf::sqrt(u8.array()));
   check(cf::arctan2(i8, u8), cf::arctan2(i8.array(), u8.array()));
   check(u8 > 3, u8.array() > 3);
   check(cf::where(f > 2, i8, 7), cf::where(f.array() > 2, i8.array(), 7));
@@ -159,7 +160,13 @@ TEST_CASE("typed: reductions, row forms and run-time axes take the dynamic form'
   cf::Tensor<float, 0> all = cf::sum(z, std::array<int, 2>{0, 1});
   CHECK(all.item() == cf::sum(zd).item<float>());
   CHECK(cf::sum(z * z).item() == cf::sum(zd * zd).item<float>());
-  CHECK(kernels_of([&] { (void)cf::max(z - 1).item(); }) == kernels_of([&] { (void)cf::max(zd - 1).item<float>(); }));
+  const auto kmt = kernels_of([&] { (void)cf::max(z - 1).item(); });
+  const auto kmd = kernels_of([&] {
+    cf::Array m = cf::max(zd - 1);  // (no handle on zd - 1 alive: it would be kept in memory)
+    (void)m.item<float>();
+  });
+  CHECK(kmt == 1);
+  CHECK(kmt == kmd);
 }
 
 TEST_CASE("typed: cf::eval of several expressions plans them together") {
@@ -219,9 +226,10 @@ TEST_CASE("typed: mixing with lazy arrays and lazy in-place writes") {
   CHECK(r.to_host() == host<float>(x.array() * 2 + y.array()));
   // y += expr is the dynamic API's lazy write.
   auto acc = tensor<float, 1>(seq(40, 0, 0), {40});
+  const std::vector<float> before = acc.to_host();
   cf::Array alias = acc.array();
   acc += x * y;
   acc -= 1;
   CHECK(acc.is_lazy());
-  CHECK(host<float>(alias) == host<float>(x.array() * y.array() - 1));
+  CHECK(host<float>(alias) == host<float>(cf::from_host(before) + x.array() * y.array() - 1));
 }
