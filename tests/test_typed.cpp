@@ -8,6 +8,7 @@
 
 #include "cufuse/typed.hpp"
 #include "fuse/engine.hpp"
+#include "typed/prepared.hpp"
 #include "test_core_helpers.hpp"
 
 namespace {
@@ -232,4 +233,69 @@ TEST_CASE("typed: mixing with lazy arrays and lazy in-place writes") {
   acc -= 1;
   CHECK(acc.is_lazy());
   CHECK(host<float>(alias) == host<float>(cf::from_host(before) + x.array() * y.array() - 1));
+}
+
+TEST_CASE("typed: a prepared entry binds the bytes fuse's bind_step does (the device's hot path)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = tensor<float, 1>(seq(300, 1, 1), {300});
+  auto y = tensor<float, 1>(seq(300, -1, 0.5f), {300});
+  auto x2 = tensor<float, 1>(seq(300, 7, 1), {300});
+  auto f = [](const auto& a, const auto& b, float k) { return ((a - b) * k + a / 2) * (b * b + 1); };
+  cf::Tensor<float, 1> r = f(x, y, 0.75f);  // traces: the cache of this type holds the entry
+  CHECK(r.to_host() == host<float>(f(x.array(), y.array(), 0.75f)));
+  using E = decltype(f(x, y, 0.75f));
+  auto args_of = [&](const E& e, cf::detail::FuseArg* args, cf::typed::EvalKey<E>& key) {
+    cf::typed::Collect k{args, key.slot, key.params};
+    e.collect(k);
+    return k.nargs;
+  };
+  cf::detail::FuseArg args[E::n_leaves];
+  cf::typed::EvalKey<E> key;
+  const E e0 = f(x, y, 0.75f);
+  const int nargs = args_of(e0, args, key);
+  CHECK(nargs == 2 + 3);  // x, y (each read twice, one argument) and the scalars k, 2, 1
+  cf::detail::TypedCache& cache = cf::typed::cache_for<E>(key);
+  REQUIRE(!cache.engine->entries.empty());
+  auto en = cache.engine->entries.front();
+  const char* data[16];
+  REQUIRE(cf::detail::matches(*en, args, nargs, data));
+  auto p = cf::detail::prepare(en, args, data);
+  REQUIRE(!p->steps.empty());
+  CHECK(cf::detail::same_scalars(*p, args));
+  std::vector<void*> bufs(en->ex->buffers.size());
+  for (size_t i = 0; i < bufs.size(); ++i) bufs[i] = reinterpret_cast<void*>(0x1000 * (i + 1));
+  void* ws = reinterpret_cast<void*>(0x900000);
+  auto same_bytes = [&](const cf::detail::FuseArg* a, const char* const* d, bool same) {
+    bool all = true;
+    for (size_t s = 0; s < p->steps.size(); ++s) {
+      if (en->ex->steps[s].call) continue;
+      std::vector<unsigned char> got, want;
+      cf::detail::bind_prepared(*p, s, a, d, same, bufs.data(), ws, got);
+      cf::detail::bind_step(*en, s, a, d, bufs.data(), ws, want);
+      all = all && got == want;
+    }
+    return all;
+  };
+  CHECK(same_bytes(args, data, true));
+  // other arrays of the same signature, other buffers
+  const E e1 = f(x2, y, 0.75f);
+  cf::detail::FuseArg args1[E::n_leaves];
+  cf::typed::EvalKey<E> key1;
+  args_of(e1, args1, key1);
+  CHECK(key1 == key);
+  REQUIRE(cf::detail::matches(*en, args1, nargs, data));
+  for (auto& b : bufs) b = static_cast<char*>(b) + 64;
+  CHECK(cf::detail::same_scalars(*p, args1));
+  CHECK(same_bytes(args1, data, true));
+  // another scalar value: not the prepared one, bound by fuse's bind_step
+  for (float k : {0.5f, -0.0f, 0.0f}) {
+    const E e2 = f(x, y, k);
+    cf::detail::FuseArg args2[E::n_leaves];
+    cf::typed::EvalKey<E> key2;
+    args_of(e2, args2, key2);
+    REQUIRE(cf::detail::matches(*en, args2, nargs, data));
+    CHECK_FALSE(cf::detail::same_scalars(*p, args2));
+    CHECK(same_bytes(args2, data, false));
+    CHECK_FALSE(same_bytes(args2, data, true));  // the prepared template holds 0.75: the check can fail
+  }
 }

@@ -1,16 +1,16 @@
 // cufuse/typed_eval.hpp: evaluating typed expressions (cufuse/typed.hpp).
 //
 // An expression's type fixes its op tree, so its kernels are planned once per type: each
-// tuple of expression types evaluated together has a function-local static cache of fuse()
-// engines (include/cufuse/fuse.hpp; src/fuse/trace.cpp and replay.cpp), one per *shape key*:
+// tuple of expression types evaluated together has a function-local static set of caches
+// (src/typed/typed_call.cpp, over fuse()'s engine: src/fuse), one per *shape key*:
 // which leaves name the same Array (x in (x - y) * (x - y) is one argument, read once) and
 // the run-time parameters (axes given at run time). The first evaluation of a key traces the
 // expression (it rebuilds itself as a lazy DAG over placeholders) and plans it, as fuse()
 // does; every later one does what a fuse() replay does: match the arguments' dtypes, shapes,
-// strides and alignment against the entry, bind them and the scalars into the kernels'
-// parameters, allocate, one CUDA graph launch (src/exec/run_path.cpp). No graph, no planning,
-// no hashing of the tree. The per-call host work is listing the leaves (collect), comparing
-// the shape key with the last one used, and fuse_call.
+// strides and alignment against the entry, bind them into the kernels' parameters (scalars
+// only where their values changed), allocate, one CUDA graph launch (src/exec/run_path.cpp).
+// No graph, no planning, no hashing of the tree, no lock. The per-call host work is listing
+// the leaves (collect), comparing the shape key with the last one used, and typed_call.
 //
 // A leaf not yet in memory (a lazy Tensor) evaluates the expression as the dynamic API would
 // instead, so it fuses with the pending work that makes that leaf.
@@ -37,18 +37,34 @@ struct EvalKey {
   }
 };
 
-// The engines of one tuple of expression types, by shape key. The last one used is found
-// with one atomic load and a compare of the key; others under a lock.
+}  // namespace cufuse::typed
+
+namespace cufuse::detail {
+// src/typed/typed_call.cpp: the traces of one tuple of expression types and shape key, and
+// their prepared replays.
+struct TypedCache;
+TypedCache* new_typed_cache();  // lives as long as the process
+// Evaluates through the cache (a replay of the signature's plan; the first call of a
+// signature traces it). False when an array argument is not in memory: the caller then
+// evaluates the expression lazily.
+bool typed_call(TypedCache& c, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs, Array* out,
+                int nout);
+}  // namespace cufuse::detail
+
+namespace cufuse::typed {
+
+// The cache of one tuple of expression types, by shape key. The last one used is found with
+// one atomic load and a compare of the key; others under a lock.
 template <class... E>
-detail::FuseEngine& engine_for(const EvalKey<E...>& key) {
+detail::TypedCache& cache_for(const EvalKey<E...>& key) {
   struct Slot {
     EvalKey<E...> key;
-    std::shared_ptr<detail::FuseEngine> engine;
+    detail::TypedCache* cache;
   };
   static std::atomic<Slot*> last{nullptr};
   Slot* s = last.load(std::memory_order_acquire);
   if (s && s->key == key) [[likely]]
-    return *s->engine;
+    return *s->cache;
   static std::mutex mu;
   static std::vector<std::unique_ptr<Slot>> slots;  // never shrinks: `last` may point at any
   std::lock_guard<std::mutex> lk(mu);
@@ -56,13 +72,11 @@ detail::FuseEngine& engine_for(const EvalKey<E...>& key) {
   for (auto& x : slots)
     if (x->key == key) s = x.get();
   if (!s) {
-    FuseOptions opt;
-    opt.name = "typed expression";
-    slots.push_back(std::make_unique<Slot>(Slot{key, detail::new_fuse_engine(opt)}));
+    slots.push_back(std::make_unique<Slot>(Slot{key, detail::new_typed_cache()}));
     s = slots.back().get();
   }
   last.store(s, std::memory_order_release);
-  return *s->engine;
+  return *s->cache;
 }
 
 // What a trace runs: the expressions rebuilt over the call's arguments.
@@ -86,16 +100,15 @@ void eval_into(Array* out, const E&... e) {
   EvalKey<E...> key;
   Collect k{args, key.slot, key.params};
   (e.collect(k), ...);
-  if (k.lazy) [[unlikely]] {  // pending work makes a leaf: the dynamic path fuses with it
-    Build b{args, key.slot};
-    int i = 0;
-    ((out[i++] = e.build(b)), ...);
-    eval_all(std::vector<Array>(out, out + sizeof...(E)));
-    return;
-  }
   const EvalCtx<E...> ctx{{&e...}, key.slot};
-  detail::fuse_call(engine_for<E...>(key), &ctx, &EvalCtx<E...>::thunk, args, k.nargs, out,
-                    static_cast<int>(sizeof...(E)), nullptr);
+  if (detail::typed_call(cache_for<E...>(key), &ctx, &EvalCtx<E...>::thunk, args, k.nargs, out,
+                         static_cast<int>(sizeof...(E)))) [[likely]]
+    return;
+  // pending work makes a leaf: the dynamic path, which fuses with it
+  Build b{args, key.slot};
+  int i = 0;
+  ((out[i++] = e.build(b)), ...);
+  eval_all(std::vector<Array>(out, out + sizeof...(E)));
 }
 
 template <class E>

@@ -33,14 +33,12 @@ struct Collect {
   int8_t* slot;
   int64_t* params;
   int nargs = 0, leaf = 0, nparams = 0;
-  bool lazy = false;  // some array leaf is not in memory yet
   void array(const Array* a) {
     for (int j = 0; j < nargs; ++j)
       if (args[j].array == a) {
         slot[leaf++] = static_cast<int8_t>(j);
         return;
       }
-    lazy = lazy || a->is_lazy();
     args[nargs].array = a;
     slot[leaf++] = static_cast<int8_t>(nargs++);
   }

@@ -88,6 +88,9 @@ bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data)
 // The parameter bytes of kernel step `step` for one call (what replay launches with).
 void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* const* data, void* const* buffers,
                void* workspace, std::vector<unsigned char>& out);
+// Wraps each result's new block in an Array (out[k]: result k; a result returned twice is one
+// Array twice). The typed layer's run site (src/typed) delivers through it too.
+void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out);
 // Runs an entry for one call (results into out[0..nroots) by result index).
 void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out);
 

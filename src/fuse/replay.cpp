@@ -31,30 +31,8 @@ namespace cufuse::detail {
 
 Entry::~Entry() = default;
 
-namespace {
-
-class ReplaySource final : public LeafSource {
- public:
-  ReplaySource(const Entry& en, const FuseArg* args, const char* const* data) : en_(en), args_(args), data_(data) {}
-  const Node& node(int leaf) const override { return *en_.leaves[leaf]; }
-  const char* data(int leaf) const override {
-    const LeafBind& b = en_.binds[leaf];
-    return b.kind == LeafBind::Kind::ArgData ? data_[b.slot] + b.delta_bytes : b.fixed;
-  }
-  Scalar scalar(int leaf) const override {
-    const LeafBind& b = en_.binds[leaf];
-    if (b.kind == LeafBind::Kind::ArgScalar) return Scalar::typed(args_[b.slot].scalar, en_.leaves[leaf]->dtype);
-    return en_.leaves[leaf]->scalar;
-  }
-
- private:
-  const Entry& en_;
-  const FuseArg* args_;
-  const char* const* data_;
-};
-
 // A result: a contiguous Buffer leaf on new memory, made without finish_node.
-NodePtr result_node(const Entry& en, int r, std::shared_ptr<Storage> st) {
+static NodePtr result_node(const Entry& en, int r, std::shared_ptr<Storage> st) {
   auto n = new_node(NodeKind::Buffer);
   const Node& root = *en.roots[r];
   n->dtype = root.dtype;
@@ -79,6 +57,28 @@ void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out) {
     if (!dup) out[k] = Array(result_node(en, r, std::move(stor[r])));
   }
 }
+
+namespace {
+
+class ReplaySource final : public LeafSource {
+ public:
+  ReplaySource(const Entry& en, const FuseArg* args, const char* const* data) : en_(en), args_(args), data_(data) {}
+  const Node& node(int leaf) const override { return *en_.leaves[leaf]; }
+  const char* data(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    return b.kind == LeafBind::Kind::ArgData ? data_[b.slot] + b.delta_bytes : b.fixed;
+  }
+  Scalar scalar(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    if (b.kind == LeafBind::Kind::ArgScalar) return Scalar::typed(args_[b.slot].scalar, en_.leaves[leaf]->dtype);
+    return en_.leaves[leaf]->scalar;
+  }
+
+ private:
+  const Entry& en_;
+  const FuseArg* args_;
+  const char* const* data_;
+};
 
 // ---- the host reference: the traced graph with the arguments in place of placeholders
 NodePtr substitute(const Entry& en, const FuseArg* args, const NodePtr& root,
