@@ -96,7 +96,8 @@ template <class... E>
 void eval_into(Array* out, const E&... e) {
   constexpr int NL = EvalKey<E...>::NL;
   static_assert(NL <= 127, "cufuse typed: an expression of more than 127 leaves");
-  detail::FuseArg args[NL];
+  ArgStorage<NL> storage;
+  detail::FuseArg* args = storage.get();
   EvalKey<E...> key;
   Collect k{args, key.slot, key.params};
   (e.collect(k), ...);
@@ -121,7 +122,8 @@ Tensor<typename E::value_type, E::rank> eval_one(const E& e) {
 // ---- the members that evaluate
 template <class Op, class... C>
 Array Node<Op, C...>::lazy() const {
-  detail::FuseArg args[n_leaves];
+  ArgStorage<n_leaves> storage;
+  detail::FuseArg* args = storage.get();
   int8_t slot[n_leaves];
   int64_t params[n_params > 0 ? n_params : 1];
   Collect k{args, slot, params};

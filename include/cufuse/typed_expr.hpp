@@ -10,6 +10,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <new>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -27,7 +28,8 @@ class Tensor;
 
 // ---- what evaluation passes around
 // Lists the leaves of an expression (tree order) as fuse() arguments: array leaves naming
-// one Array share an argument; each scalar is one. slot[leaf] = its argument.
+// one Array share an argument; each scalar is one. slot[leaf] = its argument. `args` may be
+// raw storage (ArgStorage): each argument is constructed when listed.
 struct Collect {
   detail::FuseArg* args;
   int8_t* slot;
@@ -39,15 +41,21 @@ struct Collect {
         slot[leaf++] = static_cast<int8_t>(j);
         return;
       }
-    args[nargs].array = a;
+    ::new (static_cast<void*>(&args[nargs])) detail::FuseArg{a};  // raw storage: constructed here
     slot[leaf++] = static_cast<int8_t>(nargs++);
   }
   void scalar(const Scalar& s) {
-    args[nargs].scalar = s;
+    ::new (static_cast<void*>(&args[nargs])) detail::FuseArg{nullptr, s};
     slot[leaf++] = static_cast<int8_t>(nargs++);
   }
   void param(int64_t v) { params[nparams++] = v; }
 };
+template <int N>
+struct ArgStorage {  // room for N fuse() arguments, none constructed (FuseArg destroys trivially)
+  alignas(detail::FuseArg) unsigned char raw[sizeof(detail::FuseArg) * N];
+  detail::FuseArg* get() { return reinterpret_cast<detail::FuseArg*>(raw); }
+};
+static_assert(std::is_trivially_destructible_v<detail::FuseArg>);
 // Rebuilds an expression as a lazy DAG over fuse() arguments (placeholders while tracing).
 struct Build {
   const detail::FuseArg* args;

@@ -162,14 +162,7 @@ bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data)
     const ArgSig& s = en.sig[i];
     if (s.is_array != (args[i].array != nullptr)) return false;
     if (s.is_array) {
-      const NodePtr& n = args[i].array->node();
-      if (!n || !n->is_materialized()) return false;
-      if (n->dtype != s.dtype || n->layout.shape != s.shape || n->layout.strides != s.strides) return false;
-      const Storage& st = *n->storage;
-      if (st.device != s.device) return false;
-      const char* p = static_cast<const char*>(st.ptr) + n->layout.offset * itemsize(n->dtype);
-      if ((reinterpret_cast<uintptr_t>(p) & 15u) != s.mod16) return false;
-      data[i] = p;
+      if (!array_matches(s, *args[i].array, &data[i])) return false;
       any_array = true;
     } else {
       const Scalar& v = args[i].scalar;

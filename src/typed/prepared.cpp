@@ -8,9 +8,9 @@
 
 namespace cufuse::detail {
 
-// The same value, bit for bit (a float's sign of zero and NaN payload included).
+// The same value, bit for bit (a float's sign of zero and NaN payload included), of two
+// scalars of one kind.
 static bool same_bits(const Scalar& a, const Scalar& b) {
-  if (a.kind() != b.kind() || a.weak() != b.weak() || a.dtype() != b.dtype()) return false;
   switch (a.kind()) {
     case Scalar::Kind::Bool: return a.payload().b == b.payload().b;
     case Scalar::Kind::Int: return a.payload().i == b.payload().i;
@@ -23,8 +23,12 @@ std::unique_ptr<Prepared> prepare(std::shared_ptr<Entry> en, const FuseArg* args
   auto p = std::make_unique<Prepared>();
   for (const Step& st : en->ex->steps) p->library = p->library || st.call;
   const std::vector<void*> no_buffers(en->ex->buffers.size(), nullptr);
-  for (size_t i = 0; i < en->sig.size(); ++i)
-    if (!en->sig[i].is_array) p->scalars.emplace_back(static_cast<int>(i), args[i].scalar);
+  for (size_t i = 0; i < en->sig.size(); ++i) {
+    if (en->sig[i].is_array) p->arrays.push_back(static_cast<int>(i));
+    else p->scalars.emplace_back(static_cast<int>(i), args[i].scalar);
+    p->scalar_checks = p->scalar_checks || en->sig[i].by_value;
+  }
+  p->scalar_checks = p->scalar_checks || !en->fits.empty();
   p->steps.resize(en->steps.size());
   for (size_t s = 0; s < en->steps.size(); ++s) {
     const StepBind& sb = en->steps[s];
@@ -46,6 +50,14 @@ std::unique_ptr<Prepared> prepare(std::shared_ptr<Entry> en, const FuseArg* args
   }
   p->en = std::move(en);
   return p;
+}
+
+bool prepared_matches(const Prepared& p, const FuseArg* args, int nargs, const char** data) {
+  const Entry& en = *p.en;
+  if (p.scalar_checks || static_cast<int>(en.sig.size()) != nargs) return matches(en, args, nargs, data);
+  for (int i : p.arrays)
+    if (!array_matches(en.sig[i], *args[i].array, &data[i])) return false;
+  return true;
 }
 
 bool same_scalars(const Prepared& p, const FuseArg* args) {

@@ -30,11 +30,16 @@ struct Prepared {
   bool library = false;  // a library step: every call goes through fuse_call
   std::vector<PreparedStep> steps;
   std::vector<std::pair<int, Scalar>> scalars;  // argument slot -> the value the templates hold
+  std::vector<int> arrays;                      // the array arguments' slots
+  bool scalar_checks = false;                   // scalars the signature checks (by value, fits a dtype)
 };
 
 // Prepares `en` with the values of a call it matches (`data`: matches()'s addresses).
 std::unique_ptr<Prepared> prepare(std::shared_ptr<Entry> en, const FuseArg* args, const char* const* data);
-// Do the call's scalars hold the prepared values, bit for bit?
+// fuse's matches() for a call of the prepared entry's expression type: the scalars' kinds
+// are the type's, so only the arrays are checked (and scalars the signature holds by value).
+bool prepared_matches(const Prepared& p, const FuseArg* args, int nargs, const char** data);
+// Do the call's scalars hold the prepared values, bit for bit? (Their kinds are the type's.)
 bool same_scalars(const Prepared& p, const FuseArg* args);
 // Kernel step `s`'s parameter bytes for a call (`same`: same_scalars of the call).
 void bind_prepared(const Prepared& p, size_t s, const FuseArg* args, const char* const* data, bool same,

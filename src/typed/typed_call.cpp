@@ -93,7 +93,7 @@ bool typed_call(TypedCache& c, const void* fn, TraceThunk thunk, const FuseArg* 
   std::vector<const char*> big(nargs > 16 ? static_cast<size_t>(nargs) : 0);
   const char** data = nargs > 16 ? big.data() : small;
   // the hot path: the signature of the last call
-  if (Prepared* p = c.last.load(std::memory_order_acquire); p && matches(*p->en, args, nargs, data)) [[likely]]
+  if (Prepared* p = c.last.load(std::memory_order_acquire); p && prepared_matches(*p, args, nargs, data)) [[likely]]
     if (run_prepared(*p, args, data, out)) return true;
   for (int i = 0; i < nargs; ++i)  // a leaf not in memory: the caller evaluates it lazily
     if (args[i].array && args[i].array->is_lazy()) return false;
@@ -101,7 +101,7 @@ bool typed_call(TypedCache& c, const void* fn, TraceThunk thunk, const FuseArg* 
   {
     std::lock_guard<std::mutex> lk(c.mu);
     for (auto& q : c.prepared)
-      if (matches(*q->en, args, nargs, data)) {
+      if (prepared_matches(*q, args, nargs, data)) {
         found = q.get();
         c.last.store(found, std::memory_order_release);
         break;
