@@ -299,3 +299,35 @@ TEST_CASE("typed: a prepared entry binds the bytes fuse's bind_step does (the de
     CHECK_FALSE(same_bytes(args2, data, true));  // the prepared template holds 0.75: the check can fail
   }
 }
+
+TEST_CASE("typed: the composite rows (sinc, round, nan_to_num, isclose): the dynamic dtypes and values") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const std::vector<double> vals = {0.0, 1.25, -2.5, 3.75, 100.5, -0.0, 7.0, 2.0};
+  auto same = [](const cf::Array& t, const cf::Array& d) {
+    CHECK(t.dtype() == d.dtype());
+    const auto a = host<double>(t.astype(cf::f64)), b = host<double>(d.astype(cf::f64));
+    bool eq = a.size() == b.size();
+    for (size_t i = 0; eq && i < a.size(); ++i) eq = a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]));
+    CHECK(eq);
+  };
+  auto check_all = [&](auto t) {
+    using Tn = decltype(t);
+    const cf::Array a = t.array();
+    same(cf::sinc(t).eval(), cf::sinc(a));
+    same(cf::nan_to_num(t * 2, 1.5, 9.0).eval(), cf::nan_to_num(a * 2, 1.5, 9.0));
+    same(cf::isclose(t, t + 1, 0.5).eval(), cf::isclose(a, a + 1, 0.5));
+    if constexpr (Tn::dtype != cf::DType::Bool) {
+      for (int d : {0, 1, -1}) same(cf::round(t, d).eval(), cf::round(a, d));
+    }
+  };
+  auto from = [&](cf::DType t) { return cf::from_host(vals).astype(t).eval(); };
+  check_all(cf::tensor_cast<float, 1>(from(cf::f32)));
+  check_all(cf::tensor_cast<double, 1>(from(cf::f64)));
+  check_all(cf::tensor_cast<cf::half, 1>(from(cf::f16)));
+  check_all(cf::tensor_cast<int8_t, 1>(from(cf::i8)));
+  check_all(cf::tensor_cast<uint16_t, 1>(from(cf::u16)));
+  check_all(cf::tensor_cast<bool, 1>(from(cf::bool_)));
+  // the parameters are part of the key: another value is another plan, not a stale one
+  auto x = cf::tensor_cast<float, 1>(from(cf::f32));
+  for (int d : {1, 2, 1}) same(cf::round(x * 3, d).eval(), cf::round(x.array() * 3, d));
+}

@@ -1,11 +1,15 @@
 // cufuse/typed_ops.hpp: the typed layer's operators and functions (cufuse/typed.hpp): every
 // kernel row and alias of the op table by its NumPy name (generated from cufuse/op_rows.hpp),
+// the composites sinc, round, nan_to_num and isclose,
 // C++ operators, where, astype<T>, and the reductions sum/prod/max/min/mean/var/std/any/all
 // over static axes (sum<1>(x)), all axes (sum(x)) or axes given at run time (sum(x, 1),
 // sum(x, std::array{0, 1})), with cufuse::keepdims. Each returns an expression node
 // (typed_expr.hpp); a Tensor or expression operand picks these templates over the dynamic
 // functions of the same name.
 #pragma once
+#include <bit>
+#include <optional>
+
 #include "cufuse/typed_expr.hpp"
 
 namespace cufuse::typed {
@@ -49,6 +53,63 @@ inline Array reduce_call(RedKind r, const Array& a, const AxisArg& axes, bool ke
   }
   return {};
 }
+
+// ---- the composite rows (src/graph/composites.cpp builds them from other ops); their
+// parameters are run-time values, part of the cache key (a new value plans again).
+struct SincOp {
+  static constexpr int n_params = 0;
+  template <class C>
+  static constexpr DType result() { return is_float_dt(C::dtype) ? C::dtype : DType::Float64; }
+  template <class C>
+  static constexpr int rank_of() { return C::rank; }
+  void params(Collect&) const {}
+  Array apply(const Operand& o) const { return ::cufuse::sinc(o); }
+};
+struct RoundOp {
+  static constexpr int n_params = 1;
+  int decimals;
+  template <class C>
+  static constexpr DType result() {
+    static_assert(C::dtype != DType::Bool, "cufuse typed: round of a bool expression (NumPy has no loop): cast it");
+    return C::dtype;
+  }
+  template <class C>
+  static constexpr int rank_of() { return C::rank; }
+  void params(Collect& k) const { k.param(decimals); }
+  Array apply(const Operand& o) const { return ::cufuse::round(o, decimals); }
+};
+struct NanToNumOp {
+  static constexpr int n_params = 5;
+  double nan;
+  std::optional<double> posinf, neginf;
+  template <class C>
+  static constexpr DType result() { return C::dtype; }
+  template <class C>
+  static constexpr int rank_of() { return C::rank; }
+  void params(Collect& k) const {
+    k.param(std::bit_cast<int64_t>(nan));
+    k.param(posinf.has_value());
+    k.param(std::bit_cast<int64_t>(posinf.value_or(0.0)));
+    k.param(neginf.has_value());
+    k.param(std::bit_cast<int64_t>(neginf.value_or(0.0)));
+  }
+  Array apply(const Operand& o) const { return ::cufuse::nan_to_num(o, nan, posinf, neginf); }
+};
+struct IscloseOp {
+  static constexpr int n_params = 3;
+  double rtol, atol;
+  bool equal_nan;
+  template <class A, class B>
+  static constexpr DType result() { return DType::Bool; }
+  template <class A, class B>
+  static constexpr int rank_of() { return A::rank > B::rank ? A::rank : B::rank; }
+  void params(Collect& k) const {
+    k.param(std::bit_cast<int64_t>(rtol));
+    k.param(std::bit_cast<int64_t>(atol));
+    k.param(equal_nan);
+  }
+  Array apply(const Operand& a, const Operand& b) const { return ::cufuse::isclose(a, b, rtol, atol, equal_nan); }
+};
 
 // ---- C++ operators (found by argument-dependent lookup on Tensors and expressions)
 #define CUFUSE_TYPED_BINOP(sym, fn)                                     \
@@ -124,6 +185,28 @@ CUFUSE_OP_ALIASES(CUFUSE_TYPED_ALIAS)
 #undef CUFUSE_TYPED_BINARY
 #undef CUFUSE_TYPED_WHERE
 #undef CUFUSE_TYPED_CAST
+
+// ---- the composite rows, with NumPy's defaults
+template <class X>
+  requires typed::TypedOperands<X>
+auto sinc(X&& x) {
+  return typed::make_node<typed::SincOp>(std::forward<X>(x));
+}
+template <class X>
+  requires typed::TypedOperands<X>
+auto round(X&& x, int decimals = 0) {
+  return typed::make_node_with(typed::RoundOp{decimals}, std::forward<X>(x));
+}
+template <class X>
+  requires typed::TypedOperands<X>
+auto nan_to_num(X&& x, double nan = 0.0, std::optional<double> posinf = {}, std::optional<double> neginf = {}) {
+  return typed::make_node_with(typed::NanToNumOp{nan, posinf, neginf}, std::forward<X>(x));
+}
+template <class A, class B>
+  requires typed::TypedOperands<A, B>
+auto isclose(A&& a, B&& b, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) {
+  return typed::make_node_with(typed::IscloseOp{rtol, atol, equal_nan}, std::forward<A>(a), std::forward<B>(b));
+}
 
 // astype<double>(x): NumPy's unsafe casting.
 template <class T, class X>
