@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "cufuse/array.hpp"
 #include "cufuse/eval.hpp"
@@ -43,19 +44,25 @@ constexpr auto kW7long = [](auto q, auto p) {
   return q + p;
 };
 
+// The unit, the launch floor and the inputs (x, y: f32[10000], in memory) of a W7 row.
+std::pair<cf::Array, cf::Array> w7_inputs(Ctx& ctx, Record& r) {
+  r.unit = "us";
+  r.launch_us = ctx.floors.launch_us();
+  r.floor_ms = r.launch_us * 1e-3;
+  cf::Array x = cf::random::normal({kSmallN}, cf::f32, /*seed=*/2);
+  cf::Array y = cf::random::normal({kSmallN}, cf::f32, /*seed=*/3);
+  cf::eval(x, y);
+  if (x.is_lazy() || y.is_lazy()) throw std::runtime_error(r.id + ": inputs still lazy after eval()");
+  return {x, y};
+}
+
 // `batches`: timed in batches sized to the call's cost (time_batches) instead of a loop of
 // thousands of calls (a long program's call costs hundreds of microseconds on a device, and
 // far more on the reference backend).
 template <class F>
 void run_w7(Ctx& ctx, Record& r, F fn, bool through_fuse, double rtol, double atol, bool batches = false) {
-  r.unit = "us";
-  r.launch_us = ctx.floors.launch_us();
-  r.floor_ms = r.launch_us * 1e-3;
-
-  cf::Array x = cf::random::normal({kSmallN}, cf::f32, /*seed=*/2);
-  cf::Array y = cf::random::normal({kSmallN}, cf::f32, /*seed=*/3);
-  cf::eval(x, y);
-  if (x.is_lazy() || y.is_lazy()) throw std::runtime_error(r.id + ": inputs still lazy after eval()");
+  const std::pair<cf::Array, cf::Array> xy = w7_inputs(ctx, r);
+  const cf::Array &x = xy.first, &y = xy.second;
   if (ctx.opt.dump) std::fprintf(stderr, "--- %s plan\n%s\n", r.id.c_str(), cf::plan_dump({fn(x, y)}).c_str());
 
   auto fused = cf::fuse(fn);
@@ -91,12 +98,8 @@ void run_w7(Ctx& ctx, Record& r, F fn, bool through_fuse, double rtol, double at
 // type made at the first call).
 template <class F>
 void run_w7_typed(Ctx& ctx, Record& r, F fn, double rtol, double atol) {
-  r.unit = "us";
-  r.launch_us = ctx.floors.launch_us();
-  r.floor_ms = r.launch_us * 1e-3;
-  cf::Array x = cf::random::normal({kSmallN}, cf::f32, /*seed=*/2);
-  cf::Array y = cf::random::normal({kSmallN}, cf::f32, /*seed=*/3);
-  cf::eval(x, y);
+  const std::pair<cf::Array, cf::Array> xy = w7_inputs(ctx, r);
+  const cf::Array &x = xy.first, &y = xy.second;
   const auto tx = cf::tensor_cast<float, 1>(x), ty = cf::tensor_cast<float, 1>(y);
   auto once = [&]() -> cf::Array {
     cf::Tensor<float, 1> z = fn(tx, ty);

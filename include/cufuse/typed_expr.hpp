@@ -41,7 +41,7 @@ struct Collect {
         slot[leaf++] = static_cast<int8_t>(j);
         return;
       }
-    ::new (static_cast<void*>(&args[nargs])) detail::FuseArg{a};  // raw storage: constructed here
+    ::new (static_cast<void*>(&args[nargs])) detail::FuseArg{a, Scalar()};  // raw storage: constructed here
     slot[leaf++] = static_cast<int8_t>(nargs++);
   }
   void scalar(const Scalar& s) {

@@ -90,7 +90,6 @@ class Tensor {
 
   // ---- views
   Tensor transpose() const { return Tensor(a_.transpose()); }
-  Tensor T_() const { return transpose(); }
   Tensor transpose(const std::array<int, N>& axes) const { return Tensor(a_.transpose(Axes(axes.begin(), axes.end()))); }
   template <int M>
   Tensor<T, M> reshape(const Shape& s) const {

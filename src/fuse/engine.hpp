@@ -105,6 +105,8 @@ void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* co
 // Wraps each result's new block in an Array (out[k]: result k; a result returned twice is one
 // Array twice). The typed layer's run site (src/typed) delivers through it too.
 void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out);
+// A call's array arguments and the entry's captured memory were used on `stream`.
+void note_entry_uses(const Entry& en, const FuseArg* args, void* stream, int device);
 // Runs an entry for one call (results into out[0..nroots) by result index).
 void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out);
 

@@ -58,6 +58,12 @@ void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out) {
   }
 }
 
+void note_entry_uses(const Entry& en, const FuseArg* args, void* stream, int device) {
+  for (size_t i = 0; i < en.sig.size(); ++i)
+    if (en.sig[i].is_array) note_stream_use(*args[i].array->node()->storage, stream, device);
+  for (const auto& c : en.captured) note_stream_use(*c, stream, device);
+}
+
 namespace {
 
 class ReplaySource final : public LeafSource {
@@ -192,11 +198,7 @@ class ReplaySite final : public RunSite {
     bind_step(en_, s, args_, data_, buffers, workspace, out);
   }
   void* kernel(size_t s) const override { return en_.steps[s].kernel; }
-  void note_uses(void* stream, int device) const override {
-    for (size_t i = 0; i < en_.sig.size(); ++i)
-      if (en_.sig[i].is_array) note_stream_use(*args_[i].array->node()->storage, stream, device);
-    for (const auto& c : en_.captured) note_stream_use(*c, stream, device);
-  }
+  void note_uses(void* stream, int device) const override { note_entry_uses(en_, args_, stream, device); }
   void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }
 
  private:

@@ -19,8 +19,10 @@
 #include "cufuse/typed_eval.hpp"
 #include "exec/run_path.hpp"
 #include "fuse/engine.hpp"
-#include "typed/prepared.hpp"
+#include "core/walk.hpp"
 #include "graph/realize.hpp"
+#include "plan/cse.hpp"
+#include "typed/prepared.hpp"
 #include "graph/tracing.hpp"
 #include "runtime/device.hpp"
 #include "runtime/kernel_chain.hpp"
@@ -39,11 +41,7 @@ class TypedSite final : public RunSite {
     bind_prepared(p_, s, args_, data_, same_, buffers, workspace, out);
   }
   void* kernel(size_t s) const override { return en_.steps[s].kernel; }
-  void note_uses(void* stream, int device) const override {
-    for (size_t i = 0; i < en_.sig.size(); ++i)
-      if (en_.sig[i].is_array) note_stream_use(*args_[i].array->node()->storage, stream, device);
-    for (const auto& c : en_.captured) note_stream_use(*c, stream, device);
-  }
+  void note_uses(void* stream, int device) const override { note_entry_uses(en_, args_, stream, device); }
   void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }
 
  private:
@@ -55,6 +53,42 @@ class TypedSite final : public RunSite {
   Array* out_;
 };
 
+}  // namespace
+
+namespace {
+// The trace of an expression with its common subexpressions merged: a subexpression written
+// once and used twice (`auto e = exp(x - m); e / sum(e)`) is two copies in the expression's
+// type, so its rebuilt DAG holds it twice; the lazy path merges such copies before planning
+// (plan/cse.hpp), and so does this. Scalar leaves are kept apart while merging: each one is
+// a fuse() argument, and two that hold one value in this call may not in the next.
+struct CseTrace {
+  const void* fn;
+  TraceThunk thunk;
+  static void run(const void* ctx, const FuseArg* args, std::vector<Array>& out) {
+    const CseTrace& t = *static_cast<const CseTrace*>(ctx);
+    t.thunk(t.fn, args, out);
+    if (!cse_enabled() || out.empty()) return;
+    std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+    std::vector<NodePtr> roots;
+    for (const Array& a : out) {
+      bool have = false;
+      for (const auto& r : roots) have = have || r.get() == a.node().get();
+      if (!have) roots.push_back(a.node());
+    }
+    std::vector<Node*> scalars;
+    VisitedSet seen;
+    for (const auto& r : roots)
+      walk_post_order(
+          r.get(), [&](const Node* n) { return seen.contains(n); }, [](const Node* n) { return !n->is_leaf(); },
+          [&](const Node* n) {
+            seen.insert(n);
+            if (n->k() == NodeKind::Scalar && !n->varies) scalars.push_back(const_cast<Node*>(n));
+          });
+    for (Node* n : scalars) n->varies = true;
+    eliminate_common_subexpressions(roots);
+    for (Node* n : scalars) n->varies = false;
+  }
+};
 }  // namespace
 
 TypedCache* new_typed_cache() {
@@ -110,7 +144,8 @@ bool typed_call(TypedCache& c, const void* fn, TraceThunk thunk, const FuseArg* 
   if (found && run_prepared(*found, args, data, out)) return true;
   // A new signature, a library step or the host reference: fuse() traces the call or finds
   // its entry, and runs it.
-  fuse_call(*c.engine, fn, thunk, args, nargs, out, nout, nullptr);
+  const CseTrace trace{fn, thunk};
+  fuse_call(*c.engine, &trace, &CseTrace::run, args, nargs, out, nout, nullptr);
   if (found || current_backend() == Backend::Reference) return true;  // host entries replay through fuse
   std::shared_ptr<Entry> en;
   {

@@ -7,27 +7,11 @@
 
 #include "cufuse/typed.hpp"
 #include "gpu_compare.hpp"
+#include "typed_forms.hpp"
 
 namespace {
 
-auto w7a = [](const auto& x, const auto& y) { return (x - y) * (x - y); };
-auto w7b = [](const auto& x, const auto& y) { return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1); };
-auto softmax = [](const auto& x) {
-  auto e = cf::exp(x - cf::max<1>(x, cf::keepdims));
-  return e / cf::sum<1>(e, cf::keepdims);
-};
-auto softmax_dyn = [](const cf::Array& x) {
-  auto e = cf::exp(x - cf::max(x, 1, true));
-  return e / cf::sum(e, 1, true);
-};
-auto layernorm = [](const auto& x) {
-  auto c = x - cf::mean<1>(x, cf::keepdims);
-  return c / cf::sqrt(cf::var<1>(x, cf::keepdims) + 1e-5f);
-};
-auto layernorm_dyn = [](const cf::Array& x) {
-  auto c = x - cf::mean(x, 1, true);
-  return c / cf::sqrt(cf::var(x, 1, 0, true) + 1e-5f);
-};
+using namespace typed_forms;
 uint64_t launches() { return cf::stats().kernels_launched; }
 template <class F>
 uint64_t kernels_of(F&& f) {
