@@ -56,7 +56,7 @@ int main() {
   auto e = cf::exp(z - cf::max<1>(z, cf::keepdims));
   cf::reset_stats();
   cf::Tensor<float, 2> sm = e / cf::sum<1>(e, cf::keepdims);
-  std::printf("softmax of (64, 1000): %llu kernel(s), row 0 sums to %.6f\n",
-              static_cast<unsigned long long>(cf::stats().kernels_launched), cf::sum(sm(0, cf::_)).item());
+  const auto kernels = static_cast<unsigned long long>(cf::stats().kernels_launched);
+  std::printf("softmax of (64, 1000): %llu kernel(s), row 0 sums to %.6f\n", kernels, cf::sum(sm(0, cf::_)).item());
   return 0;
 }
