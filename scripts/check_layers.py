@@ -31,6 +31,7 @@ LAYERS = [
     ("src/library_build",),  # matmul, einsum, linalg, convolve: library nodes built from arrays
     ("src/exec",),           # the executor: look-up, binding, launch, realization; installs graph's hooks
     ("src/fuse", "src/kernel", "src/io"),  # fuse(), profiler, devices; Elementwise/Reduction/RawKernel; files, DLPack, foreign and pinned memory
+    ("src/typed",),          # typed expressions (include/cufuse/typed*.hpp): their run site over fuse() traces
     ("src/cli",),            # cufuse-dump-kernels and its interpreter; included by nothing
 ]
 SOURCE_TOPS = ("include", "src", "codegen")

@@ -27,6 +27,7 @@
 #include "cufuse/stream.hpp"
 #include "cufuse/testing.hpp"
 #include "cufuse/reduce.hpp"
+#include "cufuse/typed.hpp"  // Tensor<T, N> and typed expression templates (issue 34)
 // DLPack where its header is installed (libdlpack-dev); the library implements it when
 // CMake found the header too (CUFUSE_HAVE_DLPACK).
 #if __has_include(<dlpack/dlpack.h>)

@@ -13,6 +13,7 @@
 #include "cufuse/fuse.hpp"
 #include "exec/executable.hpp"
 #include "graph/tracing.hpp"
+#include "runtime/storage.hpp"
 
 namespace cufuse::detail {
 
@@ -83,11 +84,29 @@ struct FuseEngine {
 // Traces `thunk` on the call's arguments (arrays already in memory) into a new entry.
 std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
                                    int nout);
+// Does an array argument match what the trace assumed (in memory, dtype, shape, strides,
+// device, alignment)? Sets *data to its data address.
+inline bool array_matches(const ArgSig& s, const Array& a, const char** data) {
+  const NodePtr& n = a.node();
+  if (!n || !n->is_materialized()) return false;
+  if (n->dtype != s.dtype || n->layout.shape != s.shape || n->layout.strides != s.strides) return false;
+  const Storage& st = *n->storage;
+  if (st.device != s.device) return false;
+  const char* p = static_cast<const char*>(st.ptr) + n->layout.offset * itemsize(n->dtype);
+  if ((reinterpret_cast<uintptr_t>(p) & 15u) != s.mod16) return false;
+  *data = p;
+  return true;
+}
 // Does the call match the entry? Fills data[i] with array i's data address.
 bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data);
 // The parameter bytes of kernel step `step` for one call (what replay launches with).
 void bind_step(const Entry& en, size_t step, const FuseArg* args, const char* const* data, void* const* buffers,
                void* workspace, std::vector<unsigned char>& out);
+// Wraps each result's new block in an Array (out[k]: result k; a result returned twice is one
+// Array twice). The typed layer's run site (src/typed) delivers through it too.
+void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out);
+// A call's array arguments and the entry's captured memory were used on `stream`.
+void note_entry_uses(const Entry& en, const FuseArg* args, void* stream, int device);
 // Runs an entry for one call (results into out[0..nroots) by result index).
 void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* const* data, Array* out);
 

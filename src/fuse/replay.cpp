@@ -31,30 +31,8 @@ namespace cufuse::detail {
 
 Entry::~Entry() = default;
 
-namespace {
-
-class ReplaySource final : public LeafSource {
- public:
-  ReplaySource(const Entry& en, const FuseArg* args, const char* const* data) : en_(en), args_(args), data_(data) {}
-  const Node& node(int leaf) const override { return *en_.leaves[leaf]; }
-  const char* data(int leaf) const override {
-    const LeafBind& b = en_.binds[leaf];
-    return b.kind == LeafBind::Kind::ArgData ? data_[b.slot] + b.delta_bytes : b.fixed;
-  }
-  Scalar scalar(int leaf) const override {
-    const LeafBind& b = en_.binds[leaf];
-    if (b.kind == LeafBind::Kind::ArgScalar) return Scalar::typed(args_[b.slot].scalar, en_.leaves[leaf]->dtype);
-    return en_.leaves[leaf]->scalar;
-  }
-
- private:
-  const Entry& en_;
-  const FuseArg* args_;
-  const char* const* data_;
-};
-
 // A result: a contiguous Buffer leaf on new memory, made without finish_node.
-NodePtr result_node(const Entry& en, int r, std::shared_ptr<Storage> st) {
+static NodePtr result_node(const Entry& en, int r, std::shared_ptr<Storage> st) {
   auto n = new_node(NodeKind::Buffer);
   const Node& root = *en.roots[r];
   n->dtype = root.dtype;
@@ -79,6 +57,34 @@ void deliver(const Entry& en, std::shared_ptr<Storage>* stor, Array* out) {
     if (!dup) out[k] = Array(result_node(en, r, std::move(stor[r])));
   }
 }
+
+void note_entry_uses(const Entry& en, const FuseArg* args, void* stream, int device) {
+  for (size_t i = 0; i < en.sig.size(); ++i)
+    if (en.sig[i].is_array) note_stream_use(*args[i].array->node()->storage, stream, device);
+  for (const auto& c : en.captured) note_stream_use(*c, stream, device);
+}
+
+namespace {
+
+class ReplaySource final : public LeafSource {
+ public:
+  ReplaySource(const Entry& en, const FuseArg* args, const char* const* data) : en_(en), args_(args), data_(data) {}
+  const Node& node(int leaf) const override { return *en_.leaves[leaf]; }
+  const char* data(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    return b.kind == LeafBind::Kind::ArgData ? data_[b.slot] + b.delta_bytes : b.fixed;
+  }
+  Scalar scalar(int leaf) const override {
+    const LeafBind& b = en_.binds[leaf];
+    if (b.kind == LeafBind::Kind::ArgScalar) return Scalar::typed(args_[b.slot].scalar, en_.leaves[leaf]->dtype);
+    return en_.leaves[leaf]->scalar;
+  }
+
+ private:
+  const Entry& en_;
+  const FuseArg* args_;
+  const char* const* data_;
+};
 
 // ---- the host reference: the traced graph with the arguments in place of placeholders
 NodePtr substitute(const Entry& en, const FuseArg* args, const NodePtr& root,
@@ -162,14 +168,7 @@ bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data)
     const ArgSig& s = en.sig[i];
     if (s.is_array != (args[i].array != nullptr)) return false;
     if (s.is_array) {
-      const NodePtr& n = args[i].array->node();
-      if (!n || !n->is_materialized()) return false;
-      if (n->dtype != s.dtype || n->layout.shape != s.shape || n->layout.strides != s.strides) return false;
-      const Storage& st = *n->storage;
-      if (st.device != s.device) return false;
-      const char* p = static_cast<const char*>(st.ptr) + n->layout.offset * itemsize(n->dtype);
-      if ((reinterpret_cast<uintptr_t>(p) & 15u) != s.mod16) return false;
-      data[i] = p;
+      if (!array_matches(s, *args[i].array, &data[i])) return false;
       any_array = true;
     } else {
       const Scalar& v = args[i].scalar;
@@ -199,11 +198,7 @@ class ReplaySite final : public RunSite {
     bind_step(en_, s, args_, data_, buffers, workspace, out);
   }
   void* kernel(size_t s) const override { return en_.steps[s].kernel; }
-  void note_uses(void* stream, int device) const override {
-    for (size_t i = 0; i < en_.sig.size(); ++i)
-      if (en_.sig[i].is_array) note_stream_use(*args_[i].array->node()->storage, stream, device);
-    for (const auto& c : en_.captured) note_stream_use(*c, stream, device);
-  }
+  void note_uses(void* stream, int device) const override { note_entry_uses(en_, args_, stream, device); }
   void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }
 
  private:
