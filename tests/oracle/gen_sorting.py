@@ -18,33 +18,12 @@ infinities and ties; empty arrays and bad arguments are cases too.
 """
 import argparse
 import os
-import sys
-import warnings
 
-try:
-    import numpy as np
-    import ml_dtypes
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"gen_sorting.py: needs numpy (>= 2) and ml_dtypes: {e}; pip install numpy ml_dtypes")
+from oracle_common import DTYPES, NP, np, tok  # the shared dtypes and array token
 
-warnings.simplefilter("ignore", RuntimeWarning)
-BF16 = np.dtype(ml_dtypes.bfloat16)
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "bfloat16", "float32", "float64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
-NP = {n: (BF16 if n == "bfloat16" else np.dtype(n)) for n in DTYPES}
 rng = np.random.default_rng(20261133)
 lines = []
-
-
-def dname(dt):
-    dt = np.dtype(dt)
-    return "bfloat16" if dt == BF16 else dt.name
-
-
-def tok(a):
-    a = np.asarray(a).copy(order="C")
-    return f"{dname(a.dtype)}:{','.join(str(d) for d in a.shape)}:{a.tobytes().hex()}"
 
 
 def sample(dt, shape, special=True, span=6):
