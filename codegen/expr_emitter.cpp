@@ -235,6 +235,9 @@ std::string ExprEmitter::chain_value(const Node* view, const std::string& pfx, c
                        load_expr(x->dtype, fmt::format("p.{}_p[{}]", lp, dot(m, lp + "_st")))));
       return v;
     }
+    if (x->k() == NodeKind::View && is_gather(*x))  // its index nodes would go unread: graph/ pushes views through gathers
+      throw InternalError(fmt::format("a View over an unmaterialized gather of shape {} reached code generation",
+                                      to_string(x->shape())));
     if (x->k() == NodeKind::Generator || x->k() == NodeKind::View) {
       if (once(lp + "#lay")) {
         add_idx(lp + "_off", x->layout.offset);

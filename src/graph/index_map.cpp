@@ -8,6 +8,7 @@
 
 #include "cufuse/error.hpp"
 #include "core/walk.hpp"
+#include "graph/gather.hpp"
 
 namespace cufuse::detail {
 
@@ -79,7 +80,17 @@ NodePtr apply_index_map(const NodePtr& root, const Shape& out, std::shared_ptr<c
             r = std::move(e);
             break;
           }
-          default: r = mapped_leaf(n, out, map); break;  // Buffer, Generator, View, Reduce, Library
+          case NodeKind::View:
+            if (is_gather(*n)) {  // a gather is never a mapped view's input: its index nodes are mapped
+              const auto& at = gather_attrs(*n);
+              std::vector<NodePtr> E;
+              for (int d = 0; d < gather_rank(*n); ++d) E.push_back(apply_index_map(n->inputs[1 + d], out, map));
+              r = make_gather(n->inputs[0], std::move(E), out, at.size, at.axis);
+              break;
+            }
+            r = mapped_leaf(n, out, map);
+            break;
+          default: r = mapped_leaf(n, out, map); break;  // Buffer, Generator, Reduce, Library
         }
         memo.emplace(n.get(), std::move(r));
       });
