@@ -8,8 +8,8 @@
 // The inputs are copied to _cf_ names before any user name is declared, so a parameter
 // named like a kernel variable (k, u, p, i...) cannot capture the value it is initialized from.
 //
-// User code on integers of 32 bits or fewer (bool included) is isolated in a __noinline__
-// function instead, called with the input values:
+// User code on integers (bool included) is isolated in a __noinline__ function instead,
+// called with the input values:
 //   int v5; { /* ElementwiseKernel 'pick' */ struct _cf_uv5 { static __device__ __noinline__
 //     int f(const int _cf_i0, const int _cf_i1) { int _cf_r; { ... } return _cf_r; } };
 //     v5 = _cf_uv5::f(v1, v4); }
@@ -18,7 +18,12 @@
 // a fused `negative(x)` and again on its result gave max(x, x) where CuPy, which reads the
 // negation from memory, gives |x| (tests/gpu/test_fuzz_gpu, seed 41573830922). Our own
 // max/min avoid it (64-bit, codegen/device_helpers.inc), but user code is the user's; a call
-// boundary keeps ptxas from fusing across it, so fusion never creates the pattern. Float code
+// boundary keeps ptxas from fusing across it, so fusion never creates the pattern.
+// 64-bit integers too: user code is plain C++, where a signed overflow is undefined, and
+// inlined into a fused kernel NVVM folds it into what reads it as if it could not happen:
+// sign(-x) became -sign(x), wrong for INT64_MIN (fuzz seed 668319586329), and x*x + x > x
+// became x*x > 0 (seed 672694075134). CuPy stores the user's result first, which wraps; a
+// call boundary gives the same bits (NVVM does not see the negation through it). Float code
 // stays inline (FMNMX has no such fusion), as does a user reduce_expr: its inputs come from
 // the (isolated) map_expr.
 #include "codegen/user_kernel.hpp"
@@ -127,17 +132,17 @@ void throw_user_node_on_host(const Node& n) {
 
 namespace {
 
-bool narrow_integer(DType t) { return t == DType::Bool || (is_integer(t) && itemsize(t) <= 4); }
+bool integer_or_bool(DType t) { return t == DType::Bool || is_integer(t); }
 
-// True when the user code handles an integer of 32 bits or fewer: it is called, not inlined.
+// True when the user code handles an integer or a bool: it is called, not inlined.
 bool isolated(const UserOp& op, const Node* n) {
-  if (narrow_integer(n->dtype)) return true;
+  if (integer_or_bool(n->dtype)) return true;
   for (const auto& in : n->inputs)
-    if (narrow_integer(in->dtype)) return true;
+    if (integer_or_bool(in->dtype)) return true;
   for (const auto& v : op.vars)
-    if (narrow_integer(v.dtype)) return true;
+    if (integer_or_bool(v.dtype)) return true;
   for (const auto& o : op.outs)
-    if (narrow_integer(o.dtype)) return true;
+    if (integer_or_bool(o.dtype)) return true;
   return false;
 }
 

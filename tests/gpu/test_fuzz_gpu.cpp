@@ -99,21 +99,29 @@ TEST_CASE("fuzz: random programs on four threads at once, each on its own stream
 }
 
 // The programs the device campaigns (scripts/fuzz-campaign.sh) found wrong, replayed every run.
-// Fixed: each also has a test of its own on the reference backend
-// (tests/test_core_inplace_fuzzfound.cpp).
+// Fixed: the first five each also have a test of their own on the reference backend
+// (tests/test_core_inplace_fuzzfound.cpp); 668319586329 and 672694075134 were user code's signed
+// overflow folded by NVVM into what fused with it (codegen/user_kernel.cpp isolates integer user
+// code; tests/test_user_kernel.cpp); 668613078532 read the sign of a NaN that an in-place
+// `x %= x` wrote into copysign's sign operand, which NumPy leaves unspecified (x86 -NaN, GPU +NaN):
+// the fuzzer no longer writes into such an input (tests/fuzz_writes.hpp), so it replays as a
+// program without that write.
 TEST_CASE("fuzz: the programs the campaigns found, fixed") {
   const fuzz::Config cfg = fuzz::device_config();
-  for (uint64_t seed : {919799036265ULL, 668317566486ULL, 668519814251ULL, 668221497370ULL, 668608028892ULL}) {
+  for (uint64_t seed : {919799036265ULL, 668317566486ULL, 668519814251ULL, 668221497370ULL, 668608028892ULL,
+                        668319586329ULL, 672694075134ULL, 668613078532ULL}) {
     const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
     CHECK_MESSAGE(o.bad == 0, o.report);
   }
 }
 
-// Found and not yet explained (device only: each passes on the reference backend). Three of the
-// four run user ElementwiseKernels. Red until fixed; see the closing note of 2026-11-26.
+// Found and not yet explained (device only: it passes on the reference backend, where the
+// same kernels are generated): all 130 elements of an f16 row max of 3 * hypot of int8 values
+// come out far beyond any such value (23008 for 394.5), as if the kernel's output were never
+// written. Red until fixed.
 TEST_CASE("fuzz: the programs the campaigns found, open") {
   const fuzz::Config cfg = fuzz::device_config();
-  for (uint64_t seed : {668319586329ULL, 668613078532ULL, 786083882611ULL, 672694075134ULL}) {
+  for (uint64_t seed : {786083882611ULL}) {
     const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
     CHECK_MESSAGE(o.bad == 0, o.report);
   }
