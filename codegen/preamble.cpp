@@ -40,8 +40,10 @@ __device__ __forceinline__ float cf_ld(cf_f16 h) { float f; asm("cvt.f32.f16 %0,
 __device__ __forceinline__ float cf_ld(cf_bf16 h) { return __uint_as_float(((unsigned int)h.x) << 16); }
 template <class T> __device__ __forceinline__ T cf_ld(T v) { return v; }
 template <class S> __device__ __forceinline__ S cf_st(float v);
-template <> __device__ __forceinline__ cf_f16 cf_st<cf_f16>(float v) { cf_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); return h; }
-template <> __device__ __forceinline__ cf_bf16 cf_st<cf_bf16>(float v) { cf_bf16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); return h; }
+// A NaN is stored as the host's (cufuse::half, NumPy's quiet NaN: sign | 0x7e00; bfloat16 sign | 0x7fc0),
+// not cvt's canonical 0x7fff, so a copy of a half array has the same bits on both backends.
+template <> __device__ __forceinline__ cf_f16 cf_st<cf_f16>(float v) { cf_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); if (v != v) h.x = (unsigned short)(((__float_as_uint(v) >> 16) & 0x8000u) | 0x7e00u); return h; }
+template <> __device__ __forceinline__ cf_bf16 cf_st<cf_bf16>(float v) { cf_bf16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); if (v != v) h.x = (unsigned short)(((__float_as_uint(v) >> 16) & 0x8000u) | 0x7fc0u); return h; }
 __device__ __forceinline__ float cf_round_f16(float v) { return cf_ld(cf_st<cf_f16>(v)); }
 __device__ __forceinline__ float cf_round_bf16(float v) { return cf_ld(cf_st<cf_bf16>(v)); }
 __device__ __forceinline__ float cf_round_f16(double v) { cf_f16 h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.x) : "d"(v)); return cf_ld(h); }

@@ -106,6 +106,11 @@ TEST_CASE("the sort node: one kernel for the node, its producer and consumers fu
   z.eval();
   CHECK(cf::stats().kernels_launched == 1);
   cf::reset_stats();
+  cf::Array flat = cf::sort(x, std::nullopt);  // 1-D: the node's output is the result, no reshape copy
+  flat.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(flat.shape() == cf::Shape{4096});
+  cf::reset_stats();
   cf::Array t = cf::sort(x.T(), 1);  // a transposed view: one copy kernel before the node
   t.eval();
   CHECK(cf::stats().kernels_launched == 2);

@@ -41,9 +41,11 @@ void put_bits(unsigned char* p, int w, int64_t i, uint64_t b) { std::memcpy(p + 
 }  // namespace
 
 // ------------------------------------------------------------------------------------ sort
-SortCall::SortCall(DType t, int64_t rows, int64_t n, bool values, bool indices, std::string what)
-    : t_(t), rows_(rows), n_(n), values_(values), indices_(indices), what_(std::move(what)) {
+SortCall::SortCall(DType t, int64_t rows, int64_t n, bool values, bool indices, std::string what, Shape shape)
+    : t_(t), rows_(rows), n_(n), values_(values), indices_(indices), what_(std::move(what)),
+      shape_(shape.ndim() == 0 ? Shape{rows, n} : std::move(shape)) {
   if (!values && !indices) throw InternalError("sort node: nothing asked");
+  if (numel(shape_) != rows * n) throw InternalError("sort node: the output shape is not rows * n elements");
 }
 
 std::string SortCall::describe() const {

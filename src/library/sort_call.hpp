@@ -20,11 +20,13 @@ namespace cufuse::detail {
 
 class SortCall : public LibraryCall {
  public:
-  SortCall(DType t, int64_t rows, int64_t n, bool values, bool indices, std::string what);
+  // `shape`: the outputs' shape, rows * n elements row-major ((rows, n) when empty), so a sort
+  // along the last axis needs no reshape (a copy kernel) after the node.
+  SortCall(DType t, int64_t rows, int64_t n, bool values, bool indices, std::string what, Shape shape = {});
   std::string describe() const override;
   int num_outputs() const override { return (values_ ? 1 : 0) + (indices_ ? 1 : 0); }
   DType output_dtype(int i) const override { return values_ && i == 0 ? t_ : DType::Int64; }
-  Shape output_shape(int) const override { return Shape{rows_, n_}; }
+  Shape output_shape(int) const override { return shape_; }
   void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const override;
   void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const override;
   uint64_t attributes_hash() const override;
@@ -37,6 +39,7 @@ class SortCall : public LibraryCall {
   int64_t rows_, n_;
   bool values_, indices_;
   std::string what_;
+  Shape shape_;
 };
 
 class SearchCall : public LibraryCall {

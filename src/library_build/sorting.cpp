@@ -40,12 +40,12 @@ Sorted sort_along(const Array& a, int axis, bool values, bool indices, const cha
     return r;
   }
   const int64_t rows = total / n;
-  auto call = std::make_shared<SortCall>(a.dtype(), rows, n, values, indices, what);
+  auto call = std::make_shared<SortCall>(a.dtype(), rows, n, values, indices, what, S);
   InputVec ins;
   ins.push_back(t.reshape(Shape{rows, n}).node());
   auto nodes = make_library_nodes(std::move(call), std::move(ins));
   auto back = [&](const NodePtr& node) {
-    Array x = Array(node).reshape(S);
+    Array x(node);  // of shape S already
     return axis == last ? x : x.moveaxis(last, axis);
   };
   if (values) r.values = back(nodes.at(0));
