@@ -109,7 +109,7 @@ EX_OK=0; EX_FAIL=(); EX_SKIP=0
 if [ -d "$BUILD/examples" ] && [ "$PART" != bench ] && [ "$PART" != sanitize ]; then
   while IFS= read -r ex; do
     t=$(( $(left) - RESERVE_TAIL ))
-    [ "$t" -gt 30 ] && t=30
+    [ "$t" -gt 45 ] && t=45  # seed 001 moves 8 GB stacks (the notebook sizes)
     if [ "$t" -lt 5 ]; then EX_SKIP=$((EX_SKIP + 1)); continue; fi
     echo "== example $(basename "$ex")" >>"$LOGS/examples.log"
     (cd "$BUILD/examples" && timeout --kill-after=5 "$t" "$ex") >>"$LOGS/examples.log" 2>&1

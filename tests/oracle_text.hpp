@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cufuse/cufuse.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,17 @@ inline std::vector<unsigned char> bytes_of(const cufuse::Array& a) {
   std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
   a.copy_to_host(b.data(), b.size());
   return b;
+}
+
+// A case's parameters, "k=v k=v" ("-" for none), as strings by name.
+inline std::map<std::string, std::string> parse_params(const std::string& s) {
+  std::map<std::string, std::string> m;
+  if (s == "-") return m;
+  for (auto& kv : split_fields(s, ' ')) {
+    auto at = kv.find('=');
+    m[kv.substr(0, at)] = kv.substr(at + 1);
+  }
+  return m;
 }
 
 }  // namespace oracle_text

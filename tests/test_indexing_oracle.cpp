@@ -25,19 +25,6 @@ std::string oracle_path() {
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_indexing") + "/indexing.txt";
 }
 
-
-
-
-std::map<std::string, std::string> parse_params(const std::string& s) {
-  std::map<std::string, std::string> m;
-  if (s == "-") return m;
-  for (auto& kv : split_fields(s, ' ')) {
-    auto at = kv.find('=');
-    m[kv.substr(0, at)] = kv.substr(at + 1);
-  }
-  return m;
-}
-
 std::optional<int> opt_axis(const std::string& s) {
   return s == "None" ? std::optional<int>() : std::optional<int>(std::stoi(s));
 }

@@ -52,7 +52,7 @@ struct Param {
   }
 };
 
-std::map<std::string, Param> parse_params(const std::string& s) {
+std::map<std::string, Param> parse_typed_params(const std::string& s) {
   std::map<std::string, Param> m;
   if (s == "-") return m;
   for (auto& kv : split_fields(s, ' ')) {
@@ -143,7 +143,7 @@ TEST_CASE("joining, splitting and rearranging agree with NumPy bit for bit, erro
     auto r = split_fields(line, '\t');
     if (r.empty() || r[0] != "make") continue;
     ++checked;
-    auto p = parse_params(r[2]);
+    auto p = parse_typed_params(r[2]);
     std::vector<cf::Array> in;
     if (r[3] != "-")
       for (auto& t : split_fields(r[3], ' ')) {

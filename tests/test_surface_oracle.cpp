@@ -44,20 +44,6 @@ std::string unescape(const std::string& s) {
   return o;
 }
 
-
-
-
-std::map<std::string, std::string> parse_params(const std::string& s) {
-  std::map<std::string, std::string> m;
-  if (s == "-") return m;
-  for (auto& kv : split_fields(s, ' ')) {
-    auto at = kv.find('=');
-    m[kv.substr(0, at)] = kv.substr(at + 1);
-  }
-  return m;
-}
-
-
 // Units in the last place between two values of a float dtype (read as double).
 double ulps(double a, double b, cf::DType t) {
   if (a == b || (std::isnan(a) && std::isnan(b))) return 0;
