@@ -76,8 +76,10 @@ EXTRA=()
 [ -d "$ROOT/.deps/include" ] && EXTRA+=("-DCUFUSE_EXTRA_INCLUDE=$ROOT/.deps/include")
 # No libdlpack-dev on the GPU machine: use the DLPack header a Python framework ships (CuPy, ...).
 if [ ! -f /usr/include/dlpack/dlpack.h ] && [ ! -f "$ROOT/.deps/include/dlpack/dlpack.h" ]; then
-  DLH=$(find "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)" \
-        -path '*/dlpack/dlpack.h' 2>/dev/null | head -1)
+  # Every site-packages directory (Ubuntu's pip installs go to dist-packages, which sysconfig's
+  # purelib does not name), then /usr/local and /opt.
+  SITES=$("$PY" -c 'import site, sysconfig; print(" ".join(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]))' 2>/dev/null)
+  DLH=$(find $SITES /usr/local /opt -path '*/dlpack/dlpack.h' 2>/dev/null | head -1)
   [ -n "$DLH" ] && EXTRA+=("-DDLPACK_INCLUDE_DIR=$(dirname "$(dirname "$DLH")")")
 fi
 step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
@@ -130,6 +132,8 @@ SECS[examples]=0
 if [ "$PART" != bench ] && [ "$PART" != sanitize ] && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
   step dlpack 60 $RESERVE_TAIL "$LOGS/dlpack.log" \
     "$PY" "$ROOT/scripts/dlpack_check.py" --lib "$BUILD/libcufuse_dlpack_bridge.so"
+elif [ "$PART" != bench ] && [ "$PART" != sanitize ]; then
+  STEPS+=(dlpack); STATUS[dlpack]="skipped (no dlpack/dlpack.h found: the bridge was not built)"; SECS[dlpack]=0
 fi
 
 # ------------------------------------------------------------------ compute-sanitizer
