@@ -19,6 +19,7 @@ std::optional<fft::AxisList> opt_axes(const Args& a) {
   const Axes ax = a.axes("axes");
   return fft::AxisList(ax.begin(), ax.end());
 }
+// fft2 & co: axes None means (-2, -1) (the table takes no tuple defaults)
 fft::AxisList axes2(const Args& a) { return a.given("axes") ? *opt_axes(a) : fft::AxisList{-2, -1}; }
 std::string norm_of(const Args& a) { return a.given("norm") ? a.string("norm") : "backward"; }
 
@@ -57,10 +58,10 @@ const std::vector<FunctionRow>& fft_function_rows() {
     {"fft.ifftn", "a, s=None, axes=None, norm=None", n_d<fft::ifftn>, false, "N-D inverse DFT"},
     {"fft.rfftn", "a, s=None, axes=None, norm=None", n_d<fft::rfftn>, false, "N-D DFT of a real input"},
     {"fft.irfftn", "a, s=None, axes=None, norm=None", n_d<fft::irfftn>, false, "inverse of rfftn"},
-    {"fft.fft2", "a, s=None, axes=(-2, -1), norm=None", two_d<fft::fft2>, false, "2-D DFT"},
-    {"fft.ifft2", "a, s=None, axes=(-2, -1), norm=None", two_d<fft::ifft2>, false, "2-D inverse DFT"},
-    {"fft.rfft2", "a, s=None, axes=(-2, -1), norm=None", two_d<fft::rfft2>, false, "2-D DFT of a real input"},
-    {"fft.irfft2", "a, s=None, axes=(-2, -1), norm=None", two_d<fft::irfft2>, false, "inverse of rfft2"},
+    {"fft.fft2", "a, s=None, axes=None, norm=None", two_d<fft::fft2>, false, "2-D DFT"},
+    {"fft.ifft2", "a, s=None, axes=None, norm=None", two_d<fft::ifft2>, false, "2-D inverse DFT"},
+    {"fft.rfft2", "a, s=None, axes=None, norm=None", two_d<fft::rfft2>, false, "2-D DFT of a real input"},
+    {"fft.irfft2", "a, s=None, axes=None, norm=None", two_d<fft::irfft2>, false, "inverse of rfft2"},
     {"fft.fftfreq", "n, d=1.0, dtype=None", freq<fft::fftfreq>, false, "sample frequencies (a generator)"},
     {"fft.rfftfreq", "n, d=1.0, dtype=None", freq<fft::rfftfreq>, false, "non-negative sample frequencies"},
     {"fft.fftshift", "x, axes=None", shift<fft::fftshift>, false, "zero frequency to the middle (a roll)"},
