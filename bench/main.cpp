@@ -26,6 +26,7 @@ void add_manipulation_workloads(Registry& r);  // manipulation_workloads.cpp: M1
 void add_indexing_workloads(Registry& r); // indexing_workloads.cpp: I1-I3 (issue 30)
 void add_statistics_workloads(Registry& r);  // statistics_workloads.cpp: H1, H2 (issue 33)
 void add_sorting_workloads(Registry& r);  // sorting_workloads.cpp: SR1-SR6 (issue 33)
+void add_fft_workloads(Registry& r);  // fft_workloads.cpp: FF1-FF3 (issue 33)
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
@@ -180,6 +181,7 @@ int run(int argc, char** argv) {
   add_indexing_workloads(reg);
   add_statistics_workloads(reg);
   add_sorting_workloads(reg);
+  add_fft_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

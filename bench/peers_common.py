@@ -104,6 +104,15 @@ WORKLOADS.update({
     "SR5": dict(desc="unique(v), v int32[2^26], 2^16 distinct", bytes=SORT_N * 4, peers=_SORT_PEERS),
     "SR6": dict(desc="median(x, axis=1), x f32[8192,8192]", bytes=SORT_N * 4, peers=_SORT_PEERS),
 })
+# issue 33: FFT (bench/fft_workloads.cpp, peers_fft.py); floors: read the input, write the result
+FFT_N, FFT_SIDE = 1 << 24, 4096
+_FFT_PEERS = ["cupy", "torch", "torch.compile", "jax.jit"]
+WORKLOADS.update({
+    "FF1": dict(desc="fft(z), z c64[2^24]", bytes=FFT_N * 16, peers=_FFT_PEERS),
+    "FF2": dict(desc="rfft2(x), x f32[4096,4096]", bytes=FFT_SIDE * FFT_SIDE * 4 + FFT_SIDE * (FFT_SIDE // 2 + 1) * 8,
+                peers=_FFT_PEERS),
+    "FF3": dict(desc="abs(fft(z * w)) ** 2, z c64[2^24], w f32[2^24]", bytes=FFT_N * 16, peers=_FFT_PEERS),
+})
 # The float32 inputs every framework makes alike, by name and shape, in the order drawn.
 SHARED_INPUTS = {
     "W1": dict(x=N1), "W2": dict(x=N1, y=N1), "W3": dict(a=(ROWS, ROWS)),
@@ -114,6 +123,7 @@ SHARED_INPUTS = {
     "M3": dict(x=(PAD_N, PAD_N)),
     "SR1": dict(x=1 << 26), "SR2": dict(x=(8192, 8192)), "SR3": dict(x=1 << 26), "SR4": dict(x=(8192, 8192)),
     "SR5": dict(x=1 << 26), "SR6": dict(x=(8192, 8192)),
+    "FF1": dict(x=FFT_N, y=FFT_N), "FF2": dict(x=(FFT_SIDE, FFT_SIDE)), "FF3": dict(x=FFT_N, y=FFT_N, u=FFT_N),
 }
 
 
@@ -126,7 +136,7 @@ def shared_inputs(randn, wid, f32):
 
 ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
          "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3", "I1", "I2", "I3", "H1", "H2",
-         "SR1", "SR2", "SR3", "SR4", "SR5", "SR6"]
+         "SR1", "SR2", "SR3", "SR4", "SR5", "SR6", "FF1", "FF2", "FF3"]
 LOOPS = ("W16", "L1", "L2", "L3")  # timed per iteration (LoopPeer)
 NA_REASON = "not a column of WORKLOADS.md's table for this workload"
 
@@ -343,6 +353,9 @@ def check(wid, get, inp, out, part=None):
     if wid in ("SR1", "SR2", "SR3", "SR4", "SR5", "SR6"):
         import peers_sort
         return peers_sort.check(wid, get, inp, out, part)
+    if wid in ("FF1", "FF2", "FF3"):
+        import peers_fft
+        return peers_fft.check(wid, get, inp, out, part)
     return False, "no check for " + wid
 
 

@@ -5,6 +5,7 @@ import peers_loop_frameworks as loops
 import peers_manip as manip
 import peers_stats as stats
 import peers_sort as sorting
+import peers_fft as ffts
 from peers_common import (AT_BINS, AT_N, CONV, IDX_N, INDEXING, PROD, gaussian_kernel, shared_inputs,
                           time_batches)
 
@@ -96,6 +97,8 @@ class CupyFW:
             return stats.cupy_fns(self, wid, inp)
         if wid in sorting.IDS:
             return sorting.cupy_fns(self, wid, inp)
+        if wid in ffts.IDS:
+            return ffts.cupy_fns(self, wid, inp)
         cp = self.cp
         if wid == "I1":
             x, m = inp["x"], inp["mask"]
@@ -244,6 +247,8 @@ class TorchFW:
             return stats.torch_fns(self, wid, inp)
         if wid in sorting.IDS:
             return sorting.torch_fns(self, wid, inp)
+        if wid in ffts.IDS:
+            return ffts.torch_fns(self, wid, inp)
         t = self.torch
 
         def both(f, *args):
@@ -367,6 +372,8 @@ class JaxFW:
             return stats.jax_fns(self, wid, inp)
         if wid in sorting.IDS:
             return sorting.jax_fns(self, wid, inp)
+        if wid in ffts.IDS:
+            return ffts.jax_fns(self, wid, inp)
         jax, jnp = self.jax, self.jnp
 
         def jit(f, *args):

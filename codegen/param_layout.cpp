@@ -15,7 +15,7 @@ size_t ParamLayout::add(const std::string& ctype, size_t size, const std::string
   return off;
 }
 
-size_t compute_size(DType t) { return is_half(t) ? 4 : static_cast<size_t>(itemsize(t)); }
+size_t compute_size(DType t) { return is_half(t) ? 4 : static_cast<size_t>(itemsize(t)); }  // complex: its pair
 
 void write_compute_value(unsigned char* dst, DType t, double f, int64_t i, uint64_t u, bool b) {
   auto put = [&](auto v) { std::memcpy(dst, &v, sizeof(v)); };
@@ -33,6 +33,8 @@ void write_compute_value(unsigned char* dst, DType t, double f, int64_t i, uint6
     case DType::BFloat16:
     case DType::Float32: put(static_cast<float>(f)); break;
     case DType::Float64: put(f); break;
+    case DType::Complex64: { const float v[2] = {static_cast<float>(f), 0.0f}; std::memcpy(dst, v, sizeof v); break; }
+    case DType::Complex128: { const double v[2] = {f, 0.0}; std::memcpy(dst, v, sizeof v); break; }
   }
 }
 

@@ -55,6 +55,8 @@ std::string acc_type(ReduceOp op, DType in) {
 // A warp shuffle of a value of register type T (small types travel as int).
 std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by) {
   if (T == "bool") return fmt::format("({}(0xffffffffu, (int){}, {}) != 0)", fn, v, by);
+  if (T.rfind("cf_cplx", 0) == 0)  // a complex pair: each part shuffled
+    return fmt::format("{}({}(0xffffffffu, ({}).re, {}), {}(0xffffffffu, ({}).im, {}))", T, fn, v, by, fn, v, by);
   if (T == "signed char" || T == "unsigned char" || T == "short" || T == "unsigned short")
     return fmt::format("({})({}(0xffffffffu, (int){}, {}))", T, fn, v, by);
   return fmt::format("{}(0xffffffffu, {}, {})", fn, v, by);

@@ -246,10 +246,12 @@ KernelSpec RedEmitter::emit() {
       b += fmt::format("      for (unsigned s0 = (unsigned)lane; s0 < gridDim.y; s0 += {} * G) {{\n"
                        "        {} pvs[{}];\n", kFinishBatch, reds[k].T, kFinishBatch);
       if (arg) b += fmt::format("        long long pis[{}];\n", kFinishBatch);
+      const bool pair = reds[k].T.rfind("cf_cplx", 0) == 0;  // a complex pair: cf_vld (no volatile copy)
       b += fmt::format("#pragma unroll\n        for (int q = 0; q < {}; ++q) {{\n"
                        "          const unsigned s = s0 + q * G;\n          if (s < gridDim.y) {{\n"
-                       "            pvs[q] = ((volatile {}*)p.w{})[(size_t)s * M + row];\n",
-                       kFinishBatch, reds[k].T, k);
+                       "            pvs[q] = {}((volatile {}*)p.w{}){};\n",
+                       kFinishBatch, pair ? "cf_vld(" : "", reds[k].T, k,
+                       pair ? " + (size_t)s * M + row)" : "[(size_t)s * M + row]");
       if (arg) b += fmt::format("            pis[q] = ((volatile long long*)p.wi{})[(size_t)s * M + row];\n", k);
       b += "          }\n        }\n";
       b += fmt::format("#pragma unroll\n        for (int q = 0; q < {}; ++q) {{\n"

@@ -31,7 +31,10 @@ KernelSpec RedEmitter::emit_scan() {
   const std::string T = r.T;
   if (scan_across_threads()) return emit_scan_by_thread(e);
   if (scan_tiles()) return emit_scan_tiled(e);
-  if (scan_layout_inner()) return shape_.row_len >= kScanTileMin ? emit_scan_tiled_rows(e) : emit_scan_by_lanes(e);
+  // (Rows of a tile or more of 16-byte values, complex128, take the block-per-row form below:
+  // the tiled rows' status words hold a value of 8 bytes at most beside its flag.)
+  if (scan_layout_inner() && (shape_.row_len < kScanTileMin || itemsize(r.in) <= 8))
+    return shape_.row_len >= kScanTileMin ? emit_scan_tiled_rows(e) : emit_scan_by_lanes(e);
   std::string b;
   b += fmt::format("  using I = {};\n  constexpr int NW = {};\n", e.idx(), shape_.block / 32);
   b += "  const I M = p.M, N = p.N;\n";
@@ -119,6 +122,13 @@ bool RedEmitter::scan_tiles() const { return scan_layout_outer() && sh.rows >= 2
 std::string RedEmitter::scan_lookback_warps() const {
   const Red& r = reds[0];
   const std::string T = r.T, id = identity(r), vT = "((volatile " + T + "*)";
+  const bool pair = T.rfind("cf_cplx", 0) == 0;  // a complex pair: cf_vld / cf_vst (no volatile copy)
+  auto vld = [&](const std::string& arr, const std::string& i) {
+    return pair ? "cf_vld((volatile " + T + "*)" + arr + " + (" + i + "))" : vT + arr + ")[" + i + "]";
+  };
+  auto vst = [&](const std::string& arr, const std::string& i, const std::string& v) {
+    return pair ? "cf_vst((volatile " + T + "*)" + arr + " + (" + i + "), " + v + ");" : vT + arr + ")[" + i + "] = " + v + ";";
+  };
   auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
   std::string b;
   constexpr int LB = 256;  // aggregates a warp buffers; past that it waits for a nearer prefix
@@ -129,13 +139,13 @@ std::string RedEmitter::scan_lookback_warps() const {
   b += "        const " + T + " a = cf_ag[q];\n";
   b += fmt::format("        {} pre = {};\n", T, id);
   b += "        if (c > 0) {\n";
-  b += "          if (wl == 0) { " + vT + "p.agg)[slot] = a; __threadfence(); ((volatile unsigned*)p.flg)[slot] = 1u; }\n";
+  b += "          if (wl == 0) { " + vst("p.agg", "slot", "a") + " __threadfence(); ((volatile unsigned*)p.flg)[slot] = 1u; }\n";
   b += fmt::format("          I k0 = 0;\n          int n = 0;\n          {} found = {};\n          for (;;) {{\n", T, id);
   b += "            const I kb = k0 + (I)wl + 1;\n            unsigned f = 3u;\n";
   b += "            if (c - kb >= 0) f = ((volatile unsigned*)p.flg)[slot - kb * back];\n            __threadfence();\n";
   b += fmt::format("            {} y = {};\n", T, id);
-  b += "            if (f == 2u) y = " + vT + "p.inc)[slot - kb * back];\n";
-  b += "            else if (f == 1u) y = " + vT + "p.agg)[slot - kb * back];\n";
+  b += "            if (f == 2u) y = " + vld("p.inc", "slot - kb * back") + ";\n";
+  b += "            else if (f == 1u) y = " + vld("p.agg", "slot - kb * back") + ";\n";
   b += "            const unsigned pm = __ballot_sync(0xffffffffu, f == 2u), zm = __ballot_sync(0xffffffffu, f == 0u);\n";
   b += "            const int d = pm ? __ffs(pm) - 1 : 32;\n";
   b += "            const unsigned nearer = d == 32 ? 0xffffffffu : ((1u << d) - 1u);\n";
@@ -146,7 +156,7 @@ std::string RedEmitter::scan_lookback_warps() const {
   b += "          __syncwarp();\n";
   b += "          if (wl == 0) {\n            pre = found;\n            for (int i = n - 1; i >= 0; --i) { " + T + " t = pre; " +
        comb("t", "cf_lb[wp][i]") + " pre = t; }\n          }\n        }\n";
-  b += "        if (wl == 0) {\n          { " + T + " t = pre; " + comb("t", "a") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "        if (wl == 0) {\n          { " + T + " t = pre; " + comb("t", "a") + " " + vst("p.inc", "slot", "t") + " }\n";
   b += "          __threadfence();\n          ((volatile unsigned*)p.flg)[slot] = 2u;\n          cf_pre[q] = pre;\n        }\n";
   b += "        __syncwarp();\n      }\n    }\n";
   b += "    __syncthreads();\n";
@@ -158,6 +168,13 @@ std::string RedEmitter::scan_lookback_warps() const {
 std::string RedEmitter::scan_lookback_thread() const {
   const Red& r = reds[0];
   const std::string T = r.T, id = identity(r), vT = "((volatile " + T + "*)";
+  const bool pair = T.rfind("cf_cplx", 0) == 0;  // a complex pair: cf_vld / cf_vst (no volatile copy)
+  auto vld = [&](const std::string& arr, const std::string& i) {
+    return pair ? "cf_vld((volatile " + T + "*)" + arr + " + (" + i + "))" : vT + arr + ")[" + i + "]";
+  };
+  auto vst = [&](const std::string& arr, const std::string& i, const std::string& v) {
+    return pair ? "cf_vst((volatile " + T + "*)" + arr + " + (" + i + "), " + v + ");" : vT + arr + ")[" + i + "] = " + v + ";";
+  };
   auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
   std::string b;
   constexpr int W = 8;
@@ -165,21 +182,21 @@ std::string RedEmitter::scan_lookback_thread() const {
   b += "      const I slot = (c * groups + g) * (I)RB + (I)col, back = groups * (I)RB;\n";
   b += fmt::format("      {} pre = {};\n", T, id);
   b += "      if (c > 0) {\n";
-  b += "        " + vT + "p.agg)[slot] = ag;\n        __threadfence();\n        ((volatile unsigned*)p.flg)[slot] = 1u;\n";
+  b += "        " + vst("p.agg", "slot", "ag") + "\n        __threadfence();\n        ((volatile unsigned*)p.flg)[slot] = 1u;\n";
   b += fmt::format("        for (;;) {{\n          unsigned f[{}];\n          {} y[{}];\n", W, T, W);
   b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i)\n", W);
   b += "            f[i] = c - 1 - i >= 0 ? ((volatile unsigned*)p.flg)[slot - (I)(i + 1) * back] : 3u;\n";
   b += "          __threadfence();\n";
   b += fmt::format("#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W);
   b += "            const I s2 = slot - (I)(i + 1) * back;\n";
-  b += "            y[i] = f[i] == 2u ? " + vT + "p.inc)[s2] : f[i] == 1u ? " + vT + "p.agg)[s2] : " + id + ";\n          }\n";
+  b += "            y[i] = f[i] == 2u ? " + vld("p.inc", "s2") + " : f[i] == 1u ? " + vld("p.agg", "s2") + " : " + id + ";\n          }\n";
   b += fmt::format("          int d = {};\n          bool ok = true;\n#pragma unroll\n          for (int i = 0; i < {}; ++i) {{\n", W, W);
   b += fmt::format("            if (d == {} && f[i] == 0u) ok = false;\n            if (d == {} && f[i] == 2u) d = i;\n          }}\n", W, W);
   b += fmt::format("          if (ok && d < {}) {{\n", W);
   b += fmt::format("#pragma unroll\n            for (int i = {}; i >= 0; --i) {{\n", W - 1);
   b += "              if (i == d) pre = y[i];\n              if (i < d) { " + T + " t = pre; " + comb("t", "y[i]") + " pre = t; }\n            }\n";
   b += "            break;\n          }\n          __nanosleep(32);\n        }\n      }\n";
-  b += "      { " + T + " t = pre; " + comb("t", "ag") + " " + vT + "p.inc)[slot] = t; }\n";
+  b += "      { " + T + " t = pre; " + comb("t", "ag") + " " + vst("p.inc", "slot", "t") + " }\n";
   b += "      __threadfence();\n      ((volatile unsigned*)p.flg)[slot] = 2u;\n      cf_pre[col] = pre;\n    }\n";
   b += "    __syncthreads();\n";
   return b;

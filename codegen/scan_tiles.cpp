@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "codegen/reduction_emitter.hpp"
+#include "cufuse/error.hpp"
 
 namespace cufuse::detail::red {
 
@@ -113,6 +114,8 @@ std::string RedEmitter::scan_lookback_groups(int64_t C) const {
 // (f32), 5 blocks an SM instead of 4.
 KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const Red& r = reds[0];
+  if (itemsize(r.in) > 8)  // a status word holds a value of 8 bytes at most (scan_kernel.cpp routes the rest)
+    throw InternalError(fmt::format("tiled scan rows of {}: status words take 8-byte values at most", name(r.in)));
   const std::string T = r.T, id = identity(r);
   shape_.vec = scan_row_vectors();
   // 64 bytes of sums a thread (16 f32, 8 f64) in blocks of 256; 128 (32 f32, tiles of 8192)

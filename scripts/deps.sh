@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/deps.sh: installs what cufuse builds with, where it is missing (Debian/Ubuntu):
-# Boost (Hana), fmt, doctest, CLI11, DLPack headers, zlib; and NumPy + ml_dtypes + SciPy for the
+# Boost (Hana), fmt, doctest, CLI11, DLPack headers, zlib, FFTW; and NumPy + ml_dtypes + SciPy for the
 # tests' NumPy/SciPy oracle when called with --tests. Needs root (or sudo) only if something is missing.
 set -euo pipefail
 need=()
@@ -10,6 +10,7 @@ need=()
 [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
 [ -f /usr/include/dlpack/dlpack.h ] || need+=(libdlpack-dev)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)  # the FFT node's host reference
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 if [ ${#need[@]} -gt 0 ]; then

@@ -72,7 +72,8 @@ TEST_CASE("typed rules: promotion and same_kind casting match the run time's") {
 }
 
 TEST_CASE("typed rules: weak scalars beside arrays of every dtype give the dynamic API's dtype") {
-  const cf::Scalar scalars[] = {cf::Scalar(true), cf::Scalar(2), cf::Scalar(uint64_t(3)), cf::Scalar(0.5)};
+  const cf::Scalar scalars[] = {cf::Scalar(true), cf::Scalar(2), cf::Scalar(uint64_t(3)), cf::Scalar(0.5),
+                                cf::Scalar(std::complex<double>(0.5, 1))};
   for (int i = 0; i < cf::detail::kNumOps; ++i) {
     const Op op = static_cast<Op>(i);
     const auto& row = cf::detail::op_row(op);

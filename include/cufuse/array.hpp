@@ -158,7 +158,8 @@ class Array {
   T item() const {
     Scalar s = item_scalar();
     if constexpr (std::is_same_v<T, bool>) return s.to_bool();
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());
+    else if constexpr (is_std_complex_v<T>) return T(s.to_complex());
+    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(s.to_double());  // complex: its real part
     else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) return T(s.to_double());
     else if constexpr (std::is_signed_v<T>) return static_cast<T>(s.to_int64());
     else return static_cast<T>(s.to_uint64());

@@ -6,6 +6,7 @@
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"
+#include "cufuse/fft.hpp"
 #include "cufuse/foreign.hpp"
 #include "cufuse/fuse.hpp"
 #include "cufuse/indexing.hpp"

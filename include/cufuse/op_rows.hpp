@@ -35,15 +35,17 @@
 // Kernel rows: X(id, NumPy name, operator spelling, signature, type rule, dtype kinds taken,
 // bool computes as int8, precision, expression...)
 // The expression sees a, b, c of the compute type T and the result type R (src/core/op_table.hpp
-// has the type rules and dtype kinds).
+// has the type rules and dtype kinds). kKC marks the rows that take complex64/complex128
+// (their T is cf_cplx<float/double>, codegen/device_helpers.inc); every other row raises
+// TypeError on a complex operand, as NumPy has no loop (ordering comparisons, max/min, floor...).
 #define CUFUSE_ELEMENTWISE_OPS(X)                                                                   \
-  X(Add, add, "+", BINARY, Same, kKAll, false, EXACT, cf_add(a, b))                                 \
-  X(Subtract, subtract, "-", BINARY, Same, kKNum, false, EXACT, cf_sub(a, b))                       \
-  X(Multiply, multiply, "*", BINARY, Same, kKAll, false, EXACT, cf_mul(a, b))                       \
-  X(TrueDivide, true_divide, "/", BINARY, TrueDivide, kKAll, false, EXACT, a / b)                   \
+  X(Add, add, "+", BINARY, Same, kKAll | kKC, false, EXACT, cf_add(a, b))                                 \
+  X(Subtract, subtract, "-", BINARY, Same, kKNum | kKC, false, EXACT, cf_sub(a, b))                       \
+  X(Multiply, multiply, "*", BINARY, Same, kKAll | kKC, false, EXACT, cf_mul(a, b))                       \
+  X(TrueDivide, true_divide, "/", BINARY, TrueDivide, kKAll | kKC, false, EXACT, a / b)                   \
   X(FloorDivide, floor_divide, "//", BINARY, Same, kKAll, true, EXACT, cf_floor_divide(a, b))       \
   X(Remainder, remainder, "%", BINARY, Same, kKAll, true, EXACT, cf_remainder(a, b))                \
-  X(Power, power, "**", BINARY, Same, kKAll, true, ULPS(4), cf_power(a, b))                         \
+  X(Power, power, "**", BINARY, Same, kKAll | kKC, true, ULPS(4), cf_power(a, b))                         \
   X(Maximum, maximum, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_maximum(a, b))                  \
   X(Minimum, minimum, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_minimum(a, b))                  \
   X(Fmax, fmax, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_fmax(a, b))                           \
@@ -55,60 +57,64 @@
   X(LessEqual, less_equal, "<=", BINARY, Compare, kKAll, false, EXACT, a <= b)                      \
   X(Greater, greater, ">", BINARY, Compare, kKAll, false, EXACT, a > b)                             \
   X(GreaterEqual, greater_equal, ">=", BINARY, Compare, kKAll, false, EXACT, a >= b)                \
-  X(Equal, equal, "==", BINARY, Compare, kKAll, false, EXACT, a == b)                               \
-  X(NotEqual, not_equal, "!=", BINARY, Compare, kKAll, false, EXACT, a != b)                        \
-  X(LogicalAnd, logical_and, "", BINARY, Logical, kKAll, false, EXACT, a && b)                      \
-  X(LogicalOr, logical_or, "", BINARY, Logical, kKAll, false, EXACT, a || b)                        \
-  X(LogicalXor, logical_xor, "", BINARY, Logical, kKAll, false, EXACT, a != b)                      \
+  X(Equal, equal, "==", BINARY, Compare, kKAll | kKC, false, EXACT, a == b)                               \
+  X(NotEqual, not_equal, "!=", BINARY, Compare, kKAll | kKC, false, EXACT, a != b)                        \
+  X(LogicalAnd, logical_and, "", BINARY, Logical, kKAll | kKC, false, EXACT, a && b)                      \
+  X(LogicalOr, logical_or, "", BINARY, Logical, kKAll | kKC, false, EXACT, a || b)                        \
+  X(LogicalXor, logical_xor, "", BINARY, Logical, kKAll | kKC, false, EXACT, a != b)                      \
   X(BitwiseAnd, bitwise_and, "&", BINARY, Same, kKB | kKInt, false, EXACT, a & b)                   \
   X(BitwiseOr, bitwise_or, "|", BINARY, Same, kKB | kKInt, false, EXACT, a | b)                     \
   X(BitwiseXor, bitwise_xor, "^", BINARY, Same, kKB | kKInt, false, EXACT, a ^ b)                   \
   X(LeftShift, left_shift, "<<", BINARY, Same, kKB | kKInt, true, EXACT, cf_left_shift(a, b))       \
   X(RightShift, right_shift, ">>", BINARY, Same, kKB | kKInt, true, EXACT, cf_right_shift(a, b))    \
-  X(Negative, negative, "", UNARY, Same, kKNum, false, EXACT, cf_neg(a))                            \
-  X(Positive, positive, "", UNARY, Same, kKNum, false, EXACT, a)                                    \
-  X(Absolute, absolute, "", UNARY, Same, kKAll, false, EXACT, cf_abs(a))                            \
+  X(Negative, negative, "", UNARY, Same, kKNum | kKC, false, EXACT, cf_neg(a))                            \
+  X(Positive, positive, "", UNARY, Same, kKNum | kKC, false, EXACT, a)                                    \
+  X(Absolute, absolute, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_abs(a))                            \
   X(Sign, sign, "", UNARY, Same, kKNum, false, EXACT_PM0, cf_sign(a))                               \
-  X(Square, square, "", UNARY, Same, kKAll, true, EXACT, cf_mul(a, a))                              \
-  X(Reciprocal, reciprocal, "", UNARY, Same, kKAll, true, EXACT, cf_reciprocal(a))                  \
+  X(Square, square, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_mul(a, a))                              \
+  X(Reciprocal, reciprocal, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_reciprocal(a))                  \
   X(Floor, floor, "", UNARY, Same, kKAll, false, EXACT, cf_floor(a))                                \
   X(Ceil, ceil, "", UNARY, Same, kKAll, false, EXACT, cf_ceil(a))                                   \
   X(Trunc, trunc, "", UNARY, Same, kKAll, false, EXACT, cf_trunc(a))                                \
   X(Rint, rint, "", UNARY, Float, kKAll, false, EXACT, rint(a))                                     \
-  X(LogicalNot, logical_not, "", UNARY, Logical, kKAll, false, EXACT, !a)                           \
+  X(LogicalNot, logical_not, "", UNARY, Logical, kKAll | kKC, false, EXACT, !a)                           \
   X(Invert, invert, "~", UNARY, Same, kKB | kKInt, false, EXACT, cf_invert(a))                      \
-  X(IsNan, isnan, "", UNARY, Predicate, kKAll, false, EXACT, cf_isnan(a))                           \
-  X(IsInf, isinf, "", UNARY, Predicate, kKAll, false, EXACT, cf_isinf(a))                           \
-  X(IsFinite, isfinite, "", UNARY, Predicate, kKAll, false, EXACT, cf_isfinite(a))                  \
-  X(Sqrt, sqrt, "", UNARY, Float, kKAll, false, EXACT, sqrt(a))                                     \
+  X(IsNan, isnan, "", UNARY, Predicate, kKAll | kKC, false, EXACT, cf_isnan(a))                           \
+  X(IsInf, isinf, "", UNARY, Predicate, kKAll | kKC, false, EXACT, cf_isinf(a))                           \
+  X(IsFinite, isfinite, "", UNARY, Predicate, kKAll | kKC, false, EXACT, cf_isfinite(a))                  \
+  X(Sqrt, sqrt, "", UNARY, Float, kKAll | kKC, false, EXACT, sqrt(a))                                     \
   X(Cbrt, cbrt, "", UNARY, Float, kKAll, false, ULPS(2), cbrt(a))                                   \
-  X(Exp, exp, "", UNARY, Float, kKAll, false, ULPS(2), exp(a))                                      \
+  X(Exp, exp, "", UNARY, Float, kKAll | kKC, false, ULPS(2), exp(a))                                      \
   X(Exp2, exp2, "", UNARY, Float, kKAll, false, ULPS(2), exp2(a))                                   \
   X(Expm1, expm1, "", UNARY, Float, kKAll, false, ULPS(2), expm1(a))                                \
-  X(Log, log, "", UNARY, Float, kKAll, false, ULPS(2), log(a))                                      \
+  X(Log, log, "", UNARY, Float, kKAll | kKC, false, ULPS(2), log(a))                                      \
   X(Log2, log2, "", UNARY, Float, kKAll, false, ULPS(2), log2(a))                                   \
   X(Log10, log10, "", UNARY, Float, kKAll, false, ULPS(2), log10(a))                                \
   X(Log1p, log1p, "", UNARY, Float, kKAll, false, ULPS(2), log1p(a))                                \
-  X(Sin, sin, "", UNARY, Float, kKAll, false, ULPS(2), sin(a))                                      \
-  X(Cos, cos, "", UNARY, Float, kKAll, false, ULPS(2), cos(a))                                      \
-  X(Tan, tan, "", UNARY, Float, kKAll, false, ULPS(4), tan(a))                                      \
+  X(Sin, sin, "", UNARY, Float, kKAll | kKC, false, ULPS(2), sin(a))                                      \
+  X(Cos, cos, "", UNARY, Float, kKAll | kKC, false, ULPS(2), cos(a))                                      \
+  X(Tan, tan, "", UNARY, Float, kKAll | kKC, false, ULPS(4), tan(a))                                      \
   X(Arcsin, arcsin, "", UNARY, Float, kKAll, false, ULPS(4), asin(a))                               \
   X(Arccos, arccos, "", UNARY, Float, kKAll, false, ULPS(4), acos(a))                               \
   X(Arctan, arctan, "", UNARY, Float, kKAll, false, ULPS(2), atan(a))                               \
-  X(Sinh, sinh, "", UNARY, Float, kKAll, false, ULPS(3), sinh(a))                                   \
-  X(Cosh, cosh, "", UNARY, Float, kKAll, false, ULPS(2), cosh(a))                                   \
-  X(Tanh, tanh, "", UNARY, Float, kKAll, false, ULPS(2), tanh(a))                                   \
+  X(Sinh, sinh, "", UNARY, Float, kKAll | kKC, false, ULPS(3), sinh(a))                                   \
+  X(Cosh, cosh, "", UNARY, Float, kKAll | kKC, false, ULPS(2), cosh(a))                                   \
+  X(Tanh, tanh, "", UNARY, Float, kKAll | kKC, false, ULPS(2), tanh(a))                                   \
   X(Arcsinh, arcsinh, "", UNARY, Float, kKAll, false, ULPS(3), asinh(a))                            \
   X(Arccosh, arccosh, "", UNARY, Float, kKAll, false, ULPS(4), acosh(a))                            \
   X(Arctanh, arctanh, "", UNARY, Float, kKAll, false, ULPS(3), atanh(a))                            \
-  X(Where, where, "", WHERE, Where, kKAll, false, EXACT, cf_where<T>(a, b, c))                      \
-  X(Cast, astype, "", CAST, Cast, kKAll, false, EXACT, cf_cast<R>(a))                               \
+  X(Where, where, "", WHERE, Where, kKAll | kKC, false, EXACT, cf_where<T>(a, b, c))                      \
+  X(Cast, astype, "", CAST, Cast, kKAll | kKC, false, EXACT, cf_cast<R>(a))                               \
   X(Logaddexp, logaddexp, "", BINARY, Float, kKAll, false, ULPS(2), cf_logaddexp(a, b))             \
   X(Logaddexp2, logaddexp2, "", BINARY, Float, kKAll, false, ULPS(2), cf_logaddexp2(a, b))          \
   X(Fmod, fmod, "", BINARY, Same, kKAll, true, EXACT, cf_fmod(a, b))                                \
   X(Heaviside, heaviside, "", BINARY, Float, kKAll, false, EXACT, cf_heaviside(a, b))               \
   X(Deg2rad, deg2rad, "", UNARY, Float, kKAll, false, EXACT, a * (T(3.14159265358979323846) / T(180))) \
-  X(Rad2deg, rad2deg, "", UNARY, Float, kKAll, false, EXACT, a * (T(180) / T(3.14159265358979323846)))
+  X(Rad2deg, rad2deg, "", UNARY, Float, kKAll, false, EXACT, a * (T(180) / T(3.14159265358979323846))) \
+  X(Real, real, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_real(a))                            \
+  X(Imag, imag, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_imag(a))                            \
+  X(Conjugate, conjugate, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_conj(a))                   \
+  X(Angle, angle, "", UNARY, FloatReal, kKAll | kKC, false, ULPS(2), cf_angle(a))
 
 // Composite rows: C(NumPy name, signature, precision, one line of doc). Each is defined from
 // other ops in src/graph/composites.cpp, step by step as NumPy's own Python code computes it,
@@ -122,6 +128,7 @@
 // Alias rows: A(NumPy name, kernel row id, signature): another NumPy name of a kernel row.
 #define CUFUSE_OP_ALIASES(A)                                                                        \
   A(abs, Absolute, UNARY)                                                                           \
+  A(conj, Conjugate, UNARY)                                                                         \
   A(divide, TrueDivide, BINARY)                                                                     \
   A(mod, Remainder, BINARY)                                                                         \
   A(bitwise_not, Invert, UNARY)                                                                     \

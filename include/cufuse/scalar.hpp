@@ -2,6 +2,7 @@
 // C++ literals and variables are weak: x_f16 * 2.5 stays float16, x_u8 + 1 stays uint8.
 // A Scalar made with an explicit dtype is strong and promotes like a 0-d array.
 #pragma once
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -12,7 +13,7 @@ namespace cufuse {
 
 class Scalar {
  public:
-  enum class Kind : uint8_t { Bool, Int, UInt, Float };
+  enum class Kind : uint8_t { Bool, Int, UInt, Float, Complex };
 
   Scalar() : kind_(Kind::Int), weak_(true), dtype_(DType::Int64) { v_.i = 0; }
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
@@ -28,6 +29,15 @@ class Scalar {
       kind_ = Kind::UInt; v_.u = static_cast<uint64_t>(v); dtype_ = DType::UInt64;
     }
   }
+  // A C++ complex is weak like Python's complex (x_f32 * 1i stays complex64).
+  template <class T>
+  Scalar(std::complex<T> z) {  // NOLINT: implicit on purpose
+    weak_ = true;
+    kind_ = Kind::Complex;
+    v_.c.re = static_cast<double>(z.real());
+    v_.c.im = static_cast<double>(z.imag());
+    dtype_ = DType::Complex128;
+  }
   Scalar(half h) : Scalar(static_cast<float>(h)) {}
   Scalar(bfloat16_t h) : Scalar(static_cast<float>(h)) {}
 
@@ -40,7 +50,8 @@ class Scalar {
   // (bool, int64 (uint64 past int64's range), float64).
   DType dtype() const { return dtype_; }
 
-  double to_double() const;
+  double to_double() const;  // a complex value's real part
+  std::complex<double> to_complex() const;
   int64_t to_int64() const;   // C-style conversion (floats truncate)
   uint64_t to_uint64() const;
   bool to_bool() const;
@@ -48,8 +59,9 @@ class Scalar {
   bool fits(DType t) const;
   std::string str() const;
 
-  // Raw payload (the union is read by kind()).
-  union Payload { bool b; int64_t i; uint64_t u; double f; };
+  // Raw payload (the union is read by kind()); a complex value's real part sits where f does.
+  struct Pair { double re, im; };
+  union Payload { bool b; int64_t i; uint64_t u; double f; Pair c; };
   const Payload& payload() const { return v_; }
 
  private:

@@ -29,6 +29,7 @@ constexpr DKind kind_of(DType t) {
     case DType::Bool: return DKind::Bool;
     case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64: return DKind::Int;
     case DType::UInt8: case DType::UInt16: case DType::UInt32: case DType::UInt64: return DKind::UInt;
+    case DType::Complex64: case DType::Complex128: return DKind::Complex;
     default: return DKind::Float;
   }
 }
@@ -37,10 +38,15 @@ constexpr int size_of(DType t) {
     case DType::Bool: case DType::Int8: case DType::UInt8: return 1;
     case DType::Int16: case DType::UInt16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int32: case DType::UInt32: case DType::Float32: return 4;
+    case DType::Complex128: return 16;
     default: return 8;
   }
 }
 constexpr bool is_float_dt(DType t) { return kind_of(t) == DKind::Float; }
+constexpr bool is_complex_dt(DType t) { return kind_of(t) == DKind::Complex; }
+constexpr DType real_dt(DType t) {
+  return t == DType::Complex64 ? DType::Float32 : (t == DType::Complex128 ? DType::Float64 : t);
+}
 
 // NumPy 2's promote_types (with ml_dtypes' bfloat16), as src/core/dtype.cpp has it.
 constexpr DType promote(DType a, DType b) {
@@ -49,6 +55,12 @@ constexpr DType promote(DType a, DType b) {
   if (b == DType::Bool) return a;
   const DKind ka = kind_of(a), kb = kind_of(b);
   const int sa = size_of(a), sb = size_of(b);
+  if (ka == DKind::Complex || kb == DKind::Complex) {
+    if (a == DType::Complex128 || b == DType::Complex128) return DType::Complex128;
+    const DType o = ka == DKind::Complex ? b : a;  // the other one, beside complex64
+    if (o == DType::Complex64) return o;
+    return (kind_of(o) == DKind::Float ? o != DType::Float64 : size_of(o) <= 2) ? DType::Complex64 : DType::Complex128;
+  }
   if (ka == DKind::Float && kb == DKind::Float) {
     if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
       return DType::Float32;
@@ -80,21 +92,23 @@ constexpr bool can_cast_same_kind_c(DType from, DType to) {
       case DKind::Bool: return 0;
       case DKind::UInt: return 1;
       case DKind::Int: return 2;
-      default: return 3;
+      case DKind::Float: return 3;
+      default: return 4;
     }
   };
   return rank(from) <= rank(to);
 }
 
 // ---- the op rows (the tokens of cufuse/op_rows.hpp, spelled here)
-enum class Rule : uint8_t { Same, Float, TrueDivide, Compare, Logical, Predicate, Where, Cast };
-inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8;
+enum class Rule : uint8_t { Same, Float, TrueDivide, Compare, Logical, Predicate, Where, Cast, Real, FloatReal };
+inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8, kKC = 16;
 inline constexpr uint8_t kKAll = kKB | kKI | kKU | kKF, kKNum = kKI | kKU | kKF, kKInt = kKI | kKU;
 constexpr uint8_t kind_mask(DType t) {
   switch (kind_of(t)) {
     case DKind::Bool: return kKB;
     case DKind::Int: return kKI;
     case DKind::UInt: return kKU;
+    case DKind::Complex: return kKC;
     default: return kKF;
   }
 }
@@ -136,13 +150,15 @@ CUFUSE_TYPED_DT(bool_, Bool) CUFUSE_TYPED_DT(int8, Int8) CUFUSE_TYPED_DT(int16, 
 CUFUSE_TYPED_DT(int64, Int64) CUFUSE_TYPED_DT(uint8, UInt8) CUFUSE_TYPED_DT(uint16, UInt16)
 CUFUSE_TYPED_DT(uint32, UInt32) CUFUSE_TYPED_DT(uint64, UInt64) CUFUSE_TYPED_DT(float16, Float16)
 CUFUSE_TYPED_DT(bfloat16, BFloat16) CUFUSE_TYPED_DT(float32, Float32) CUFUSE_TYPED_DT(float64, Float64)
+CUFUSE_TYPED_DT(complex64, Complex64) CUFUSE_TYPED_DT(complex128, Complex128)
 #undef CUFUSE_TYPED_DT
 }  // namespace dt
 inline constexpr auto dtype_tags = hana::tuple_t<dt::bool_, dt::int8, dt::int16, dt::int32, dt::int64, dt::uint8,
                                                  dt::uint16, dt::uint32, dt::uint64, dt::float16, dt::bfloat16,
-                                                 dt::float32, dt::float64>;
+                                                 dt::float32, dt::float64, dt::complex64, dt::complex128>;
 inline constexpr auto cpp_types = hana::tuple_t<bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-                                                uint64_t, half, bfloat16_t, float, double>;
+                                                uint64_t, half, bfloat16_t, float, double, std::complex<float>,
+                                                std::complex<double>>;
 template <DType D>
 using dtype_tag = typename decltype(+hana::at_c<static_cast<int>(D)>(dtype_tags))::type;
 template <class Tag>
@@ -176,7 +192,9 @@ constexpr Typing type_op_c(const OpRule& row, const DType* in, int n) {
   for (int i = 1; i < n; ++i) p = promote(p, in[i]);
   if (p == DType::Bool && row.bool_as_int8) p = DType::Int8;
   if (!(kind_mask(p) & row.accepts)) return Typing{};
-  if (row.rule == Rule::Float) {
+  if (row.rule == Rule::FloatReal && p == DType::Bool) {
+    p = DType::Float64;  // np.angle(bool): arctan2 of a weak 0 and bool, in float64
+  } else if ((row.rule == Rule::Float || row.rule == Rule::FloatReal) && !is_complex_dt(p)) {
     const DType fl[4] = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
     for (DType f : fl) {
       bool all = true;
@@ -187,9 +205,10 @@ constexpr Typing type_op_c(const OpRule& row, const DType* in, int n) {
       }
     }
   } else if (row.rule == Rule::TrueDivide) {
-    p = is_float_dt(p) ? p : DType::Float64;
+    p = is_float_dt(p) || is_complex_dt(p) ? p : DType::Float64;
   }
   t.result = row.rule == Rule::Compare ? DType::Bool : p;
+  if (row.rule == Rule::Real || row.rule == Rule::FloatReal) t.result = real_dt(p);
   return t;
 }
 
@@ -215,7 +234,11 @@ constexpr Typing type_args(const OpRule& row, const ArgType* a, int n) {
         case DKind::Int: case DKind::UInt:
           if (kind_of(strong) != DKind::Bool) t = strong;
           break;
-        case DKind::Float: t = is_float_dt(strong) ? strong : DType::Float64; break;
+        case DKind::Float: t = is_float_dt(strong) || is_complex_dt(strong) ? strong : DType::Float64; break;
+        case DKind::Complex:
+          t = is_complex_dt(strong) ? strong
+                                    : (is_float_dt(strong) && strong != DType::Float64 ? DType::Complex64 : DType::Complex128);
+          break;
       }
     }
     dts[i] = t;
@@ -228,8 +251,11 @@ enum class RedKind : uint8_t { Sum, Prod, Max, Min, Mean, Var, Std, Any, All };
 constexpr DType reduce_result(RedKind r, DType t) {
   switch (r) {
     case RedKind::Sum: case RedKind::Prod:
-      return kind_of(t) == DKind::Float ? t : (kind_of(t) == DKind::UInt ? DType::UInt64 : DType::Int64);
-    case RedKind::Mean: case RedKind::Var: case RedKind::Std: return is_float_dt(t) ? t : DType::Float64;
+      return kind_of(t) == DKind::Float || kind_of(t) == DKind::Complex
+                 ? t
+                 : (kind_of(t) == DKind::UInt ? DType::UInt64 : DType::Int64);
+    case RedKind::Mean: return is_float_dt(t) || is_complex_dt(t) ? t : DType::Float64;
+    case RedKind::Var: case RedKind::Std: return is_float_dt(t) ? t : (is_complex_dt(t) ? real_dt(t) : DType::Float64);
     case RedKind::Any: case RedKind::All: return DType::Bool;
     default: return t;
   }

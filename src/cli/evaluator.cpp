@@ -27,6 +27,7 @@ std::string Value::type_name() const {
       switch (number.kind()) {
         case Scalar::Kind::Bool: return "bool";
         case Scalar::Kind::Float: return "float";
+        case Scalar::Kind::Complex: return "complex";
         default: return "int";
       }
     case Kind::String: return "str";
@@ -428,7 +429,7 @@ Value Evaluator::eval_call(const Expr& e) {
 }
 
 Value Evaluator::module_attribute(const Value& m, const Expr& e) {
-  if (m.text == "linalg" || m.text == "testing" || m.text == "random") {  // np.linalg.norm: rows named "linalg.norm"
+  if (m.text == "linalg" || m.text == "testing" || m.text == "random" || m.text == "fft") {  // np.linalg.norm: rows named "linalg.norm"
     const std::string full = m.text + "." + e.text;
     if (const FunctionRow* f = find_function(full)) return Value::fn(f);
     if (auto msg = not_available_yet(full)) fail_at(e.op_loc, e.text.size(), *msg);
@@ -444,6 +445,7 @@ Value Evaluator::module_attribute(const Value& m, const Expr& e) {
   if (n == "linalg") return Value::module("linalg");
   if (n == "testing") return Value::module("testing");  // np.testing.assert_allclose
   if (n == "random") return Value::module("random");    // np.random.integers
+  if (n == "fft") return Value::module("fft");          // np.fft.rfft2
   if (n == "signal") return Value::module("signal");
   if (const FunctionRow* f = find_function(n)) return Value::fn(f);
   static const std::vector<Builtin> b = builtins();

@@ -314,6 +314,8 @@ std::vector<FunctionRow> build_table() {
   rows.insert(rows.end(), stats.begin(), stats.end());
   const auto& sorting = sorting_function_rows();  // functions_sorting.cpp
   rows.insert(rows.end(), sorting.begin(), sorting.end());
+  const auto& ffts = fft_function_rows();  // functions_fft.cpp
+  rows.insert(rows.end(), ffts.begin(), ffts.end());
   // Every op of the op table by its NumPy name (astype is the row above), aliases and
   // composites included, with its signature's parameters and NumPy's defaults.
   static const std::vector<std::string> texts = [] {

@@ -150,6 +150,13 @@ class Lexer {
         fail("invalid number literal (exponent without digits)", at, i_ - b + 1);
       }
     }
+    if (i_ < s_.size() && (s_[i_] == 'j' || s_[i_] == 'J')) {  // an imaginary literal: 2j, 1.5e3J
+      advance();
+      if (i_ < s_.size() && is_name_char(s_[i_])) fail("invalid number literal", at, i_ - b + 1);
+      const double im = std::strtod(digits.c_str(), nullptr);
+      push(Tok::Float, std::string(s_.substr(b, i_ - b)), at, i_ - b, Scalar(std::complex<double>(0.0, im)));
+      return;
+    }
     check_end();
     if (!is_float) {
       push_int(digits, 10, at, i_ - b);

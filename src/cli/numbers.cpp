@@ -71,7 +71,30 @@ double py_floor_div(double x, double y) {
 
 }  // namespace
 
+// Python's complex arithmetic (1+2j, 2j * x): + - * / ** == !=; ordering is a TypeError.
+Scalar complex_binary(std::string_view op, const Scalar& a, const Scalar& b) {
+  const std::complex<double> x = a.to_complex(), y = b.to_complex();
+  if (op == "==" || op == "!=") return Scalar((x == y) == (op == "=="));
+  std::complex<double> r;
+  if (op == "+") r = x + y;
+  else if (op == "-") r = x - y;
+  else if (op == "*") r = x * y;
+  else if (op == "/") {
+    if (y == 0.0) throw ValueError("complex division by zero");
+    r = x / y;
+  } else if (op == "**") {
+    r = std::pow(x, y);
+  } else {
+    throw TypeError(fmt::format("unsupported operand type(s) for {}: 'complex'", op));
+  }
+  if (a.weak() && b.weak()) return Scalar(r);
+  const DType s = !a.weak() && !b.weak() ? promote_types(a.dtype(), b.dtype()) : (a.weak() ? b : a).dtype();
+  const DType t = is_complex(s) ? s : (is_float(s) && s != DType::Float64 ? DType::Complex64 : DType::Complex128);
+  return Scalar::typed(Scalar(r), t);
+}
+
 Scalar number_binary(std::string_view op, const Scalar& a, const Scalar& b) {
+  if (a.kind() == Scalar::Kind::Complex || b.kind() == Scalar::Kind::Complex) return complex_binary(op, a, b);
   // comparisons
   if (op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=") {
     bool r;
@@ -164,6 +187,8 @@ Scalar number_binary(std::string_view op, const Scalar& a, const Scalar& b) {
 
 Scalar number_unary(std::string_view op, const Scalar& a) {
   if (op == "+") return is_bool(a) ? Scalar(int64_t{a.to_bool() ? 1 : 0}) : a;
+  if (op == "-" && a.kind() == Scalar::Kind::Complex)
+    return a.weak() ? Scalar(-a.to_complex()) : Scalar::typed(Scalar(-a.to_complex()), a.dtype());
   if (op == "-") {
     if (is_float(a)) return a.weak() ? Scalar(-a.to_double()) : Scalar::typed(Scalar(-a.to_double()), a.dtype());
     Scalar r = from_int(-as_int(a), op);

@@ -36,6 +36,7 @@ Value literal(std::string_view text) {
     case Tok::Int:
     case Tok::Float:  // (one ternary over double and int64 would make -1 a float)
       if (!neg) return Value::of(t.number);
+      if (t.number.kind() == Scalar::Kind::Complex) return Value::of(Scalar(-t.number.to_complex()));
       if (t.kind == Tok::Float) return Value::of(Scalar(-t.number.to_double()));
       return Value::of(Scalar(-t.number.to_int64()));
     case Tok::String: return Value::string(t.text);

@@ -90,6 +90,7 @@ const std::vector<FunctionRow>& manipulation_function_rows();
 const std::vector<FunctionRow>& indexing_function_rows();  // functions_indexing.cpp
 const std::vector<FunctionRow>& statistics_function_rows();  // functions_statistics.cpp
 const std::vector<FunctionRow>& sorting_function_rows();   // functions_sorting.cpp
+const std::vector<FunctionRow>& fft_function_rows();       // functions_fft.cpp (rows "fft.<name>")
 const FunctionRow* find_function(std::string_view name);
 // Functions of the library that the tool does not have yet: a message saying so
 // ("matmul is not available yet"), or nullopt.

@@ -28,6 +28,8 @@ constexpr DTypeInfo kInfo[kNumDTypes] = {
     {"bfloat16", "bf16", "cf_bf16", 2, DKind::Float},
     {"float32", "f32", "float", 4, DKind::Float},
     {"float64", "f64", "double", 8, DKind::Float},
+    {"complex64", "c64", "cf_cplx<float>", 8, DKind::Complex},  // codegen/device_helpers.inc's pair
+    {"complex128", "c128", "cf_cplx<double>", 16, DKind::Complex},
 };
 
 DType signed_of_size(int bytes) {
@@ -55,8 +57,10 @@ DType parse_dtype(std::string_view s) {
   if (s == "half") return DType::Float16;
   if (s == "float" || s == "double") return DType::Float64;  // NumPy: np.dtype('float') is float64
   if (s == "int" || s == "long") return DType::Int64;
+  if (s == "complex" || s == "cdouble") return DType::Complex128;  // NumPy: np.dtype('complex') is complex128
+  if (s == "csingle") return DType::Complex64;
   throw TypeError(fmt::format("unknown dtype '{}' (expected one of bool, int8..int64, uint8..uint64, "
-                              "float16, bfloat16, float32, float64 or f32-style short names)", s));
+                              "float16, bfloat16, float32, float64, complex64, complex128 or f32-style short names)", s));
 }
 
 DType promote_types(DType a, DType b) {
@@ -65,6 +69,13 @@ DType promote_types(DType a, DType b) {
   if (b == DType::Bool) return a;
   const auto ka = kind(a), kb = kind(b);
   const int sa = itemsize(a), sb = itemsize(b);
+  if (ka == DKind::Complex || kb == DKind::Complex) {
+    if (a == DType::Complex128 || b == DType::Complex128) return DType::Complex128;
+    const DType o = ka == DKind::Complex ? b : a;  // the other one, beside complex64
+    if (o == DType::Complex64) return o;
+    const bool fits64 = kind(o) == DKind::Float ? o != DType::Float64 : itemsize(o) <= 2;
+    return fits64 ? DType::Complex64 : DType::Complex128;
+  }
   if (ka == DKind::Float && kb == DKind::Float) {
     if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16))
       return DType::Float32;
@@ -89,7 +100,7 @@ DType promote_types(DType a, DType b) {
 }
 
 DType float_for(DType t) {
-  if (is_float(t)) return t;
+  if (is_float(t) || is_complex(t)) return t;
   int sz = itemsize(t);
   return sz == 1 ? DType::Float16 : (sz == 2 ? DType::Float32 : DType::Float64);
 }
@@ -145,6 +156,11 @@ bfloat16_t::bfloat16_t(double d) : bits(to_bf16_bits(d)) {}
 bfloat16_t::operator float() const { return static_cast<float>(decode_small_float(bits, 7, -126, 127, 8)); }
 
 // ----------------------------------------------------------------- Scalar
+std::complex<double> Scalar::to_complex() const {
+  if (kind_ == Kind::Complex) return {v_.c.re, v_.c.im};
+  return {to_double(), 0.0};
+}
+
 double Scalar::to_double() const {
   switch (kind_) {
     case Kind::Bool: return v_.b ? 1.0 : 0.0;
@@ -185,11 +201,14 @@ bool Scalar::to_bool() const {
     case Kind::Bool: return v_.b;
     case Kind::Int: return v_.i != 0;
     case Kind::UInt: return v_.u != 0;
+    case Kind::Complex: return v_.c.re != 0 || v_.c.im != 0;
     default: return v_.f != 0;
   }
 }
 
 bool Scalar::fits(DType t) const {
+  if (kind_ == Kind::Complex) return is_complex(t);
+  if (is_complex(t)) return true;
   if (kind_ == Kind::Float) return is_float(t);
   if (kind_ == Kind::Bool) return true;
   if (is_float(t)) return true;
@@ -211,12 +230,19 @@ Scalar Scalar::typed(const Scalar& v, DType t) {
   s.weak_ = false;
   s.dtype_ = t;
   switch (cufuse::kind(t)) {
+    case DKind::Complex: {  // complex64 rounds each part to float (np.complex64(v))
+      s.kind_ = Kind::Complex;
+      const std::complex<double> z = v.to_complex();
+      s.v_.c.re = t == DType::Complex64 ? double(float(z.real())) : z.real();
+      s.v_.c.im = t == DType::Complex64 ? double(float(z.imag())) : z.imag();
+      break;
+    }
     case DKind::Bool: s.kind_ = Kind::Bool; s.v_.b = v.to_bool(); break;
     case DKind::Int: {
       s.kind_ = Kind::Int;
       int bits = itemsize(t) * 8;
-      uint64_t raw = v.kind_ == Kind::Float ? static_cast<uint64_t>(v.to_int64()) : v.to_uint64();
-      if (v.kind_ == Kind::Float) {  // saturate like cf_cast
+      uint64_t raw = (v.kind_ == Kind::Float || v.kind_ == Kind::Complex) ? static_cast<uint64_t>(v.to_int64()) : v.to_uint64();
+      if ((v.kind_ == Kind::Float || v.kind_ == Kind::Complex)) {  // saturate like cf_cast
         double f = v.v_.f;
         int64_t lo = bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bits - 1));
         int64_t hi = bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << (bits - 1)) - 1;
@@ -234,7 +260,7 @@ Scalar Scalar::typed(const Scalar& v, DType t) {
       s.kind_ = Kind::UInt;
       int bits = itemsize(t) * 8;
       uint64_t hi = bits == 64 ? ~0ull : ((1ull << bits) - 1);
-      if (v.kind_ == Kind::Float) {
+      if (v.kind_ == Kind::Float || v.kind_ == Kind::Complex) {
         double f = v.v_.f;
         s.v_.u = std::isnan(f) || f <= 0 ? 0 : (f >= double(hi) ? hi : static_cast<uint64_t>(f));
       } else {
@@ -263,6 +289,7 @@ std::string Scalar::str() const {
     case Kind::Bool: return v_.b ? "True" : "False";
     case Kind::Int: return std::to_string(v_.i);
     case Kind::UInt: return std::to_string(v_.u);
+    case Kind::Complex: return fmt::format("({}{}{}j)", v_.c.re, std::signbit(v_.c.im) ? "" : "+", v_.c.im);
     default: return fmt::format("{}", v_.f);
   }
 }
@@ -283,6 +310,7 @@ bool same_scalar(const Scalar& a, const Scalar& b) {
     case Scalar::Kind::Int: return a.payload().i == b.payload().i;
     case Scalar::Kind::UInt: return a.payload().u == b.payload().u;
     case Scalar::Kind::Float: return std::memcmp(&a.payload().f, &b.payload().f, sizeof(double)) == 0;
+    case Scalar::Kind::Complex: return std::memcmp(&a.payload().c, &b.payload().c, sizeof(Scalar::Pair)) == 0;
   }
   return false;
 }

@@ -84,6 +84,7 @@ std::string python_params(Sig s) {
 }
 
 int compare_ulps(Precision p, DType result) {
+  if (is_complex(result)) return p.kind == Precision::Ulps ? 2 * p.ulps : 4;  // complex math rounds per part
   if (p.kind != Precision::Ulps || !is_float(result)) return 0;
   return is_half(result) ? 2 : 2 * p.ulps;
 }
@@ -109,6 +110,7 @@ static uint8_t kind_mask(DType t) {
     case DKind::Bool: return kKB;
     case DKind::Int: return kKI;
     case DKind::UInt: return kKU;
+    case DKind::Complex: return kKC;
     default: return kKF;
   }
 }
@@ -157,8 +159,11 @@ OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
   for (int i = 1; i < n; ++i) p = promote_types(p, in[i]);
   if (p == DType::Bool && row.bool_as_int8) p = DType::Int8;
   if (!(kind_mask(p) & row.accepts)) return fail();
+  if (row.rule == TypeRule::FloatReal && p == DType::Bool) p = DType::Float64;  // np.angle(bool): float64
   switch (row.rule) {
-    case TypeRule::Float: {
+    case TypeRule::Float:
+    case TypeRule::FloatReal: {
+      if (is_complex(p) || p == DType::Float64) break;
       // NumPy's loop: the first float type every input casts to safely. Not float_for of
       // the promoted type: arctan2(int8, uint8) runs in float16 though int16 is their
       // promotion (whose float would be float32).
@@ -172,11 +177,12 @@ OpTyping type_op(Op op, const DType* in, int n, DType cast_to) {
       }
       break;
     }
-    case TypeRule::TrueDivide: p = is_float(p) ? p : DType::Float64; break;
+    case TypeRule::TrueDivide: p = is_float(p) || is_complex(p) ? p : DType::Float64; break;
     default: break;
   }
   for (int i = 0; i < n; ++i) t.compute[i] = p;
   t.result = row.rule == TypeRule::Compare ? DType::Bool : p;
+  if (row.rule == TypeRule::Real || row.rule == TypeRule::FloatReal) t.result = real_dtype(p);
   return t;
 }
 

@@ -29,12 +29,14 @@ namespace cufuse::detail {
   X(Logical, "logical")         /* inputs taken as truth values, result = bool */                               \
   X(Predicate, "predicate")     /* compute = input dtype, result = bool (isnan) */                              \
   X(Where, "where")             /* (condition as bool, x, y promoted) -> promoted */                            \
+  X(Real, "real")               /* compute = promoted, result = its real dtype (abs, real, imag of complex) */  \
+  X(FloatReal, "float_real")    /* compute = Float's, result = its real dtype (angle; bool -> float64) */       \
   X(Cast, "cast")               /* astype: result = the target dtype the node carries */
 enum class TypeRule : uint8_t { CUFUSE_TYPE_RULES(CUFUSE_ENUMERATOR) };
 inline const char* rule_name(TypeRule r) { return CUFUSE_ENUM_NAME(CUFUSE_TYPE_RULES, r); }
 
 // dtype kinds, as a mask
-inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8;
+inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8, kKC = 16;  // kKC: complex64/complex128
 inline constexpr uint8_t kKAll = kKB | kKI | kKU | kKF, kKNum = kKI | kKU | kKF, kKInt = kKI | kKU;
 
 // How an op is called (cufuse/op_rows.hpp lists the families).

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <mutex>
 
@@ -54,6 +55,17 @@ void apply_patches(unsigned char* bytes, const Patch* patches, size_t n, const L
       }
       case PatchSrc::ScalarValue: {
         const Scalar s = src.scalar(static_cast<int>(p.index));
+        if (is_complex(p.dtype)) {  // cf_cplx<float/double>: (re, im)
+          const std::complex<double> z = s.to_complex();
+          if (p.dtype == DType::Complex64) {
+            const float v[2] = {float(z.real()), float(z.imag())};
+            std::memcpy(dst, v, sizeof v);
+          } else {
+            const double v[2] = {z.real(), z.imag()};
+            std::memcpy(dst, v, sizeof v);
+          }
+          break;
+        }
         write_compute_value(dst, p.dtype, s.to_double(), s.to_int64(), s.to_uint64(), s.to_bool());
         break;
       }

@@ -480,7 +480,7 @@ void Array::copy_to_host(void* dst, size_t nbytes_) const {
 Scalar Array::item_scalar() const {
   if (size() != 1)
     throw ValueError(fmt::format("can only convert an array of size 1 to a scalar (shape {})", to_string(shape())));
-  alignas(8) unsigned char buf[8] = {};
+  alignas(16) unsigned char buf[16] = {};
   copy_to_host(buf, static_cast<size_t>(itemsize()));
   auto rd = [&](auto v) {
     std::memcpy(&v, buf, sizeof(v));
@@ -501,6 +501,8 @@ Scalar Array::item_scalar() const {
       return Scalar::typed(Scalar(static_cast<float>(bfloat16_t::from_bits(rd(uint16_t{})))), DType::BFloat16);
     case DType::Float32: return Scalar::typed(Scalar(rd(float{})), DType::Float32);
     case DType::Float64: return Scalar::typed(Scalar(rd(double{})), DType::Float64);
+    case DType::Complex64: return Scalar::typed(Scalar(rd(std::complex<float>{})), DType::Complex64);
+    case DType::Complex128: return Scalar::typed(Scalar(rd(std::complex<double>{})), DType::Complex128);
   }
   return Scalar();
 }

@@ -54,7 +54,8 @@ bool can_cast_same_kind(DType from, DType to) {
       case DKind::Bool: return 0;
       case DKind::UInt: return 1;
       case DKind::Int: return 2;
-      default: return 3;
+      case DKind::Float: return 3;
+      default: return 4;  // complex: x_f32 += z_c64 is refused, as NumPy refuses it
     }
   };
   return rank(from) <= rank(to);
@@ -209,7 +210,11 @@ NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to
                                             name(strong), row.name));
           }
           break;
-        case Scalar::Kind::Float: t = is_float(strong) ? strong : DType::Float64; break;
+        case Scalar::Kind::Float: t = is_float(strong) || is_complex(strong) ? strong : DType::Float64; break;
+        case Scalar::Kind::Complex:  // NumPy 2: a Python complex takes a float array's precision
+          t = is_complex(strong) ? strong
+                                 : (is_float(strong) && strong != DType::Float64 ? DType::Complex64 : DType::Complex128);
+          break;
       }
     }
     dts[i] = t;

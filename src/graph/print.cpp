@@ -163,7 +163,9 @@ std::string format_body(const Shown& s, const PrintOptions& o, const std::string
   return l.rec(0, 0, " " + std::string(prefix.size(), ' '), o.linewidth - suffix_len);
 }
 
-bool dtype_is_implied(DType t) { return t == DType::Float64 || t == DType::Int64 || t == DType::Bool; }
+bool dtype_is_implied(DType t) {
+  return t == DType::Float64 || t == DType::Int64 || t == DType::Bool || t == DType::Complex128;
+}
 
 void require(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,12 +18,13 @@
 namespace cufuse::detail {
 
 int64_t HostValues::size() const {
-  if (is_float(dtype)) return static_cast<int64_t>(f.size());
+  if (is_float(dtype) || is_complex(dtype)) return static_cast<int64_t>(f.size());
   if (is_unsigned_int(dtype)) return static_cast<int64_t>(u.size());
   return static_cast<int64_t>(i.size());
 }
 void HostValues::resize(int64_t n) {
-  if (is_float(dtype)) f.resize(static_cast<size_t>(n));
+  if (is_complex(dtype)) f.resize(static_cast<size_t>(n)), fi.resize(static_cast<size_t>(n));
+  else if (is_float(dtype)) f.resize(static_cast<size_t>(n));
   else if (is_unsigned_int(dtype)) u.resize(static_cast<size_t>(n));
   else i.resize(static_cast<size_t>(n));
 }
@@ -48,6 +50,8 @@ void HostValues::set_from_raw(int64_t at, const unsigned char* bytes, int64_t k)
     case DType::BFloat16: f[a] = static_cast<float>(bfloat16_t::from_bits(rd(uint16_t{}))); break;
     case DType::Float32: f[a] = rd(float{}); break;
     case DType::Float64: f[a] = rd(double{}); break;
+    case DType::Complex64: { const auto z = rd(std::complex<float>{}); f[a] = z.real(); fi[a] = z.imag(); break; }
+    case DType::Complex128: { const auto z = rd(std::complex<double>{}); f[a] = z.real(); fi[a] = z.imag(); break; }
   }
 }
 
@@ -177,10 +181,14 @@ std::string pad_left_to(const std::string& s, size_t w) { return s.size() >= w ?
 struct FloatingFormat {
   DType t;
   int precision;
+  bool plus = false;  // sign='+' (a complex value's imaginary part): "+" before non-negative values
   bool exp_format = false;
   int pad_left = 0, pad_right = 0, exp_size = -1, min_digits = 0;
 
-  FloatingFormat(const std::vector<double>& data, DType dt, int prec) : t(dt), precision(prec) {
+  std::string sg(std::string ip, double x) const { return plus && !std::signbit(x) ? "+" + ip : ip; }
+
+  FloatingFormat(const std::vector<double>& data, DType dt, int prec, bool plus_sign = false)
+      : t(dt), precision(prec), plus(plus_sign) {
     std::vector<double> finite;
     bool has_neg_inf = false, nonfinite = false;
     for (double x : data) {
@@ -211,7 +219,7 @@ struct FloatingFormat {
       for (double x : finite) {
         Sci s = scientific(x, t, precision);
         maxfrac = std::max(maxfrac, static_cast<int>(s.fp.size()));
-        pad_left = std::max(pad_left, static_cast<int>(s.ip.size()));
+        pad_left = std::max(pad_left, static_cast<int>(sg(s.ip, x).size()));
         maxexp = std::max(maxexp, static_cast<int>(exp_str(s.exp, 2).size()));
       }
       exp_size = maxexp - 1;
@@ -220,19 +228,20 @@ struct FloatingFormat {
     } else {
       for (double x : finite) {
         auto [ip, fp] = positional(x, t, precision);
-        pad_left = std::max(pad_left, static_cast<int>(ip.size()));
+        pad_left = std::max(pad_left, static_cast<int>(sg(ip, x).size()));
         pad_right = std::max(pad_right, static_cast<int>(fp.size()));
       }
     }
     if (nonfinite) {
       const int offset = pad_right + 1;
-      pad_left = std::max({pad_left, 3 - offset, 3 + (has_neg_inf ? 1 : 0) - offset});
+      pad_left = std::max({pad_left, 3 - offset, 3 + (has_neg_inf || plus ? 1 : 0) - offset});
     }
   }
 
   std::string operator()(double x) const {
     if (!std::isfinite(x)) {
       std::string r = std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
+      if (plus && !(x < 0)) r.insert(0, 1, '+');
       return pad_left_to(r, static_cast<size_t>(pad_left + pad_right + 1));
     }
     if (exp_format) {
@@ -249,10 +258,10 @@ struct FloatingFormat {
         fp = d.d.size() > 1 ? d.d.substr(1) : "";
         while (static_cast<int>(fp.size()) < min_digits) fp.push_back('0');
       }
-      return pad_left_to(s.ip, static_cast<size_t>(pad_left)) + "." + fp + "e" + exp_str(s.exp, std::max(exp_size, 2));
+      return pad_left_to(sg(s.ip, x), static_cast<size_t>(pad_left)) + "." + fp + "e" + exp_str(s.exp, std::max(exp_size, 2));
     }
     auto [ip, fp] = positional(x, t, precision);
-    std::string r = pad_left_to(ip, static_cast<size_t>(pad_left)) + "." + fp;
+    std::string r = pad_left_to(sg(ip, x), static_cast<size_t>(pad_left)) + "." + fp;
     if (static_cast<int>(fp.size()) < pad_right) r += std::string(static_cast<size_t>(pad_right) - fp.size(), ' ');
     return r;
   }
@@ -274,6 +283,16 @@ std::function<std::string(int64_t)> element_formatter(const HostValues& v, int p
   }
   if (t == DType::BFloat16)
     return [&v](int64_t k) { return percent_g(v.f[static_cast<size_t>(k)]); };
+  if (is_complex(t)) {  // NumPy's ComplexFloatingFormat: real, then imaginary with sign '+', 'j' before its padding
+    auto re = std::make_shared<FloatingFormat>(v.f, real_dtype(t), precision);
+    auto im = std::make_shared<FloatingFormat>(v.fi, real_dtype(t), precision, true);
+    return [&v, re, im](int64_t k) {
+      std::string i = (*im)(v.fi[static_cast<size_t>(k)]);
+      const size_t sp = i.find_last_not_of(' ') + 1;
+      i.insert(sp, 1, 'j');
+      return (*re)(v.f[static_cast<size_t>(k)]) + i;
+    };
+  }
   if (is_float(t)) {
     auto ff = std::make_shared<FloatingFormat>(v.f, t, precision);
     return [&v, ff](int64_t k) { return (*ff)(v.f[static_cast<size_t>(k)]); };
@@ -287,9 +306,32 @@ std::function<std::string(int64_t)> element_formatter(const HostValues& v, int p
   return [&v, w](int64_t k) { return pad_left_to(std::to_string(v.i[static_cast<size_t>(k)]), w); };
 }
 
+namespace {
+// A part of a complex scalar as Python's complex repr writes it: 1, 1.5, 1e-05, 1e+20, nan, inf.
+std::string complex_part(double x, DType t) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  const double ax = std::fabs(x);
+  if (ax == 0 || (ax >= 1e-4 && ax < 1e16)) {
+    auto [ip, fp] = positional(x, t, 400);
+    return fp.empty() ? ip : ip + "." + fp;
+  }
+  Sci s = scientific(x, t, 400);
+  return s.ip + (s.fp.empty() ? "" : "." + s.fp) + "e" + exp_str(s.exp, 2);
+}
+}  // namespace
+
 std::string scalar_str(const HostValues& v, int64_t k) {
   const DType t = v.dtype;
   const size_t a = static_cast<size_t>(k);
+  if (is_complex(t)) {  // NumPy's complex scalar str: (1+2j), 2j, (-0-1j), (nan+infj)
+    const DType r = real_dtype(t);
+    const double re = v.f[a], im = v.fi[a];
+    std::string is = complex_part(im, r);
+    if (re == 0 && !std::signbit(re)) return is + "j";
+    if (is[0] != '-') is.insert(0, 1, '+');  // nan is written unsigned, as Python does
+    return "(" + complex_part(re, r) + is + "j)";
+  }
   if (t == DType::Bool) return v.i[a] ? "True" : "False";
   if (is_unsigned_int(t)) return std::to_string(v.u[a]);
   if (!is_float(t)) return std::to_string(v.i[a]);

@@ -16,7 +16,8 @@ namespace cufuse::detail {
 // float dtype), integers to int64/uint64, bool as 0/1.
 struct HostValues {
   DType dtype = DType::Float64;
-  std::vector<double> f;
+  std::vector<double> f;   // floats; a complex value's real part
+  std::vector<double> fi;  // a complex value's imaginary part
   std::vector<int64_t> i;
   std::vector<uint64_t> u;
   int64_t size() const;

@@ -16,6 +16,12 @@ namespace cufuse {
 namespace detail {
 
 NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
+  // Complex values have sums and products; cufuse gives them no ordering (max, min, argmax,
+  // any/all of truth values aside): NumPy's lexicographic order is a documented omission.
+  if (is_complex(input->dtype) && op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::CumSum &&
+      op != ReduceOp::CumProd)
+    throw TypeError(fmt::format("reduction {} is not supported for {} (complex values have no ordering in cufuse)",
+                                reduce_name(op), name(input->dtype)));
   auto n = new_node(NodeKind::Reduce);
   n->op = static_cast<uint16_t>(op);
   n->dtype = is_arg(op) ? DType::Int64 : (op == ReduceOp::Any || op == ReduceOp::All ? DType::Bool : input->dtype);
@@ -116,7 +122,7 @@ Array sum_like(ReduceOp op, const Array& a, const AxisArg& axis, bool keepdims, 
 // mean's dtypes: (accumulator, result)
 std::pair<DType, DType> mean_dtypes(DType t, std::optional<DType> dtype) {
   if (dtype) return {accumulate_in(*dtype), *dtype};
-  if (!is_float(t)) return {DType::Float64, DType::Float64};
+  if (!is_float(t) && !is_complex(t)) return {DType::Float64, DType::Float64};
   return {accumulate_in(t), t};
 }
 
@@ -172,8 +178,14 @@ Array var(const Array& a, AxisArg axis, int ddof, bool keepdims, std::optional<D
   Array s1 = reduce_node(ReduceOp::Sum, a, axes, /*keepdims=*/true, acc);
   Array m = true_divide(s1, Scalar::typed(Scalar(static_cast<double>(n)), acc));
   Array x = subtract(Array(detail::cast_node(a.node(), acc)), m);
-  Array s2 = reduce_node(ReduceOp::Sum, multiply(x, x), axes, keepdims, acc);
   const double div = static_cast<double>(std::max<int64_t>(n - ddof, 0));
+  if (is_complex(acc)) {  // NumPy: the mean of |x - mean|^2, x * conj(x) taken real
+    const DType racc = real_dtype(acc);
+    Array s2 = reduce_node(ReduceOp::Sum, real(multiply(x, conjugate(x))), axes, keepdims, racc);
+    Array v = true_divide(s2, Scalar::typed(Scalar(div), racc));
+    return v.dtype() == real_dtype(out) ? v : v.astype(real_dtype(out));
+  }
+  Array s2 = reduce_node(ReduceOp::Sum, multiply(x, x), axes, keepdims, acc);
   Array v = true_divide(s2, Scalar::typed(Scalar(div), acc));
   return v.dtype() == out ? v : v.astype(out);
 }

@@ -112,6 +112,9 @@ NodePtr make_scatter(const NodePtr& leaf, const std::vector<NodePtr>& idx, const
   const int r = leaf->ndim();
   auto at = std::make_shared<ScatterAttrs>();
   at->mode = static_cast<ScatterMode>(mode);
+  if (is_complex(leaf->dtype) && at->mode != ScatterMode::Assign)  // the device's atomics take 8 bytes at most
+    throw NotSupportedError(fmt::format("accumulating scatters (add.at, maximum.at ...) into {} are not supported",
+                                        name(leaf->dtype)));
   at->iter = iter;
   bool any_checked = false;
   for (int d = 0; d < r; ++d) {

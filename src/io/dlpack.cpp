@@ -29,6 +29,7 @@ DLDataType dl_dtype(DType t) {
     case DKind::Int: d.code = kDLInt; break;
     case DKind::UInt: d.code = kDLUInt; break;
     case DKind::Float: d.code = t == DType::BFloat16 ? uint8_t(kDLBfloat) : uint8_t(kDLFloat); break;
+    case DKind::Complex: d.code = kDLComplex; break;
   }
   return d;
 }
@@ -63,7 +64,10 @@ DType cf_dtype(DLDataType d) {
     case kBoolCode:
       if (d.bits == 8) return DType::Bool;
       break;
-    case kDLComplex: throw bad("is complex: cufuse has no complex dtype");
+    case kDLComplex:
+      if (d.bits == 64) return DType::Complex64;
+      if (d.bits == 128) return DType::Complex128;
+      break;
     default: throw bad("has an unknown type code");
   }
   throw bad("has a bit width cufuse has no dtype for");

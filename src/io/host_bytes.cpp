@@ -34,7 +34,8 @@ std::vector<unsigned char> host_bytes(const Array& a, bool fortran) {
 }
 
 static void fix_bytes(void* data, uint64_t count, DType dtype, bool swap) {
-  if (swap) byteswap(data, count, itemsize(dtype));
+  if (swap && is_complex(dtype)) byteswap(data, count * 2, itemsize(dtype) / 2);  // each part on its own
+  else if (swap) byteswap(data, count, itemsize(dtype));
   if (dtype == DType::Bool) {
     auto* p = static_cast<unsigned char*>(data);
     for (uint64_t i = 0; i < count; ++i) p[i] = p[i] != 0;

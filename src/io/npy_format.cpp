@@ -183,6 +183,8 @@ std::string npy_descr(DType t) {
     case DType::BFloat16: return "bfloat16";
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
   }
   throw InternalError("npy_descr: unknown dtype");
 }
@@ -204,7 +206,7 @@ DType parse_npy_descr(std::string_view d, bool& swap, std::string_view where) {
       {"int32", DType::Int32},     {"int64", DType::Int64},     {"uint8", DType::UInt8},
       {"uint16", DType::UInt16},   {"uint32", DType::UInt32},   {"uint64", DType::UInt64},
       {"float16", DType::Float16}, {"bfloat16", DType::BFloat16}, {"float32", DType::Float32},
-      {"float64", DType::Float64}};
+      {"float64", DType::Float64}, {"complex64", DType::Complex64}, {"complex128", DType::Complex128}};
   for (const auto& [n, t] : names)
     if (d == n) {
       if (order == '>' || order == '!') swap = itemsize(t) > 1;
@@ -224,7 +226,6 @@ DType parse_npy_descr(std::string_view d, bool& swap, std::string_view where) {
   }
   if (kind == 'O') throw ValueError(fmt::format("{}: object arrays (descr '{}') cannot be loaded: they hold pickled "
                                                 "Python objects, and cufuse has no object dtype", where, printable(full)));
-  if (kind == 'c') throw bad("is complex: cufuse has no complex dtype");
   if (kind == 'V')
     throw bad("is raw void bytes (NumPy writes ml_dtypes' bfloat16 as '<V2': save it with the descr 'bfloat16', as "
               "cufuse does, or read the data with fromfile(path, bfloat16, count, offset))");
@@ -244,7 +245,10 @@ DType parse_npy_descr(std::string_view d, bool& swap, std::string_view where) {
   else if (kind == 'f' && bytes == 4) t = DType::Float32;
   else if (kind == 'f' && bytes == 8) t = DType::Float64;
   else if (kind == 'f' && (bytes == 12 || bytes == 16)) throw bad("is long double: cufuse has no such dtype");
-  else throw bad("is unknown (cufuse reads b1, i1-i8, u1-u8, f2, f4, f8 and bfloat16, in either byte order)");
+  else if (kind == 'c' && bytes == 8) t = DType::Complex64;
+  else if (kind == 'c' && bytes == 16) t = DType::Complex128;
+  else if (kind == 'c' && (bytes == 24 || bytes == 32)) throw bad("is complex long double: cufuse has no such dtype");
+  else throw bad("is unknown (cufuse reads b1, i1-i8, u1-u8, f2, f4, f8, c8, c16 and bfloat16, in either byte order)");
   swap = (order == '>' || order == '!') && itemsize(t) > 1;
   return t;
 }

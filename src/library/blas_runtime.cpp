@@ -78,6 +78,9 @@ struct BlasHandles {
   static constexpr StateSlot kSlot = StateSlot::BlasHandles;
   std::mutex mu;
   std::map<std::pair<int, void*>, HandleSet> table;
+  std::mutex fft_mu;  // the cuFFT plans (fft_plan) and FFTW's planner
+  std::map<std::string, std::shared_ptr<FftPlan>> fft_plans;
+  std::mutex fftw_mu;
 };
 std::mutex& handles_mutex() { return runtime().state<BlasHandles>().mu; }
 std::map<std::pair<int, void*>, HandleSet>& handle_table() { return runtime().state<BlasHandles>().table; }
@@ -124,6 +127,20 @@ cusolverDnHandle_t cusolver_handle(void* stream) {
   }
   return h.solver;
 }
+
+std::shared_ptr<FftPlan> fft_plan(const std::string& key, const std::function<void(FftPlan&)>& make) {
+  BlasHandles& s = runtime().state<BlasHandles>();
+  std::lock_guard<std::mutex> lk(s.fft_mu);
+  auto& p = s.fft_plans[key];
+  if (!p) {
+    auto fresh = std::make_shared<FftPlan>();
+    make(*fresh);  // throws without keeping a half-made plan
+    p = std::move(fresh);
+  }
+  return p;
+}
+
+std::mutex& fftw_planner_mutex() { return runtime().state<BlasHandles>().fftw_mu; }
 
 std::shared_ptr<Storage> device_scratch(size_t nbytes) { return allocate_device(nbytes ? nbytes : 1); }
 

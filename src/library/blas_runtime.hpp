@@ -8,7 +8,9 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,19 @@ const char* cusolver_status_name(cusolverStatus_t s);
 cublasHandle_t cublas_handle(void* stream);
 cublasLtHandle_t cublaslt_handle(void* stream);
 cusolverDnHandle_t cusolver_handle(void* stream);
+
+// cuFFT plans (library/fft_cuda.cpp), kept with the handles above in the runtime context:
+// one per key (kind, precision, sizes, batch, device), made by `make` under the table's lock
+// at first use, kept for the process. A plan is used under its own lock (its stream and work
+// area are set per call).
+struct FftPlan {
+  int handle = 0;  // cufftHandle
+  size_t work_bytes = 0;
+  std::mutex mu;
+};
+std::shared_ptr<FftPlan> fft_plan(const std::string& key, const std::function<void(FftPlan&)>& make);
+// FFTW's planner is not thread-safe (library/fft_call.cpp's host reference plans under this).
+std::mutex& fftw_planner_mutex();
 
 // CUDA's data type of a cufuse float dtype (f16, bf16, f32, f64).
 cudaDataType_t cuda_data_type(DType t);

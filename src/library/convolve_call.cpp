@@ -47,6 +47,10 @@ ConvolveCall::ConvolveCall(ConvSpec s, DType image_dtype, DType filter_dtype, Sh
   uint64_t bits = 0;
   switch (s_.fill.kind()) {
     case Scalar::Kind::Float: bits = std::bit_cast<uint64_t>(s_.fill.to_double()); break;
+    case Scalar::Kind::Complex:
+      bits = std::bit_cast<uint64_t>(s_.fill.to_complex().real()) ^
+             (std::bit_cast<uint64_t>(s_.fill.to_complex().imag()) * 0x9E3779B97F4A7C15ull);
+      break;
     case Scalar::Kind::Bool: bits = s_.fill.to_bool() ? 1 : 0; break;
     case Scalar::Kind::Int: bits = static_cast<uint64_t>(s_.fill.to_int64()); break;
     case Scalar::Kind::UInt: bits = s_.fill.to_uint64(); break;

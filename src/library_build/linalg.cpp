@@ -41,6 +41,8 @@ DType linalg_dtype(const Array& a) {
   if (!a.defined()) throw ValueError("linalg: an Array handle is empty");
   const DType t = a.dtype();
   if (is_half(t)) throw TypeError(fmt::format("array type {} is unsupported in linalg", name(t)));
+  if (is_complex(t))  // cuSOLVER's complex routines are not wired yet (issue 33)
+    throw NotSupportedError(fmt::format("linalg: {} is not supported yet", name(t)));
   return is_float(t) ? t : DType::Float64;
 }
 

@@ -29,6 +29,8 @@ std::pair<Array, int> sort_axis(const Array& a, std::optional<int> axis, const c
 }
 
 Sorted sort_along(const Array& a, int axis, bool values, bool indices, const char* what) {
+  if (is_complex(a.dtype()))  // NumPy sorts complex lexicographically; the radix keys here are real
+    throw NotSupportedError(fmt::format("{}: {} is not supported (cufuse sorts real dtypes only)", what, name(a.dtype())));
   const int last = a.ndim() - 1;
   const Array t = axis == last ? a : a.moveaxis(axis, last);
   const Shape S = t.shape();

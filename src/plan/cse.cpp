@@ -180,12 +180,14 @@ uint64_t scalar_bits(const Scalar& s) {
     case Scalar::Kind::Int: return static_cast<uint64_t>(s.payload().i);
     case Scalar::Kind::UInt: return s.payload().u;
     case Scalar::Kind::Float: return bits(s.payload().f);
+    case Scalar::Kind::Complex: return bits(s.payload().c.re) ^ (bits(s.payload().c.im) * 0x9E3779B97F4A7C15ull);
   }
   return 0;
 }
 
 bool same_scalar_value(const Scalar& a, const Scalar& b) {
-  return a.kind() == b.kind() && a.weak() == b.weak() && a.dtype() == b.dtype() && scalar_bits(a) == scalar_bits(b);
+  return a.kind() == b.kind() && a.weak() == b.weak() && a.dtype() == b.dtype() && scalar_bits(a) == scalar_bits(b) &&
+         (a.kind() != Scalar::Kind::Complex || bits(a.payload().c.im) == bits(b.payload().c.im));
 }
 
 bool same_place(const Layout& a, const Layout& b) { return a.offset == b.offset && a.strides == b.strides; }

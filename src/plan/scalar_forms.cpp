@@ -26,7 +26,7 @@ bool divides_by_exact_reciprocal(const Node* n) {
   if (n->k() != NodeKind::Elementwise || n->op != static_cast<uint16_t>(Op::TrueDivide) || n->inputs.size() != 2)
     return false;
   const Node* d = n->inputs[1].get();
-  if (d->k() != NodeKind::Scalar || d->varies) return false;
+  if (d->k() != NodeKind::Scalar || d->varies || is_complex(n->dtype)) return false;  // complex: a / b as written
   // A true division computes in its result dtype (op_table's TrueDivide rule), so n->dtype is
   // the divisor's compute dtype, without type_op on this path (every graph key asks). The
   // Scalar keeps its value in its own dtype (make_scalar): the value is what the kernel sees.

@@ -70,6 +70,8 @@ HostArray eval_scatter(const Node& n, const HostArray* const* inputs) {
       C res;
       if constexpr (std::is_same_v<C, bool>) {
         res = at.mode == ScatterMode::Min ? (cur && add) : (cur || add);
+      } else if constexpr (is_cplx_v<C>) {  // complex: adds only (graph/scatter.cpp refuses max/min)
+        res = cur + add;
       } else if (at.mode == ScatterMode::Add) {
         res = static_cast<C>(cur + add);
       } else if (at.mode == ScatterMode::Max) {

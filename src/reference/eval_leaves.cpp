@@ -58,8 +58,18 @@ HostArray eval_scalar(const Node& n) {
   // made by make_scalar) is converted as np.<dtype>(value) would.
   const Scalar s = (!n.scalar.weak() && n.scalar.dtype() == n.dtype) ? n.scalar : Scalar::typed(n.scalar, n.dtype);
   HostArray out = make_host_array(n.dtype, n.shape());
-  unsigned char one[8] = {};
+  unsigned char one[16] = {};
   switch (n.dtype) {
+    case DType::Complex64: {
+      const float v[2] = {static_cast<float>(s.to_complex().real()), static_cast<float>(s.to_complex().imag())};
+      std::memcpy(one, v, 8);
+      break;
+    }
+    case DType::Complex128: {
+      const double v[2] = {s.to_complex().real(), s.to_complex().imag()};
+      std::memcpy(one, v, 16);
+      break;
+    }
     case DType::Float16: {
       uint16_t b = double_to_f16(s.to_double());
       std::memcpy(one, &b, 2);

@@ -46,9 +46,17 @@ RowMap row_map(const Shape& S, const Axes& axes) {
 }
 
 template <class T>
+unsigned char truth(T v) {
+  if constexpr (is_cplx_v<T>) return v != T(0) ? 1 : 0;
+  else return v ? 1 : 0;
+}
+
+template <class T>
 T identity(ReduceOp op) {
   using namespace ref_kern;
-  switch (op) {
+  if constexpr (is_cplx_v<T>)  // complex: sums and products only (graph/reduce.cpp refuses the rest)
+    return op == ReduceOp::Prod || op == ReduceOp::CumProd ? T(1) : T(0);
+  else switch (op) {
     case ReduceOp::Sum: case ReduceOp::CumSum: return T(0);
     case ReduceOp::Prod: case ReduceOp::CumProd: return T(1);
     case ReduceOp::Max: case ReduceOp::ArgMax: return cf_lowest<T>();
@@ -65,7 +73,9 @@ T identity(ReduceOp op) {
 template <class T>
 T combine(ReduceOp op, T a, T b) {
   using namespace ref_kern;
-  switch (op) {
+  if constexpr (is_cplx_v<T>)
+    return op == ReduceOp::Prod || op == ReduceOp::CumProd ? cf_mul(a, b) : cf_add(a, b);
+  else switch (op) {
     case ReduceOp::Sum: case ReduceOp::CumSum:
       if constexpr (std::is_same_v<T, bool>) return a || b; else return cf_add(a, b);
     case ReduceOp::Prod: case ReduceOp::CumProd:
@@ -108,14 +118,14 @@ HostArray eval_reduce(const Node& n, const HostArray& in) {
         }
       }
       if (n.dtype == DType::Bool)
-        for (int64_t i = 0; i < total; ++i) out.bytes[static_cast<size_t>(i)] = res[static_cast<size_t>(i)] ? 1 : 0;
+        for (int64_t i = 0; i < total; ++i) out.bytes[static_cast<size_t>(i)] = truth(res[static_cast<size_t>(i)]);
       else
         compute_to_storage(n.dtype, res.get(), out.bytes.data(), total);
       return;
     }
     RowMap m = row_map(S, at.axes);
     const int64_t rows = static_cast<int64_t>(m.kept_off.size());
-    if (is_arg(at.op)) {
+    if constexpr (!is_cplx_v<T>) if (is_arg(at.op)) {
       auto* o = out.data<long long>();
       const bool is_max = at.op == ReduceOp::ArgMax;
       for (int64_t i = 0; i < rows; ++i) {
@@ -139,7 +149,7 @@ HostArray eval_reduce(const Node& n, const HostArray& in) {
       res[static_cast<size_t>(i)] = acc;
     }
     if (n.dtype == DType::Bool) {
-      for (int64_t i = 0; i < rows; ++i) out.bytes[static_cast<size_t>(i)] = res[static_cast<size_t>(i)] ? 1 : 0;
+      for (int64_t i = 0; i < rows; ++i) out.bytes[static_cast<size_t>(i)] = truth(res[static_cast<size_t>(i)]);
     } else {
       compute_to_storage(n.dtype, res.get(), out.bytes.data(), rows);
     }

@@ -50,7 +50,10 @@ decltype(auto) with_element(const HostArray& a, int64_t i, F&& f) {
 }  // namespace
 
 double HostArray::get_double(int64_t i) const {
-  return with_element(*this, i, [](auto v) { return static_cast<double>(v); });
+  return with_element(*this, i, [](auto v) {
+    if constexpr (ref::is_cplx_v<decltype(v)>) return static_cast<double>(v.re);  // the real part
+    else return static_cast<double>(v);
+  });
 }
 int64_t HostArray::get_int64(int64_t i) const {
   return with_element(*this, i, [](auto v) -> int64_t { return ref_kern::cf_cast<long long>(v); });
@@ -58,7 +61,7 @@ int64_t HostArray::get_int64(int64_t i) const {
 uint64_t HostArray::get_uint64(int64_t i) const {
   return with_element(*this, i, [](auto v) -> uint64_t {
     using V = decltype(v);
-    if constexpr (std::is_floating_point_v<V>) return ref_kern::cf_cast<unsigned long long>(v);
+    if constexpr (std::is_floating_point_v<V> || ref::is_cplx_v<V>) return ref_kern::cf_cast<unsigned long long>(v);
     else if constexpr (std::is_signed_v<V>) return static_cast<uint64_t>(static_cast<int64_t>(v));
     else return static_cast<uint64_t>(v);
   });

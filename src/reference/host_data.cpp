@@ -62,9 +62,13 @@ void to_compute(DType from, const void* src, DType to, void* dst, int64_t n) {
       using C = typename decltype(tc)::type;
       const S* s = static_cast<const S*>(src);
       C* d = static_cast<C*>(dst);
-      if (is_half(from)) {
-        for (int64_t i = 0; i < n; ++i) d[i] = ref_kern::cf_cast<C>(half_bits_to_float(from, s[i]));
-      } else if (from == DType::Bool) {
+      if constexpr (std::is_same_v<S, uint16_t>) {
+        if (is_half(from)) {
+          for (int64_t i = 0; i < n; ++i) d[i] = ref_kern::cf_cast<C>(half_bits_to_float(from, s[i]));
+          return;
+        }
+      }
+      if (from == DType::Bool) {
         for (int64_t i = 0; i < n; ++i) d[i] = ref_kern::cf_cast<C>(s[i] != 0);
       } else {
         for (int64_t i = 0; i < n; ++i) d[i] = ref_kern::cf_cast<C>(s[i]);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "codegen/host_helpers.hpp"
 #include "core/node.hpp"
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
@@ -13,6 +14,15 @@
 namespace cufuse::detail::ref {
 
 template <class T> struct tag { using type = T; };
+// complex64 / complex128 on the host: the helpers' pair (codegen/device_helpers.inc), stored
+// and computed alike (the layout of std::complex<float/double>).
+using c64_t = ref_kern::cf_cplx<float>;
+using c128_t = ref_kern::cf_cplx<double>;
+template <class T> inline constexpr bool is_cplx_v = ref_kern::cf_is_cplx<T>::value;
+// The real type of a compute type (float for c64_t), T itself otherwise.
+template <class T> struct real_of { using type = T; };
+template <class F> struct real_of<ref_kern::cf_cplx<F>> { using type = F; };
+template <class T> using real_of_t = typename real_of<T>::type;
 
 // f(tag<S>) with S the type an element of dtype t is stored as (uint16_t: the bits of a
 // float16/bfloat16; bool is read as uint8_t so that a stray byte value is not UB).
@@ -31,6 +41,8 @@ decltype(auto) with_storage_type(DType t, F&& f) {
     case DType::Float16: case DType::BFloat16: return f(tag<uint16_t>{});
     case DType::Float32: return f(tag<float>{});
     case DType::Float64: return f(tag<double>{});
+    case DType::Complex64: return f(tag<c64_t>{});
+    case DType::Complex128: return f(tag<c128_t>{});
   }
   throw InternalError("reference: bad dtype");
 }
@@ -51,6 +63,8 @@ decltype(auto) with_compute_type(DType t, F&& f) {
     case DType::UInt64: return f(tag<unsigned long long>{});
     case DType::Float16: case DType::BFloat16: case DType::Float32: return f(tag<float>{});
     case DType::Float64: return f(tag<double>{});
+    case DType::Complex64: return f(tag<c64_t>{});
+    case DType::Complex128: return f(tag<c128_t>{});
   }
   throw InternalError("reference: bad dtype");
 }

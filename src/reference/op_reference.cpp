@@ -22,6 +22,7 @@ namespace {
 template <class T>
 constexpr uint8_t kind_bit() {
   if constexpr (std::is_same_v<T, bool>) return kKB;
+  else if constexpr (ref::is_cplx_v<T>) return kKC;
   else if constexpr (std::is_floating_point_v<T>) return kKF;
   else if constexpr (std::is_signed_v<T>) return kKI;
   else return kKU;
@@ -30,7 +31,7 @@ constexpr uint8_t kind_bit() {
 constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
   switch (r) {
     case TypeRule::Same: return b8 ? (accepts & ~kKB) : accepts;
-    case TypeRule::Float: case TypeRule::TrueDivide: return kKF;
+    case TypeRule::Float: case TypeRule::TrueDivide: case TypeRule::FloatReal: return kKF | (accepts & kKC);
     case TypeRule::Logical: return kKB;
     default: return accepts;
   }
@@ -38,6 +39,7 @@ constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
 constexpr bool bool_result(TypeRule r) {
   return r == TypeRule::Compare || r == TypeRule::Logical || r == TypeRule::Predicate;
 }
+constexpr bool real_result(TypeRule r) { return r == TypeRule::Real || r == TypeRule::FloatReal; }
 
 template <class L, TypeRule Rule, uint8_t CMask, int Arity>
 void ref_impl(DType compute, DType result, const void* const* in, void* out, int64_t n) {
@@ -45,7 +47,7 @@ void ref_impl(DType compute, DType result, const void* const* in, void* out, int
   ref::with_compute_type(compute, [&](auto tg) {
     using T = typename decltype(tg)::type;
     if constexpr ((CMask & kind_bit<T>()) != 0) {
-      using R = std::conditional_t<bool_result(Rule), bool, T>;
+      using R = std::conditional_t<bool_result(Rule), bool, std::conditional_t<real_result(Rule), ref::real_of_t<T>, T>>;
       using A = std::conditional_t<Rule == TypeRule::Where, bool, T>;
       const A* a = static_cast<const A*>(in[0]);
       const T* b = static_cast<const T*>(Arity > 1 ? in[1] : in[0]);

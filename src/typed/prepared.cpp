@@ -15,6 +15,7 @@ static bool same_bits(const Scalar& a, const Scalar& b) {
     case Scalar::Kind::Bool: return a.payload().b == b.payload().b;
     case Scalar::Kind::Int: return a.payload().i == b.payload().i;
     case Scalar::Kind::UInt: return a.payload().u == b.payload().u;
+    case Scalar::Kind::Complex: return std::memcmp(&a.payload().c, &b.payload().c, sizeof(Scalar::Pair)) == 0;
     default: return std::memcmp(&a.payload().f, &b.payload().f, sizeof(double)) == 0;
   }
 }

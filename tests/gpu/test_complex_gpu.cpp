@@ -1,0 +1,133 @@
+// tests/gpu/test_complex_gpu.cpp: complex64 / complex128 on the device against the host
+// reference backend, on fresh random inputs: every op row that takes complex (elementwise,
+// with real and complex scalars), casts both ways, the real-valued functions (abs, angle,
+// real, imag), reductions (sum, prod, mean over every axis; scans) and the kernel counts of a
+// fused spectrum. The device runs the same helper text (codegen/device_helpers.inc) as the
+// host, so results agree to a few ulps of each part (libm's last bits and the summation
+// order of reductions aside).
+#include <complex>
+
+#include "core/op_table.hpp"
+#include "gpu_compare.hpp"
+
+namespace {
+
+using c128 = std::complex<double>;
+
+// Random complex values: parts normal * scale.
+cf::Array random_complex(cf::DType t, const cf::Shape& s, double scale = 2.0) {
+  std::normal_distribution<double> nd(0.0, scale);
+  std::vector<c128> v(static_cast<size_t>(cf::numel(s)));
+  for (auto& z : v) z = {nd(rng()), nd(rng())};
+  return cf::from_host(v, s).astype(t);
+}
+
+std::vector<c128> complex_values(const cf::Array& a) { return a.astype(cf::c128).ravel().to_host<c128>(); }
+
+// The device's f(inputs) against the reference's, part by part within rel * |want| + atol.
+template <class F>
+void device_matches_reference(const std::vector<cf::Array>& ins, F f, double rel, double atol, const std::string& what) {
+  cf::Array dev = f(ins);
+  dev.eval();
+  std::vector<cf::Array> host_ins;
+  cf::Array want;
+  {
+    cf::BackendScope ref(cf::Backend::Reference);
+    for (const auto& a : ins) {
+      std::vector<unsigned char> b(static_cast<size_t>(a.nbytes()));
+      a.copy_to_host(b.data(), b.size());
+      host_ins.push_back(cf::from_host(b.data(), a.dtype(), a.shape()));
+    }
+    want = f(host_ins);
+    want.eval();
+  }
+  REQUIRE_MESSAGE(dev.dtype() == want.dtype(), what);
+  REQUIRE_MESSAGE(dev.shape() == want.shape(), what);
+  std::vector<c128> g = complex_values(dev), w;
+  {
+    cf::BackendScope ref(cf::Backend::Reference);
+    w = complex_values(want);
+  }
+  int bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool nan_both = (std::isnan(g[i].real()) || std::isnan(g[i].imag())) ==
+                          (std::isnan(w[i].real()) || std::isnan(w[i].imag()));
+    const bool ok = (std::isnan(w[i].real()) || std::isnan(w[i].imag())) ? nan_both
+                                                                           : std::abs(g[i] - w[i]) <= rel * std::abs(w[i]) + atol;
+    if (!ok && bad++ < 3) CHECK_MESSAGE(false, what << " element " << i << ": device " << g[i] << ", reference " << w[i]);
+  }
+  CHECK_MESSAGE(bad == 0, what);
+}
+
+double rel_of(cf::DType t) { return t == cf::c64 ? 1e-5 : 1e-13; }
+
+}  // namespace
+
+TEST_CASE("complex elementwise ops on the device match the reference") {
+  using namespace cf::detail;
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto a = random_complex(t, {1000});
+    auto b = random_complex(t, {1000});
+    auto c = random_array(cf::bool_, {1000});
+    for (int op = 0; op < kNumOps; ++op) {
+      const OpRow& row = op_row(static_cast<Op>(op));
+      if (row.id == Op::Cast || !(row.accepts & kKC)) continue;
+      std::vector<cf::Array> ins = row.arity == 1 ? std::vector<cf::Array>{a}
+                                   : row.arity == 2 ? std::vector<cf::Array>{a, b}
+                                                    : std::vector<cf::Array>{c, a, b};
+      std::string name = row.name;
+      device_matches_reference(
+          ins,
+          [&](const std::vector<cf::Array>& x) {
+            const std::vector<cf::Operand> args(x.begin(), x.end());
+            return cf::apply(name, args).astype(cf::c128);
+          },
+          rel_of(t) * 8, 1e-30, name + " " + std::string(cf::name(t)));
+    }
+    device_matches_reference({a}, [](const std::vector<cf::Array>& x) { return x[0] * cf::Scalar(c128(0.5, -2)) + 3; }, rel_of(t), 0,
+                             "scalars");
+    device_matches_reference({a}, [](const std::vector<cf::Array>& x) { return cf::power(x[0], 3); }, rel_of(t) * 4, 0,
+                             "power 3");
+  }
+}
+
+TEST_CASE("complex casts on the device match the reference") {
+  for (cf::DType z : {cf::c64, cf::c128}) {
+    auto a = random_complex(z, {513}, 100.0);
+    for (cf::DType to : {cf::bool_, cf::i8, cf::i32, cf::i64, cf::u16, cf::f16, cf::bf16, cf::f32, cf::f64, cf::c64, cf::c128})
+      device_matches_reference({a}, [&](const std::vector<cf::Array>& x) { return x[0].astype(to).astype(cf::c128); }, 0, 0,
+                               "astype " + std::string(cf::name(to)));
+    for (cf::DType from : {cf::bool_, cf::i16, cf::u64, cf::f16, cf::f32, cf::f64})
+      device_matches_reference({random_array(from, {257})}, [&](const std::vector<cf::Array>& x) { return x[0].astype(z); },
+                               0, 0, "from " + std::string(cf::name(from)));
+  }
+}
+
+TEST_CASE("complex reductions and scans on the device match the reference") {
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto m = random_complex(t, {129, 1000}, 1.0);
+    const double rel = t == cf::c64 ? 1e-4 : 1e-11;
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::sum(x[0]); }, rel, rel, "sum");
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::sum(x[0], 0); }, rel, rel, "sum 0");
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::mean(x[0], 1); }, rel, rel, "mean 1");
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::prod(x[0] * 0.1 + 1, 1); }, rel, rel,
+                             "prod 1");
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::cumsum(x[0], 1); }, rel, rel, "cumsum");
+    device_matches_reference({m}, [](const std::vector<cf::Array>& x) { return cf::var(x[0], 1).astype(cf::c128); }, rel,
+                             rel, "var");
+  }
+}
+
+TEST_CASE("a fused complex spectrum is one kernel on the device") {
+  auto x = random_complex(cf::c64, {1 << 16});
+  auto w = random_array(cf::f32, {1 << 16}, kFinite);
+  x.eval();
+  w.eval();
+  cf::synchronize();
+  cf::reset_stats();
+  auto s = cf::power(cf::abs(x * w), 2);
+  s.eval();
+  CHECK(cf::stats().kernels_launched == 1);
+  device_matches_reference({x, w}, [](const std::vector<cf::Array>& v) { return cf::power(cf::abs(v[0] * v[1]), 2).astype(cf::c128); },
+                           1e-5, 0, "spectrum");
+}

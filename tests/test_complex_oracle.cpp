@@ -1,0 +1,166 @@
+// tests/test_complex_oracle.cpp: issue 33's complex dtypes against NumPy 2, from the cases
+// tests/oracle/gen_complex.py writes (its docstring has the format): every op row that takes
+// complex, beside every dtype and with Python scalars, casts both ways, reductions, repr, and
+// the ops NumPy has no complex loop for. Runs on the host reference backend.
+//
+// Result dtypes and shapes exactly; bool and integer values bit for bit; float and complex
+// values part by part within a relative bound of the value's magnitude (NumPy's complex
+// functions are C99's from libm, cufuse's its own formulas: codegen/device_helpers.inc), NaN
+// where NumPy has NaN (either part), and infinities exactly.
+#include <cmath>
+#include <complex>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "oracle_text.hpp"
+#include "test_core_helpers.hpp"
+
+namespace {
+
+using namespace oracle_text;
+using c128 = std::complex<double>;
+
+std::string oracle_path() {
+  const char* d = std::getenv("CUFUSE_COMPLEX_ORACLE_DIR");
+  return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_complex") + "/complex.txt";
+}
+
+std::map<std::string, std::string> parse_params(const std::string& s) {
+  std::map<std::string, std::string> m;
+  if (s == "-") return m;
+  for (auto& kv : split_fields(s, ' ')) {
+    auto at = kv.find('=');
+    m[kv.substr(0, at)] = kv.substr(at + 1);
+  }
+  return m;
+}
+
+cf::AxisArg axis_of(const std::string& s) { return s == "None" ? cf::AxisArg{} : cf::AxisArg(std::stoi(s)); }
+
+// What a case computes: a cufuse array, or a string (repr).
+struct Got {
+  cf::Array a;
+  std::string text;
+};
+
+Got run(const std::string& f, std::map<std::string, std::string>& p, const std::vector<cf::Array>& in) {
+  if (f == "astype") return {in[0].astype(cf::parse_dtype(p["dtype"]))};
+  if (f == "repr") return {cf::Array(), cf::array_repr(in[0])};
+  if (f == "scalar") {
+    cf::Scalar s;
+    if (p["kind"] == "complex") s = cf::Scalar(c128(std::stod(p["re"]), std::stod(p["im"])));
+    else if (p["kind"] == "float") s = cf::Scalar(std::stod(p["re"]));
+    else s = cf::Scalar(static_cast<int64_t>(std::stod(p["re"])));
+    return {cf::apply(p["op"], {in[0], s})};
+  }
+  if (f == "sum") return {cf::sum(in[0], axis_of(p["axis"]))};
+  if (f == "prod") return {cf::prod(in[0], axis_of(p["axis"]))};
+  if (f == "mean") return {cf::mean(in[0], axis_of(p["axis"]))};
+  if (f == "var") return {cf::var(in[0], axis_of(p["axis"]))};
+  if (f == "std") return {cf::std(in[0], axis_of(p["axis"]))};
+  if (f == "cumsum") return {cf::cumsum(in[0], std::stoi(p["axis"]))};
+  const std::vector<cf::Operand> args(in.begin(), in.end());
+  return {cf::apply(f, args)};
+}
+
+// The relative bound of a function's values (float32 parts: a few ulps of 2^-24 scaled by
+// the formulas' conditioning; float64 likewise).
+double rel_bound(const std::string& f, cf::DType t) {
+  const bool single = t == cf::c64 || t == cf::f32 || cf::is_half(t);
+  const bool transcendental = f == "exp" || f == "log" || f == "sin" || f == "cos" || f == "tan" || f == "sinh" ||
+                              f == "cosh" || f == "tanh" || f == "power" || f == "sqrt" || f == "angle";
+  const bool summed = f == "sum" || f == "prod" || f == "mean" || f == "var" || f == "std" || f == "cumsum";
+  if (cf::is_half(t)) return 2e-3;
+  const double u = single ? 6e-8 : 1.2e-16;
+  return u * (transcendental ? 64 : (summed ? 64 : 4));
+}
+
+void check_values(const cf::Array& got, const OracleArray& want, const std::string& f) {
+  if (!cf::is_float(want.dtype) && !cf::is_complex(want.dtype)) {
+    CHECK(bytes_of(got) == want.bytes);
+    return;
+  }
+  const auto g = got.astype(cf::c128).ravel().to_host<c128>();
+  const auto w = to_array(want).astype(cf::c128).ravel().to_host<c128>();
+  const double rel = rel_bound(f, want.dtype);
+  int bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool wnan = std::isnan(w[i].real()) || std::isnan(w[i].imag());
+    const bool gnan = std::isnan(g[i].real()) || std::isnan(g[i].imag());
+    bool ok;
+    if (wnan || gnan) {
+      ok = wnan == gnan;
+    } else if (std::isinf(w[i].real()) || std::isinf(w[i].imag())) {
+      ok = g[i] == w[i];
+    } else {
+      const double mag = std::abs(w[i]);
+      ok = std::abs(g[i].real() - w[i].real()) <= rel * mag + 1e-300 &&
+           std::abs(g[i].imag() - w[i].imag()) <= rel * mag + 1e-300;
+    }
+    if (!ok && bad++ < 3) CHECK_MESSAGE(false, "element " << i << ": " << g[i] << " vs NumPy's " << w[i]);
+  }
+  CHECK(bad == 0);
+}
+
+const char* kind_name(cf::ErrorKind k) {
+  switch (k) {
+    case cf::ErrorKind::Value: return "ValueError";
+    case cf::ErrorKind::Type: return "TypeError";
+    case cf::ErrorKind::Index: return "IndexError";
+    default: return "OtherError";
+  }
+}
+
+std::string unhex(const std::string& h) {
+  std::string s;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) s.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("complex dtypes match NumPy: ops, scalars, casts, reductions, repr, errors") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::ifstream in(oracle_path());
+  REQUIRE_MESSAGE(in.good(), "no oracle cases at " << oracle_path()
+                                                   << ": run `ctest -R oracle_complex_cases` (numpy>=2, ml_dtypes)");
+  std::string line;
+  int n = 0;
+  std::getline(in, line);  // meta
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto f = split_fields(line, '\t');
+    REQUIRE(f.size() == 4);
+    CAPTURE(line.substr(0, 200));
+    auto p = parse_params(f[1]);
+    std::vector<cf::Array> ins;
+    for (auto& t : split_fields(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
+    Got got;
+    std::string err, what;
+    try {
+      got = run(f[0], p, ins);
+      if (got.a.defined()) got.a.eval();
+    } catch (const cf::Error& e) {
+      err = std::string("error ") + kind_name(e.kind());
+      what = e.what();
+    }
+    CAPTURE(what);
+    ++n;
+    const std::string& expected = f[3];
+    if (expected.rfind("error", 0) == 0) {
+      CHECK(err == expected);
+      continue;
+    }
+    REQUIRE(err.empty());
+    if (expected.rfind("str ", 0) == 0) {
+      CHECK(got.text == unhex(expected.substr(4)));
+      continue;
+    }
+    OracleArray want = parse_array(expected);
+    CHECK(cf::name(got.a.dtype()) == cf::name(want.dtype));
+    CHECK(got.a.shape() == want.shape);
+    if (got.a.shape() == want.shape && got.a.dtype() == want.dtype) check_values(got.a, want, f[0]);
+  }
+  CHECK(n > 700);
+}
