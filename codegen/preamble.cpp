@@ -8,50 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "codegen/preamble_device.inc"
+
 namespace cufuse::detail {
 
 namespace {
-
-// Device definitions the helpers call (codegen/host_helpers.hpp has the host's): 64-bit
-// integer max/min and select as inline PTX (why: cf_imax and cf_where in device_helpers.inc), cf_opq, a value
-// NVVM cannot see through (an empty asm; no instruction), for cf_fmax / cf_fmin, and int16
-// + - * in 32-bit PTX, truncated (why: cf_add in device_helpers.inc).
-const char* kFirst = R"CF(
-__device__ __forceinline__ short cf_s16_add(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; add.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
-__device__ __forceinline__ short cf_s16_sub(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; sub.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
-__device__ __forceinline__ short cf_s16_mul(short a, short b) { short r; asm("{ .reg .s32 t, u; cvt.s32.s16 t, %1; cvt.s32.s16 u, %2; mul.lo.s32 t, t, u; cvt.u16.u32 %0, t; }" : "=h"(r) : "h"(a), "h"(b)); return r; }
-__device__ __forceinline__ float cf_opq(float a) { asm("" : "+f"(a)); return a; }
-__device__ __forceinline__ double cf_opq(double a) { asm("" : "+d"(a)); return a; }
-__device__ __forceinline__ long long cf_smax64(long long a, long long b) { long long r; asm("max.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
-__device__ __forceinline__ long long cf_smin64(long long a, long long b) { long long r; asm("min.s64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
-__device__ __forceinline__ unsigned long long cf_umax64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("max.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
-__device__ __forceinline__ unsigned long long cf_umin64(unsigned long long a, unsigned long long b) { unsigned long long r; asm("min.u64 %0, %1, %2;" : "=l"(r) : "l"(a), "l"(b)); return r; }
-__device__ __forceinline__ long long cf_sel64(bool c, long long a, long long b) { long long r; asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b64 %0, %1, %2, p; }" : "=l"(r) : "l"(a), "l"(b), "r"((unsigned)c)); return r; }
-)CF";
 
 const char* kHelpers =
 #include "device_helpers_str.inc"
     ;
 
-const char* kTypes = R"CF(
-struct cf_f16 { unsigned short x; };
-struct cf_bf16 { unsigned short x; };
-__device__ __forceinline__ float cf_ld(cf_f16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.x)); return f; }
-__device__ __forceinline__ float cf_ld(cf_bf16 h) { return __uint_as_float(((unsigned int)h.x) << 16); }
-template <class T> __device__ __forceinline__ T cf_ld(T v) { return v; }
-template <class S> __device__ __forceinline__ S cf_st(float v);
-// A NaN is stored as the host's (cufuse::half, NumPy's quiet NaN: sign | 0x7e00; bfloat16 sign | 0x7fc0),
-// not cvt's canonical 0x7fff, so a copy of a half array has the same bits on both backends.
-template <> __device__ __forceinline__ cf_f16 cf_st<cf_f16>(float v) { cf_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); if (v != v) h.x = (unsigned short)(((__float_as_uint(v) >> 16) & 0x8000u) | 0x7e00u); return h; }
-template <> __device__ __forceinline__ cf_bf16 cf_st<cf_bf16>(float v) { cf_bf16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.x) : "f"(v)); if (v != v) h.x = (unsigned short)(((__float_as_uint(v) >> 16) & 0x8000u) | 0x7fc0u); return h; }
-__device__ __forceinline__ float cf_round_f16(float v) { return cf_ld(cf_st<cf_f16>(v)); }
-__device__ __forceinline__ float cf_round_bf16(float v) { return cf_ld(cf_st<cf_bf16>(v)); }
-__device__ __forceinline__ float cf_round_f16(double v) { cf_f16 h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h.x) : "d"(v)); return cf_ld(h); }
-__device__ __forceinline__ float cf_round_bf16(double v) { cf_bf16 h; asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h.x) : "d"(v)); return cf_ld(h); }
-template <class T, int N> struct __align__(sizeof(T) * N) cf_vec { T v[N]; };
-)CF";
-
-constexpr std::string_view kHead = "#define CF_FN __device__ __forceinline__\n";
 
 bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 

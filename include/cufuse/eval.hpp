@@ -32,6 +32,12 @@ struct Stats {
   uint64_t disk_cache_hits = 0;   // compiled kernels found on disk
   uint64_t auto_evaluations = 0;  // graphs evaluated because they grew past the budget
   double compile_ms = 0;          // wall time spent in NVRTC compiles (all threads together)
+  // Tiered first calls (CUFUSE_TIERED, issue 35): kernels run by the prebuilt bytecode
+  // interpreter, NVRTC compiles handed to the background pool, and plans whose interpreted
+  // steps were swapped for their compiled kernels.
+  uint64_t interpreted_launches = 0;
+  uint64_t background_compiles = 0;
+  uint64_t tier_swaps = 0;
 };
 Stats stats();
 void reset_stats();

@@ -403,6 +403,19 @@ CompiledKernelPtr compile_kernel(const std::string& source, const std::string& n
   return result;
 }
 
+CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::string& name, int arch) {
+  auto& cache = memory_cache();
+  const size_t h = key_hash(source, name, arch, {});
+  {
+    std::lock_guard<std::mutex> lk(cache.mu);
+    auto [it, end] = cache.map.equal_range(h);
+    for (; it != end; ++it)
+      if (matches(*it->second, source, name, arch, {})) return it->second->ready;  // null while being built
+  }
+  if (!disk_cache_load(compile_key(source, name, arch))) return nullptr;
+  return compile_kernel(source, name, arch);  // from disk: no NVRTC
+}
+
 void clear_memory_cache() {
   auto& cache = memory_cache();
   std::lock_guard<std::mutex> lk(cache.mu);

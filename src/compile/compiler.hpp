@@ -42,6 +42,11 @@ int default_arch();
 CompiledKernelPtr compile_kernel(const std::string& source, const std::string& name, int arch,
                                  const std::vector<std::string>& extra_options = {});
 
+// The kernel compile_kernel would return, where that costs no NVRTC call: in the memory cache
+// (built), else on disk (loaded now); else null, also while another thread compiles it. The
+// tiered executor (exec/tiered.hpp) asks this before choosing the interpreter.
+CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::string& name, int arch);
+
 // Drops the in-memory cache (tests; the disk cache is untouched).
 void clear_memory_cache();
 

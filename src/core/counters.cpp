@@ -22,13 +22,17 @@ Stats stats() {
   s.disk_cache_hits = c.disk_cache_hits.load();
   s.auto_evaluations = c.auto_evaluations.load();
   s.compile_ms = static_cast<double>(c.compile_us.load()) / 1000.0;
+  s.interpreted_launches = c.interpreted_launches.load();
+  s.background_compiles = c.background_compiles.load();
+  s.tier_swaps = c.tier_swaps.load();
   return s;
 }
 
 void reset_stats() {
   auto& c = detail::counters();
   for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.graph_launches,
-                  &c.kernels_compiled, &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us})
+                  &c.kernels_compiled, &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us,
+                  &c.interpreted_launches, &c.background_compiles, &c.tier_swaps})
     a->store(0);
 }
 

@@ -30,10 +30,16 @@ struct LibInput {
   Shape shape;
 };
 
+struct TieredStep;  // exec/tiered.hpp
+
 struct Step {
   int group = 0;
   KernelSpec spec;           // kernel steps
-  CompiledKernelPtr kernel;  // null when built without compiling
+  CompiledKernelPtr kernel;  // null when built without compiling, or while `tier` runs it
+  // Tiered first calls (exec/tiered.hpp): the interpreter runs the step until its kernel is
+  // compiled; `interp_refusal` says why a group waits for NVRTC instead.
+  std::shared_ptr<TieredStep> tier;
+  std::string interp_refusal;
   // library steps
   std::shared_ptr<const LibraryCall> call;
   std::vector<LibInput> lib_in;
@@ -55,10 +61,13 @@ struct Executable {
 };
 
 // `notes`: per root, why the evaluation computes it (empty: asked for), for dumps and logs.
+// `tiered` (with `compile`): a kernel step not in the caches may start on the interpreter
+// while NVRTC compiles it in the background (exec/tiered.hpp); lazy evaluation only, since
+// fuse() entries and typed sites keep their own copies of each step's kernel.
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch,
-                                             const std::vector<std::string>* notes = nullptr);
+                                             const std::vector<std::string>* notes = nullptr, bool tiered = false);
 std::string describe_executable(const Executable& ex, bool with_source,
                                 const std::vector<std::string>* notes = nullptr);
 

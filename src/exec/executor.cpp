@@ -15,6 +15,7 @@
 #include "codegen/reduction_kernel.hpp"
 #include "compile/compiler.hpp"
 #include "compile/dump.hpp"
+#include "exec/tiered.hpp"
 #include "core/counters.hpp"
 #include "core/op_table.hpp"
 #include "core/registry.hpp"
@@ -63,7 +64,8 @@ namespace detail {
 // ------------------------------------------------------------------ building
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
-                                             bool compile, int arch, const std::vector<std::string>* notes) {
+                                             bool compile, int arch, const std::vector<std::string>* notes,
+                                             bool tiered) {
   auto ex = std::make_shared<Executable>();
   ex->plan = make_plan(roots, targets);
   ex->hazard = find_write_hazard(ex->plan);
@@ -97,6 +99,8 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     const Group& g = plan.groups[gi];
     Step st;
     st.group = static_cast<int>(gi);
+    BytecodeProgram prog;  // the interpreter's program of the group, for a tiered step
+    prog.refusal = g.kind == GroupKind::Reduction ? "a reduction" : "a scan";
     switch (g.kind) {
       case GroupKind::Elementwise: {
         std::vector<EwOutput> outs;
@@ -106,6 +110,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           outs.push_back(EwOutput{g.outputs[k], l, g.output_buffer[k], aligned});
         }
         st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
+        if (tiered && compile) prog = compile_elementwise_bytecode(g.iter_shape, outs, bind);
         break;
       }
       case GroupKind::Reduction: {
@@ -151,7 +156,8 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
       }
     }
     for (const auto& o : g.outputs) written.push_back(o.get());
-    if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
+    if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch);
+    else if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }
   counters().plans_built++;
@@ -190,6 +196,7 @@ std::string describe_executable(const Executable& ex, bool with_source, const st
                      g.kind == GroupKind::Elementwise ? std::string() : fmt::format(" over axes {}", to_string(Shape(g.axes.begin(), g.axes.end()))),
                      outs, st.spec.summary);
     for (const Cut& c : g.cuts) s += "    " + describe_cut(c) + "\n";
+    if (std::string tier = describe_tier(st); !tier.empty()) s += "    " + tier + "\n";
     if (st.kernel && st.kernel->registers >= 0)
       s += fmt::format("    {} registers, {} B spill stores, {} B spill loads{}\n", st.kernel->registers,
                        st.kernel->spill_stores, st.kernel->spill_loads,
@@ -346,7 +353,7 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
   if (ex) {
     counters().plan_cache_hits++;
   } else {
-    ex = build_executable(roots, targets, scan, true, default_arch(), notes);
+    ex = build_executable(roots, targets, scan, true, default_arch(), notes, /*tiered=*/true);
     ex->plan.forget_graph();  // the cache serves later graphs: it must not hold this one's memory
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
@@ -400,14 +407,36 @@ class LazySite final : public RunSite {
  public:
   LazySite(const Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
            const std::vector<const Target*>& targets, int device)
-      : ex_(ex), scan_(scan), src_(scan), roots_(roots), targets_(targets), device_(device) {}
+      : ex_(ex), scan_(scan), src_(scan), roots_(roots), targets_(targets), device_(device) {
+    // Each step's tier for this whole run (exec/tiered.hpp): its compiled kernel if there is
+    // one now, else the interpreter (where the device has an image for it).
+    for (const Step& st : ex.steps) {
+      const CompiledKernel* k = current_kernel(st);
+      if (!k && st.tier && !interpreter_kernel(device)) k = compiled_now(st).get();  // no image: wait
+      if (k && st.tier && !st.tier->swapped.exchange(true)) {
+        counters().tier_swaps++;
+        log(LogChannel::Launch, "kernel {} takes over from the interpreter", k->name);
+      }
+      kernels_.push_back(k);
+      interpreted_ = interpreted_ || (!k && !st.call);
+    }
+  }
+  // True when a step of this run is interpreted (no graph launch then).
+  bool interpreted() const { return interpreted_; }
   const LeafSource& source() const override { return src_; }
   void bind(size_t s, void* const* buffers, void* workspace, std::vector<unsigned char>& out) const override {
-    const KernelSpec& spec = ex_.steps[s].spec;
+    const KernelSpec& spec = kernels_[s] ? ex_.steps[s].spec : ex_.steps[s].tier->interp;
     out.assign(spec.params.begin(), spec.params.end());
     apply_patches(out.data(), spec.patches.data(), spec.patches.size(), src_, buffers, workspace);
   }
-  void* kernel(size_t s) const override { return ex_.steps[s].kernel->kernel_for(device_); }
+  const LaunchDims& dims(size_t s, const Step& st) const override {
+    return kernels_[s] ? st.spec.dims : st.tier->interp.dims;
+  }
+  void* kernel(size_t s) const override {
+    if (kernels_[s]) return kernels_[s]->kernel_for(device_);
+    counters().interpreted_launches++;
+    return interpreter_kernel(device_);
+  }
   bool target(size_t b, void** ptr) const override {
     if (!ex_.buffers[b].is_target) return false;
     const Target& t = *targets_[b];
@@ -428,6 +457,8 @@ class LazySite final : public RunSite {
   const std::vector<NodePtr>& roots_;
   const std::vector<const Target*>& targets_;
   int device_;
+  std::vector<const CompiledKernel*> kernels_;  // per step; null: a library call, or interpreted
+  bool interpreted_ = false;
 };
 }  // namespace
 
@@ -435,17 +466,18 @@ static void run_on_device(Executable& ex, const GraphScan& scan, const std::vect
                           const std::vector<const Target*>& targets) {
   void* stream = current_stream();
   const int dev = current_device();
+  LazySite site(ex, scan, roots, targets, dev);
   // From its third run on, a plan of kernels only goes out as one graph launch (cheaper on
-  // the host than one launch per kernel: runtime/kernel_chain.hpp).
-  const std::shared_ptr<KernelChain> chain = ex.chains.get(dev, 2, [&] {
+  // the host than one launch per kernel: runtime/kernel_chain.hpp); not while a step is
+  // interpreted, so the graph holds the compiled kernels.
+  const std::shared_ptr<KernelChain> chain = site.interpreted() ? nullptr : ex.chains.get(dev, 2, [&] {
     std::vector<ChainNode> nodes;
     for (const auto& st : ex.steps) {
       if (st.call) return std::vector<ChainNode>{};
-      if (st.spec.numel > 0) nodes.push_back({st.kernel->kernel_for(dev), st.spec.dims, st.spec.params.size()});
+      if (st.spec.numel > 0) nodes.push_back({current_kernel(st)->kernel_for(dev), st.spec.dims, st.spec.params.size()});
     }
     return nodes;
   });
-  LazySite site(ex, scan, roots, targets, dev);
   std::vector<std::shared_ptr<Storage>> stor(ex.buffers.size());
   run_executable(ex, site, chain.get(), stream, dev, stor.data());
 }

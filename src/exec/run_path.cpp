@@ -46,7 +46,7 @@ RunOutcome run_executable(const Executable& ex, RunSite& site, KernelChain* chai
       }
       if (st.spec.numel == 0) continue;
       site.bind(s, ptrs.data(), step_workspace(st.spec, ws, stream), bytes);
-      launch_kernel(site.kernel(s), st.spec.dims, bytes.data(), stream);  // logs the launch
+      launch_kernel(site.kernel(s), site.dims(s, st), bytes.data(), stream);  // logs the launch
       ++out.kernels;
     }
   }

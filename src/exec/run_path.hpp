@@ -27,6 +27,9 @@ class RunSite {
   virtual void bind(size_t step, void* const* buffers, void* workspace, std::vector<unsigned char>& out) const = 0;
   // Kernel step `step`'s function on the run's device.
   virtual void* kernel(size_t step) const = 0;
+  // Kernel step `step`'s launch shape (another one where it runs on the interpreter:
+  // exec/tiered.hpp).
+  virtual const LaunchDims& dims(size_t /*step*/, const Step& st) const { return st.spec.dims; }
   // True when buffer b is written into existing memory (a target), at *ptr.
   virtual bool target(size_t /*b*/, void** /*ptr*/) const { return false; }
   // The memory this run read or wrote besides its new buffers was used on `stream`.

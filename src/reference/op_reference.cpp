@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/bytecode_ops.hpp"
 #include "codegen/host_helpers.hpp"
 #include "cufuse/error.hpp"
 #include "reference/host_data.hpp"
@@ -16,6 +17,9 @@ namespace cufuse::detail {
 
 // The helpers, compiled for the host (sin(a) on a float calls the float function, as in CUDA).
 namespace kern = ref_kern;
+// The compute types each row is instantiated for, as the interpreter's (codegen/bytecode_ops.hpp).
+using bc::bool_result;
+using bc::compute_mask;
 
 namespace {
 
@@ -28,17 +32,6 @@ constexpr uint8_t kind_bit() {
   else return kKU;
 }
 
-constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
-  switch (r) {
-    case TypeRule::Same: return b8 ? (accepts & ~kKB) : accepts;
-    case TypeRule::Float: case TypeRule::TrueDivide: case TypeRule::FloatReal: return kKF | (accepts & kKC);
-    case TypeRule::Logical: return kKB;
-    default: return accepts;
-  }
-}
-constexpr bool bool_result(TypeRule r) {
-  return r == TypeRule::Compare || r == TypeRule::Logical || r == TypeRule::Predicate;
-}
 constexpr bool real_result(TypeRule r) { return r == TypeRule::Real || r == TypeRule::FloatReal; }
 
 template <class L, TypeRule Rule, uint8_t CMask, int Arity>

@@ -44,6 +44,7 @@ enum class StateSlot : uint8_t {
   Counters,     // core/counters.cpp: cufuse::stats()
   StreamUses,   // exec/binding.cpp: the lock on a Storage's other-stream uses
   IndexErrors,  // graph/gather.cpp: each device's index-error word
+  Tiers,        // exec/tiered.cpp: the background compile pool, its keys, the interpreter's kernels
   kCount
 };
 

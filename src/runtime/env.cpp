@@ -129,6 +129,14 @@ bool parse_split_blocks(std::string_view v, Settings& s) {
   return x.has_value();
 }
 
+bool parse_tiered(std::string_view v, Settings& s) {
+  if (v == "0") s.tiered = TieredMode::Off;
+  else if (v == "interpret") s.tiered = TieredMode::Interpret;
+  else if (v == "1") s.tiered = TieredMode::On;
+  else return false;
+  return true;
+}
+
 constexpr std::array kVariables = {
     EnvVar{"CUFUSE_CACHE_DIR", "a directory", "$XDG_CACHE_HOME/cufuse, else ~/.cache/cufuse",
            "disk cache of compiled kernels", parse_cache_dir},
@@ -159,6 +167,10 @@ constexpr std::array kVariables = {
            parse_max_kernel_ops},
     EnvVar{"CUFUSE_SPLIT_BLOCKS", "an integer 1..1048576", "24 per SM (2048 with no device)",
            "blocks a reduction of few long rows is split over", parse_split_blocks},
+    EnvVar{"CUFUSE_TIERED", "0, interpret or 1", "1",
+           "1: a plan whose kernels are not compiled yet runs on the prebuilt interpreter while NVRTC "
+           "compiles them in the background; 0: wait for the compile; interpret: never compile what the "
+           "interpreter runs", parse_tiered},
 };
 
 constexpr std::array kExternal = {

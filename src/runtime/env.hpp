@@ -17,6 +17,7 @@
 namespace cufuse::detail {
 
 enum class GraphsMode : uint8_t { Off, Repeated, All };  // CUFUSE_GRAPHS=0, 1 (default), all
+enum class TieredMode : uint8_t { Off, Interpret, On };  // CUFUSE_TIERED=0, interpret, 1 (default)
 
 // Everything the environment says, parsed. Defaults are the values with no variable set.
 struct Settings {
@@ -35,6 +36,7 @@ struct Settings {
   bool linalg_errors_ignore = false;  // CUFUSE_LINALG_ERRORS=ignore
   int64_t max_kernel_ops = 0;       // CUFUSE_MAX_KERNEL_OPS (0: the planner's default)
   int64_t split_blocks = 0;         // CUFUSE_SPLIT_BLOCKS (0: per SM of the device)
+  TieredMode tiered = TieredMode::On;  // CUFUSE_TIERED
 
   // Other programs' variables cufuse consults, as they are (no validation, nullopt: unset).
   std::optional<std::string> home, xdg_cache_home, cuda_home, cuda_path, cuda_visible_devices;

@@ -7,6 +7,7 @@
 
 #include "core/op_table.hpp"
 #include "gpu_compare.hpp"
+#include "op_cases.hpp"
 #include "plan/scalar_forms.hpp"
 
 using namespace cf::detail;
@@ -19,37 +20,24 @@ static double tolerance(const OpRow& row, cf::DType result) { return compare_ulp
 
 TEST_CASE("every op, every dtype it takes, matches the reference") {
   const cf::Shape shape{3, 1031};
-  for (int op = 0; op < kNumOps; ++op) {
-    const OpRow& row = op_row(static_cast<Op>(op));
-    if (row.id == Op::Cast) continue;
-    for (cf::DType t : kAll) {
-      cf::DType in[3] = {t, t, t};
-      if (row.rule == TypeRule::Where) in[0] = cf::bool_;
-      OpTyping ty;
-      try {
-        ty = type_op(row.id, in, row.arity);
-      } catch (const cf::TypeError&) {
-        continue;
-      }
-      const bool small_b = row.id == Op::Power || row.id == Op::LeftShift || row.id == Op::RightShift;
-      auto a = random_array(in[0], shape);
-      auto b = random_array(in[1], shape, small_b && !cf::is_float(t) ? 2 : 0);
-      auto c = random_array(in[2], shape);
-      cf::Array r = row.arity == 1 ? cf::apply(row.name, {a})
-                  : row.arity == 2 ? cf::apply(row.name, {a, b})
-                                   : cf::apply(row.name, {a, b, c});
-      const std::string what = std::string(row.name) + " " + std::string(cf::name(t));
-      // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where the result nears 0 (as
-      // NumPy's does): CUDA's exp/log1p differ from glibc's by an ulp of the larger operand,
-      // so the device is held to a few ulps of the operands there, not of the result.
-      double atol = 0;
-      if ((row.id == Op::Logaddexp || row.id == Op::Logaddexp2) && cf::is_float(ty.result)) {
-        const double big = std::max(cf::max(cf::abs(a)).item<double>(), cf::max(cf::abs(b)).item<double>());
-        atol = 4 * ulp_of(ty.result, std::max(1.0, big));
-      }
-      CHECK_MESSAGE(check_against_reference(r, tolerance(row, ty.result), what, atol) == 0, what);
+  cufuse_test::for_each_op_case([&](const OpRow& row, cf::DType t, const cf::DType* in, const OpTyping& ty) {
+    auto a = random_array(in[0], shape);
+    auto b = random_array(in[1], shape, cufuse_test::small_second_operand(row, t) ? 2 : 0);
+    auto c = random_array(in[2], shape);
+    cf::Array r = row.arity == 1 ? cf::apply(row.name, {a})
+                : row.arity == 2 ? cf::apply(row.name, {a, b})
+                                 : cf::apply(row.name, {a, b, c});
+    const std::string what = std::string(row.name) + " " + std::string(cf::name(t));
+    // logaddexp(x, y) = max + log1p(exp(-|x - y|)) cancels where the result nears 0 (as
+    // NumPy's does): CUDA's exp/log1p differ from glibc's by an ulp of the larger operand,
+    // so the device is held to a few ulps of the operands there, not of the result.
+    double atol = 0;
+    if ((row.id == Op::Logaddexp || row.id == Op::Logaddexp2) && cf::is_float(ty.result)) {
+      const double big = std::max(cf::max(cf::abs(a)).item<double>(), cf::max(cf::abs(b)).item<double>());
+      atol = 4 * ulp_of(ty.result, std::max(1.0, big));
     }
-  }
+    CHECK_MESSAGE(check_against_reference(r, tolerance(row, ty.result), what, atol) == 0, what);
+  });
 }
 
 TEST_CASE("every composite row of the op table, every dtype, matches the reference") {

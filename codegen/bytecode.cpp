@@ -1,0 +1,302 @@
+// codegen/bytecode.cpp: a fused elementwise group as an interpreter program (see bytecode.hpp).
+// Values are first numbered in the emitter's order (post-order over each output), then given
+// registers by liveness, so a long chain needs few of them.
+#include "codegen/bytecode.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "codegen/bytecode_ops.hpp"
+#include "core/op_table.hpp"
+#include "core/walk.hpp"
+#include "graph/gather.hpp"
+
+namespace cufuse::detail {
+
+namespace {
+
+using namespace bc;
+
+struct VInstr {
+  uint16_t code;
+  int dst = -1;  // value defined, or -1
+  int src[3] = {-1, -1, -1};
+  int k = 0;     // operand or constant
+};
+
+struct Opnd {
+  const Node* mem;  // the node whose memory (pointer) is read; null for an output
+  Strides st;       // over the iteration dims (then collapsed)
+  int buffer = -1;  // an output's buffer
+};
+
+struct Builder {
+  const Shape& S;
+  const std::vector<EwOutput>& outs;
+  const LeafBinding& bind;
+
+  std::string refusal;
+  std::vector<VInstr> code;
+  int nvals = 0;
+  std::vector<Opnd> opnds;
+  std::unordered_map<const Node*, int> opnd_of, const_of, val;
+  std::vector<const Node*> consts;
+
+  Builder(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
+
+  int emit(uint16_t c, int a = -1, int b = -1, int cc = -1, int k = 0) {
+    VInstr v;
+    v.code = c;
+    v.dst = nvals++;
+    v.src[0] = a;
+    v.src[1] = b;
+    v.src[2] = cc;
+    v.k = k;
+    code.push_back(v);
+    return v.dst;
+  }
+  void refuse(std::string why) {
+    if (refusal.empty()) refusal = std::move(why);
+  }
+  // v of dtype `from` as the compute dtype `to` (expr_emitter.cpp's convert).
+  int convert(int v, DType from, DType to) {
+    if (from == to) return v;
+    const RegType f = reg_of(from), t = to == DType::Bool ? RBool : reg_of(to);
+    if (f == t) return v;
+    return emit(convert_code(f, t), v);
+  }
+  int operand(const Node* mem, const Node* key, Strides st) {
+    auto [it, fresh] = opnd_of.emplace(key, static_cast<int>(opnds.size()));
+    if (fresh) opnds.push_back(Opnd{mem, std::move(st), -1});
+    return it->second;
+  }
+  bool walks_into(const Node* n) const {
+    return n->k() == NodeKind::Elementwise && !reads_memory(n, bind) && !is_user_op(n->op) && !is_gather(*n) &&
+           !is_scatter(*n);
+  }
+  void visit(const Node* n) {
+    if (!refusal.empty()) return;
+    int v = -1;
+    Strides st;
+    if (reads_memory(n, bind)) {
+      v = emit(load_code(n->dtype), -1, -1, -1, operand(n, n, memory_layout(n, bind).strides));
+    } else if (strided_memory_view(n, bind, st)) {
+      v = emit(load_code(n->dtype), -1, -1, -1, operand(n->inputs[0].get(), n, st));
+    } else if (n->k() == NodeKind::Scalar) {
+      auto [it, fresh] = const_of.emplace(n, static_cast<int>(consts.size()));
+      if (fresh) consts.push_back(n);
+      v = emit(kConst, -1, -1, -1, it->second);
+    } else if (n->k() == NodeKind::Generator) {
+      return refuse("a generator (arange, linspace, random) computed inline");
+    } else if (is_gather(*n)) {
+      return refuse("a gather");
+    } else if (n->k() == NodeKind::View) {
+      return refuse("an index-remapping view");
+    } else if (n->k() != NodeKind::Elementwise) {
+      return refuse(fmt::format("a {} node", kind_name(n->k())));
+    } else if (is_user_op(n->op)) {
+      return refuse("a user kernel (ElementwiseKernel code)");
+    } else {
+      v = op(n);
+    }
+    val[n] = v;
+  }
+  int op(const Node* n) {
+    const OpRow& row = op_row(n->op);
+    DType in_dt[3];
+    int in_v[3] = {-1, -1, -1};
+    for (int k = 0; k < row.arity; ++k) {
+      in_dt[k] = n->inputs[k]->dtype;
+      in_v[k] = val.at(n->inputs[k].get());
+    }
+    if (row.id == Op::Cast) return emit(cast_code(reg_of(in_dt[0]), n->dtype), in_v[0]);
+    const OpTyping ty = type_op(row.id, in_dt, row.arity, n->dtype);
+    for (int k = 0; k < row.arity; ++k) in_v[k] = convert(in_v[k], in_dt[k], ty.compute[k]);
+    const RegType t = reg_of(ty.compute[row.arity > 1 ? 1 : 0]);
+    if (!has_op(static_cast<int>(row.id), t)) {
+      refuse(fmt::format("{} computing in {}", row.name, name(ty.compute[row.arity > 1 ? 1 : 0])));
+      return -1;
+    }
+    int v = emit(op_code(row.id, t), in_v[0], in_v[1], in_v[2]);
+    if (n->dtype == DType::Float16) v = emit(kRoundF16, v);
+    else if (n->dtype == DType::BFloat16) v = emit(kRoundBF16, v);
+    return v;
+  }
+
+  void build() {
+    for (const auto& o : outs) {
+      if (is_scatter(*o.node)) return refuse("a scatter");
+      walk_post_order(
+          o.node.get(), [&](const Node* x) { return val.count(x) != 0 || !refusal.empty(); },
+          [&](const Node* x) { return walks_into(x); }, [&](const Node* x) { visit(x); });
+      if (!refusal.empty()) return;
+    }
+    // Every value first, then the stores: an element's loads come before its stores.
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const int k = static_cast<int>(opnds.size());
+      opnds.push_back(Opnd{nullptr, outs[i].layout.strides, outs[i].buffer});
+      VInstr s;
+      s.code = store_code(outs[i].node->dtype);
+      s.src[0] = val.at(outs[i].node.get());
+      s.k = k;
+      code.push_back(s);
+    }
+  }
+};
+
+// Physical registers by liveness: a value's register is free after its last use.
+int allocate(std::vector<VInstr>& code, int nvals) {
+  std::vector<int> last(static_cast<size_t>(nvals), -1), reg(static_cast<size_t>(nvals), -1);
+  for (size_t i = 0; i < code.size(); ++i)
+    for (int s : code[i].src)
+      if (s >= 0) last[s] = static_cast<int>(i);
+  std::vector<int> free_regs;
+  int n = 0;
+  for (size_t i = 0; i < code.size(); ++i) {
+    VInstr& in = code[i];
+    for (int& s : in.src) {
+      if (s < 0) continue;
+      const int v = s;
+      s = reg[v];
+      if (last[v] == static_cast<int>(i) && std::find(free_regs.begin(), free_regs.end(), reg[v]) == free_regs.end())
+        free_regs.push_back(reg[v]);
+    }
+    if (in.dst >= 0) {
+      int r;
+      if (!free_regs.empty()) {
+        r = free_regs.back();
+        free_regs.pop_back();
+      } else {
+        r = n++;
+      }
+      if (last[in.dst] < 0) free_regs.push_back(r);  // never read (none such today)
+      reg[in.dst] = r;
+      in.dst = r;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+LaunchDims interp_dims(int64_t numel, int n_regs) {
+  LaunchDims d;
+  const int per_thread = std::max(1, n_regs) * CFI_TILE * 8;
+  int nthr = std::min(256, CFI_SMEM_BYTES / per_thread);
+  nthr = std::max(32, nthr / 32 * 32);
+  const int64_t tiles = (numel + int64_t(nthr) * CFI_TILE - 1) / (int64_t(nthr) * CFI_TILE);
+  d.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(tiles, 1, 4096));
+  d.block[0] = static_cast<unsigned>(nthr);
+  d.shared_bytes = static_cast<unsigned>(per_thread * nthr);
+  return d;
+}
+
+BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<EwOutput>& outputs, const LeafBinding& bind) {
+  BytecodeProgram out;
+  Builder b(S, outputs, bind);
+  b.build();
+  if (!b.refusal.empty()) {
+    out.refusal = b.refusal;
+    return out;
+  }
+  // Dims of size 1 dropped, neighbours merged where every operand's strides allow
+  // (elementwise_kernel.cpp's collapse).
+  Shape cs;
+  std::vector<Strides> cst(b.opnds.size());
+  for (int d = 0; d < S.ndim(); ++d) {
+    if (S[d] == 1) continue;
+    bool merge = !cs.empty();
+    for (size_t a = 0; merge && a < b.opnds.size(); ++a) merge = cst[a].back() == b.opnds[a].st[d] * S[d];
+    if (merge) {
+      cs.back() *= S[d];
+      for (size_t a = 0; a < b.opnds.size(); ++a) cst[a].back() = b.opnds[a].st[d];
+    } else {
+      cs.push_back(S[d]);
+      for (size_t a = 0; a < b.opnds.size(); ++a) cst[a].push_back(b.opnds[a].st[d]);
+    }
+  }
+  const int nregs = allocate(b.code, b.nvals);
+  if (cs.ndim() > CFI_MAX_DIMS) out.refusal = fmt::format("program limits: {} iteration dims, at most {}", cs.ndim(), CFI_MAX_DIMS);
+  else if (b.opnds.size() > CFI_MAX_OPERANDS)
+    out.refusal = fmt::format("program limits: {} arrays read or written, at most {}", b.opnds.size(), CFI_MAX_OPERANDS);
+  else if (b.consts.size() > CFI_MAX_CONSTS)
+    out.refusal = fmt::format("program limits: {} scalars, at most {}", b.consts.size(), CFI_MAX_CONSTS);
+  else if (b.code.size() > CFI_MAX_INSTRS)
+    out.refusal = fmt::format("program limits: {} instructions, at most {}", b.code.size(), CFI_MAX_INSTRS);
+  else if (nregs > CFI_MAX_REGS)
+    out.refusal = fmt::format("program limits: {} registers, at most {}", nregs, CFI_MAX_REGS);
+  if (!out.refusal.empty()) return out;
+
+  CfiProgram p;
+  std::memset(&p, 0, sizeof p);
+  p.numel = numel(S);
+  p.ndim = cs.ndim();
+  p.n_instrs = static_cast<int>(b.code.size());
+  p.n_regs = nregs;
+  p.n_operands = static_cast<int>(b.opnds.size());
+  for (int d = 0; d < cs.ndim(); ++d) p.shape[d] = cs[d];
+  KernelSpec& k = out.spec;
+  auto patch = [&](size_t off, PatchSrc src, DType t, int index) {
+    k.patches.push_back(Patch{static_cast<uint32_t>(off), src, t, static_cast<uint32_t>(index)});
+  };
+  for (size_t a = 0; a < b.opnds.size(); ++a) {
+    for (int d = 0; d < cs.ndim(); ++d) p.opnd[a].st[d] = cst[a][d];
+    const size_t off = offsetof(CfiProgram, opnd) + a * sizeof(CfiOperand) + offsetof(CfiOperand, ptr);
+    const Opnd& o = b.opnds[a];
+    const int buf = o.mem ? (bind.buffer_of ? bind.buffer_of(o.mem) : -1) : o.buffer;
+    const DType t = o.mem ? o.mem->dtype : DType::UInt8;
+    if (!o.mem || (o.mem->k() != NodeKind::Buffer && buf >= 0)) patch(off, PatchSrc::BufferPtr, t, buf);
+    else patch(off, PatchSrc::LeafPtr, t, bind.leaf_index(o.mem));
+  }
+  for (size_t c = 0; c < b.consts.size(); ++c)
+    patch(offsetof(CfiProgram, consts) + c * 8, PatchSrc::ScalarValue, b.consts[c]->dtype, bind.leaf_index(b.consts[c]));
+  for (size_t i = 0; i < b.code.size(); ++i) {
+    const VInstr& v = b.code[i];
+    CfiInstr& in = p.code[i];
+    in.code = v.code;
+    in.dst = static_cast<unsigned char>(std::max(v.dst, 0));
+    in.a = static_cast<unsigned char>(std::max(v.src[0], 0));
+    in.b = static_cast<unsigned char>(std::max(v.src[1], 0));
+    in.c = static_cast<unsigned char>(std::max(v.src[2], 0));
+    in.k = static_cast<unsigned char>(v.k);
+  }
+  k.name = kInterpKernelName;
+  k.numel = p.numel;
+  k.dims = interp_dims(p.numel, nregs);
+  k.params.resize(sizeof(CfiProgram));
+  std::memcpy(k.params.data(), &p, sizeof p);
+  k.summary = fmt::format("bytecode interpreter: {} instructions, {} registers, {} arrays, {} threads x {} elements",
+                          p.n_instrs, nregs, p.n_operands, k.dims.block[0], CFI_TILE);
+  return out;
+}
+
+std::string disassemble(const CfiProgram& p) {
+  auto dt = [](int t) { return std::string(info(static_cast<DType>(t)).short_name); };
+  std::string s;
+  for (int i = 0; i < p.n_instrs; ++i) {
+    const CfiInstr& in = p.code[i];
+    const int c = in.code;
+    if (c == kConst) s += fmt::format("r{} = const #{}\n", in.dst, in.k);
+    else if (c == kRoundF16 || c == kRoundBF16) s += fmt::format("r{} = round.{} r{}\n", in.dst, c == kRoundF16 ? "f16" : "bf16", in.a);
+    else if (c >= kLoad && c < kStore) s += fmt::format("r{} = load.{} #{}\n", in.dst, dt(c - kLoad), in.k);
+    else if (c >= kStore && c < kStore + kNumDTypes) s += fmt::format("store.{} #{} <- r{}\n", dt(c - kStore), in.k, in.a);
+    else if (c >= kConvert && c < kCast)
+      s += fmt::format("r{} = convert.{}.{} r{}\n", in.dst, kRegCType[(c - kConvert) / kRegTypes], kRegCType[(c - kConvert) % kRegTypes], in.a);
+    else if (c >= kCast && c < kOp)
+      s += fmt::format("r{} = astype.{} r{}\n", in.dst, dt((c - kCast) % kNumDTypes), in.a);
+    else if (c >= kOp && c < kCodeCount) {
+      const BcRow& row = kBcRows[(c - kOp) / kRegTypes];
+      s += fmt::format("r{} = {}.{} r{}", in.dst, row.name, kRegCType[(c - kOp) % kRegTypes], in.a);
+      if (row.arity > 1) s += fmt::format(", r{}", in.b);
+      if (row.arity > 2) s += fmt::format(", r{}", in.c);
+      s += "\n";
+    } else s += fmt::format("nop {}\n", c);
+  }
+  return s;
+}
+
+}  // namespace cufuse::detail

@@ -1,0 +1,95 @@
+// codegen/bytecode_ops.hpp: the interpreter's instruction numbers, shared by the pass that
+// writes programs (codegen/bytecode.cpp) and the build-time generator of the interpreter
+// (tools/gen_interp.cpp), which emits one case per valid number. Everything here is constexpr
+// over the op table's rows (cufuse/op_rows.hpp), so a new row gets its instructions with no
+// edit here.
+//
+// Registers hold a value in its *register type*, the C type kernels compute a dtype in
+// (float for float16 and bfloat16): bool, the eight integers, float, double.
+#pragma once
+#include <cstdint>
+
+#include "core/op_table.hpp"
+
+namespace cufuse::detail::bc {
+
+enum RegType : uint8_t { RBool, RI8, RI16, RI32, RI64, RU8, RU16, RU32, RU64, RF32, RF64 };
+inline constexpr int kRegTypes = 11;
+inline constexpr const char* kRegCType[kRegTypes] = {
+    "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short", "unsigned int",
+    "unsigned long long", "float", "double"};
+inline constexpr uint8_t kRegKind[kRegTypes] = {kKB, kKI, kKI, kKI, kKI, kKU, kKU, kKU, kKU, kKF, kKF};
+
+// Each dtype's storage type in kernels (core/dtype.cpp's cuda_type; tests/test_bytecode.cpp
+// checks they agree).
+inline constexpr const char* kStorageCType[kNumDTypes] = {
+    "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short", "unsigned int",
+    "unsigned long long", "cf_f16", "cf_bf16", "float", "double"};
+
+constexpr RegType reg_of(DType t) {
+  switch (t) {
+    case DType::Bool: return RBool;
+    case DType::Int8: return RI8;
+    case DType::Int16: return RI16;
+    case DType::Int32: return RI32;
+    case DType::Int64: return RI64;
+    case DType::UInt8: return RU8;
+    case DType::UInt16: return RU16;
+    case DType::UInt32: return RU32;
+    case DType::UInt64: return RU64;
+    case DType::Float64: return RF64;
+    default: return RF32;  // float16, bfloat16, float32
+  }
+}
+
+// Instruction numbers (CfiInstr::code).
+inline constexpr uint16_t kNop = 0;
+inline constexpr uint16_t kConst = 1;         // dst <- consts[k]
+inline constexpr uint16_t kRoundF16 = 2;      // dst <- a rounded to float16 (a float register)
+inline constexpr uint16_t kRoundBF16 = 3;     // dst <- a rounded to bfloat16
+inline constexpr uint16_t kLoad = 8;          // + dtype: dst <- operand k at the element
+inline constexpr uint16_t kStore = kLoad + kNumDTypes;  // + dtype: operand k at the element <- a
+inline constexpr uint16_t kConvert = 40;      // + from * 11 + to: a C conversion (to bool: != 0)
+inline constexpr uint16_t kCast = kConvert + kRegTypes * kRegTypes;  // + from * 13 + to dtype: astype
+inline constexpr uint16_t kOp = kCast + kRegTypes * kNumDTypes;      // + op * 11 + compute register type
+inline constexpr uint16_t kCodeCount = kOp + kNumOps * kRegTypes;
+
+constexpr uint16_t load_code(DType t) { return kLoad + static_cast<uint16_t>(t); }
+constexpr uint16_t store_code(DType t) { return kStore + static_cast<uint16_t>(t); }
+constexpr uint16_t convert_code(RegType from, RegType to) { return kConvert + from * kRegTypes + to; }
+constexpr uint16_t cast_code(RegType from, DType to) { return kCast + from * kNumDTypes + static_cast<uint16_t>(to); }
+constexpr uint16_t op_code(Op op, RegType t) { return kOp + static_cast<uint16_t>(op) * kRegTypes + t; }
+
+// The op rows as constants (op_table.cpp's are not constexpr).
+struct BcRow {
+  const char* name;
+  int arity;
+  TypeRule rule;
+  uint8_t accepts;
+  bool bool_as_int8;
+  const char* expr;
+};
+#define CUFUSE_BC_ROW(id, nm, sym, sig, rule, acc, b8, prec, ...) \
+  BcRow{#nm, sig_arity(Sig::sig), TypeRule::rule, acc, b8, #__VA_ARGS__},
+inline constexpr BcRow kBcRows[] = {CUFUSE_ELEMENTWISE_OPS(CUFUSE_BC_ROW)};
+#undef CUFUSE_BC_ROW
+
+// The register types an op row computes in (as src/reference/op_reference.cpp instantiates).
+constexpr uint8_t compute_mask(TypeRule r, uint8_t accepts, bool b8) {
+  switch (r) {
+    case TypeRule::Same: return b8 ? (accepts & ~kKB) : accepts;
+    case TypeRule::Float: case TypeRule::TrueDivide: case TypeRule::FloatReal: return kKF | (accepts & kKC);
+    case TypeRule::Logical: return kKB;
+    default: return accepts;
+  }
+}
+constexpr bool bool_result(TypeRule r) {
+  return r == TypeRule::Compare || r == TypeRule::Logical || r == TypeRule::Predicate;
+}
+// True where the interpreter has op `op` computing in register type t.
+constexpr bool has_op(int op, RegType t) {
+  const BcRow& r = kBcRows[op];
+  return r.rule != TypeRule::Cast && (compute_mask(r.rule, r.accepts, r.bool_as_int8) & kRegKind[t]) != 0;
+}
+
+}  // namespace cufuse::detail::bc

@@ -1,0 +1,187 @@
+// src/exec/tiered.cpp: tiered first calls (see tiered.hpp): choosing a step's tier, the
+// background compile pool (bounded, lowest priority, one compile per key), and the
+// interpreter's kernel per device.
+#include "exec/tiered.hpp"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "compile/interp_images.hpp"
+#include "core/counters.hpp"
+#include "cufuse/error.hpp"
+#include "runtime/context.hpp"
+#include "runtime/device.hpp"
+#include "runtime/env.hpp"
+#include "runtime/launch.hpp"
+#include "runtime/log.hpp"
+
+namespace cufuse::detail {
+
+namespace {
+
+// Process state: the runtime context's Tiers slot (runtime/context.hpp).
+struct TierState {
+  static constexpr StateSlot kSlot = StateSlot::Tiers;
+  std::mutex mu;
+  std::condition_variable cv, idle;
+  std::deque<std::string> queue;  // compile keys, oldest first
+  // Per key queued or compiling: the steps waiting for it (the first one's source is compiled).
+  std::unordered_map<std::string, std::vector<std::shared_ptr<TieredStep>>> waiting;
+  int workers = 0, busy = 0;
+  // The interpreter kernel per device (loaded once; 1 marks "no image").
+  std::mutex load_mu;
+  std::array<std::atomic<void*>, 64> interp{};
+};
+
+TierState& tiers() { return runtime().state<TierState>(); }
+
+// Threads of the pool: a quarter of the cores, 1 or 2 (NVRTC is single-threaded per compile,
+// and the pool must not take the cores from the user's own work).
+int max_workers() {
+  const unsigned hc = std::thread::hardware_concurrency();
+  return std::clamp(static_cast<int>(hc / 4), 1, 2);
+}
+
+void worker() {
+  // The lowest priority (Linux: nice is per thread).
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+  TierState& t = tiers();
+  std::unique_lock<std::mutex> lk(t.mu);
+  for (;;) {
+    t.cv.wait(lk, [&] { return !t.queue.empty(); });
+    const std::string key = std::move(t.queue.front());
+    t.queue.pop_front();
+    const std::shared_ptr<TieredStep> first = t.waiting.at(key).front();
+    ++t.busy;
+    lk.unlock();
+    CompiledKernelPtr k;
+    std::string failure;
+    try {
+      k = compile_kernel(first->source, first->name, first->arch);
+    } catch (const std::exception& e) {
+      failure = e.what();
+      log(LogChannel::Compile, "background compile of {} failed; it stays interpreted", first->name);
+    }
+    counters().background_compiles.fetch_add(1, std::memory_order_relaxed);
+    lk.lock();
+    std::vector<std::shared_ptr<TieredStep>> steps = std::move(t.waiting.at(key));
+    t.waiting.erase(key);
+    --t.busy;
+    for (const auto& s : steps) s->publish(k, failure);
+    if (t.queue.empty() && t.busy == 0) t.idle.notify_all();
+  }
+}
+
+void queue_compile(const std::shared_ptr<TieredStep>& step) {
+  TierState& t = tiers();
+  const std::string key = compile_key(step->source, step->name, step->arch);
+  std::lock_guard<std::mutex> lk(t.mu);
+  auto [it, fresh] = t.waiting.try_emplace(key);
+  it->second.push_back(step);
+  if (!fresh) return;  // one compile per key: this step waits for the one queued
+  t.queue.push_back(key);
+  if (t.workers < max_workers() && t.workers <= t.busy) {
+    ++t.workers;
+    std::thread(worker).detach();  // lives for the process, as the context does
+  }
+  t.cv.notify_one();
+}
+
+}  // namespace
+
+void TieredStep::publish(CompiledKernelPtr k, std::string failure) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    kernel_ = std::move(k);
+    failure_ = std::move(failure);
+  }
+  ready_.store(true, std::memory_order_release);
+}
+
+void choose_tier(Step& st, BytecodeProgram prog, int arch) {
+  const TieredMode mode = settings().tiered;
+  if (mode != TieredMode::Off && prog.refusal.empty()) {
+    if (CompiledKernelPtr k = find_compiled_kernel(st.spec.source, st.spec.name, arch)) {
+      st.kernel = std::move(k);
+      return;
+    }
+    auto t = std::make_shared<TieredStep>();
+    t->interp = std::move(prog.spec);
+    t->source = st.spec.source;
+    t->name = st.spec.name;
+    t->arch = arch;
+    t->background = mode == TieredMode::On;
+    st.tier = t;
+    if (t->background) queue_compile(t);
+    return;
+  }
+  st.interp_refusal = mode == TieredMode::Off ? "CUFUSE_TIERED=0" : prog.refusal;
+  st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
+}
+
+void* interpreter_kernel(int device) {
+  TierState& t = tiers();
+  if (device < 0 || device >= static_cast<int>(t.interp.size())) return nullptr;
+  static constexpr uintptr_t kNone = 1;
+  void* k = t.interp[static_cast<size_t>(device)].load(std::memory_order_acquire);
+  if (!k) {
+    std::lock_guard<std::mutex> lk(t.load_mu);
+    k = t.interp[static_cast<size_t>(device)].load(std::memory_order_relaxed);
+    if (!k) {
+      const InterpImage* im = interp_image_for(device_props(device).cc);
+      if (im) {
+        std::vector<char> bytes(reinterpret_cast<const char*>(im->data), reinterpret_cast<const char*>(im->data) + im->size);
+        k = load_kernel(bytes, kInterpKernelName, device);
+        log(LogChannel::Launch, "loaded the bytecode interpreter ({}_{}) on device {}", im->ptx ? "compute" : "sm",
+            im->arch, device);
+      } else {
+        k = reinterpret_cast<void*>(kNone);
+        log(LogChannel::Launch, "no bytecode interpreter image for sm_{}: kernels wait for NVRTC", device_props(device).cc);
+      }
+      t.interp[static_cast<size_t>(device)].store(k, std::memory_order_release);
+    }
+  }
+  return k == reinterpret_cast<void*>(kNone) ? nullptr : k;
+}
+
+const CompiledKernel* current_kernel(const Step& st) {
+  if (st.kernel) return st.kernel.get();
+  if (st.tier) return st.tier->compiled().get();
+  return nullptr;
+}
+
+CompiledKernelPtr compiled_now(const Step& st) {
+  if (st.kernel) return st.kernel;
+  if (CompiledKernelPtr k = st.tier->compiled()) return k;
+  return compile_kernel(st.tier->source, st.tier->name, st.tier->arch);  // the pool's, if it is on it
+}
+
+void wait_for_background_compiles() {
+  TierState& t = tiers();
+  std::unique_lock<std::mutex> lk(t.mu);
+  t.idle.wait(lk, [&] { return t.queue.empty() && t.busy == 0; });
+}
+
+std::string describe_tier(const Step& st) {
+  if (st.tier) {
+    const std::string state = st.tier->compiled() ? "its compiled kernel has taken over"
+                              : st.tier->background ? "NVRTC compiles it in the background"
+                                                    : "never compiled (CUFUSE_TIERED=interpret)";
+    return fmt::format("tier: interpreter ({}); {}", st.tier->interp.summary, state);
+  }
+  if (!st.interp_refusal.empty()) return fmt::format("tier: compiled (the interpreter cannot: {})", st.interp_refusal);
+  return {};
+}
+
+}  // namespace cufuse::detail

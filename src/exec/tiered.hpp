@@ -1,0 +1,67 @@
+// src/exec/tiered.hpp: tiered first calls (issue 35). A kernel step of a lazy evaluation whose
+// kernel is in neither the memory nor the disk cache runs at once on the prebuilt bytecode
+// interpreter (codegen/bytecode.hpp, images from src/compile/interp_images.hpp) while its
+// NVRTC compile waits on a small background pool at the lowest priority, one compile per key
+// however many steps want it; runs after the compile use the compiled kernel (a "swap").
+// Groups the interpreter cannot run (reductions, scans, gathers, user kernels, program
+// limits) compile as before. CUFUSE_TIERED (runtime/env.hpp): 0 off, interpret (never
+// compile what the interpreter runs), 1 (default) on. State: the runtime context's Tiers slot.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "codegen/bytecode.hpp"
+#include "exec/executable.hpp"
+
+namespace cufuse::detail {
+
+struct TieredStep {
+  KernelSpec interp;  // the interpreter's launch of this step's group
+  std::string source, name;
+  int arch = 0;
+  bool background = false;          // a compile was queued (CUFUSE_TIERED=1)
+  std::atomic<bool> swapped{false}; // a run has used the compiled kernel (counted once)
+
+  // The compiled kernel, once the background compile published it (else null).
+  CompiledKernelPtr compiled() const {
+    if (!ready_.load(std::memory_order_acquire)) return nullptr;
+    std::lock_guard<std::mutex> lk(mu_);
+    return kernel_;
+  }
+  void publish(CompiledKernelPtr k, std::string failure);
+  std::string failure() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return failure_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  CompiledKernelPtr kernel_;
+  std::string failure_;  // the compile's error: the step stays interpreted
+  std::atomic<bool> ready_{false};
+};
+
+// For a kernel step of a lazy evaluation (build_executable with `tiered`): its kernel from
+// the caches, else its tier (interpreter now, compile queued), else a compile now. `prog` is
+// the group's bytecode (its refusal says why a group waits for NVRTC).
+void choose_tier(Step& st, BytecodeProgram prog, int arch);
+
+// The interpreter kernel on `device`, loaded once; null where the build has no image for it.
+void* interpreter_kernel(int device);
+
+// The compiled kernel a step launches now: its own, or its tier's once published (null: the
+// step runs interpreted).
+const CompiledKernel* current_kernel(const Step& st);
+// The step's compiled kernel, compiling it now if the background pool has not (a device the
+// interpreter has no image for).
+CompiledKernelPtr compiled_now(const Step& st);
+
+// Blocks until the background pool has no compile queued or running (tests, benchmarks).
+void wait_for_background_compiles();
+
+// One line for plan dumps: the step's tier and why.
+std::string describe_tier(const Step& st);
+
+}  // namespace cufuse::detail

@@ -1,0 +1,14 @@
+// src/reference/eval_bytecode.hpp: the bytecode interpreter run on the host (issue 35): the
+// same generated core the interpreter kernel runs (tools/gen_interp.cpp writes it once;
+// here it is compiled as host C++ over codegen/host_helpers.hpp), so CPU tests check the
+// programs codegen/bytecode.cpp writes and the generator's text against the reference.
+#pragma once
+#include "codegen/bytecode_format.hpp"
+
+namespace cufuse::detail {
+
+// Runs `p` over its whole iteration space, reading and writing host memory at the operands'
+// pointers (the program's patches applied), one tile of CFI_TILE elements at a time.
+void run_bytecode_on_host(const CfiProgram& p);
+
+}  // namespace cufuse::detail

@@ -1,0 +1,121 @@
+// tests/gpu/test_tiered_gpu.cpp: tiered first calls on a device (issue 35). With
+// CUFUSE_TIERED=interpret every elementwise group runs on the prebuilt bytecode interpreter
+// (no NVRTC), checked against the host reference on random inputs: every op and dtype, casts,
+// layouts, several outputs, long programs, a grid-stride size. With the default, a new plan's
+// first run is interpreted, its kernel compiles in the background, and a later run swaps in
+// the compiled kernel with the same bits.
+#include "core/op_table.hpp"
+#include "exec/tiered.hpp"
+#include "gpu_compare.hpp"
+#include "op_cases.hpp"
+#include "test_sandbox.hpp"
+
+using namespace cf::detail;
+using cufuse_test::Sandbox;
+using cufuse_test::ScopedEnv;
+
+namespace {
+
+using cufuse_test::kAllDTypes;
+
+// The interpreter ran `r`'s one kernel, and NVRTC compiled nothing for it.
+void check_interpreted(const cf::Array& r, double ulps, const std::string& what, double atol = 0) {
+  const auto before = cf::stats();
+  CHECK_MESSAGE(check_against_reference(r, ulps, what, atol) == 0, what);
+  const auto after = cf::stats();
+  CHECK_MESSAGE(after.interpreted_launches > before.interpreted_launches, what);
+  CHECK_MESSAGE(after.kernels_compiled == before.kernels_compiled, what);
+}
+
+}  // namespace
+
+TEST_CASE("CUFUSE_TIERED=interpret: every op on every dtype runs on the interpreter as on the reference") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", "interpret");
+  const cf::Shape shape{3, 1031};
+  cufuse_test::for_each_op_case([&](const OpRow& row, cf::DType t, const cf::DType* in, const OpTyping& ty) {
+    auto a = random_array(in[0], shape);
+    auto b = random_array(in[1], shape, cufuse_test::small_second_operand(row, t) ? 2 : 0);
+    auto c = random_array(in[2], shape);
+    cf::Array r = row.arity == 1 ? cf::apply(row.name, {a}) : row.arity == 2 ? cf::apply(row.name, {a, b}) : cf::apply(row.name, {a, b, c});
+    double atol = 0;  // logaddexp's cancellation near 0 (as tests/gpu/test_elementwise_gpu.cpp)
+    if ((row.id == Op::Logaddexp || row.id == Op::Logaddexp2) && cf::is_float(ty.result)) {
+      const double big = std::max(cf::max(cf::abs(a)).item<double>(), cf::max(cf::abs(b)).item<double>());
+      atol = 4 * ulp_of(ty.result, std::max(1.0, big));
+    }
+    check_interpreted(r, compare_ulps(row.precision, ty.result), std::string(row.name) + " " + std::string(cf::name(t)), atol);
+  });
+}
+
+TEST_CASE("CUFUSE_TIERED=interpret: casts, layouts, several outputs, long programs") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", "interpret");
+  for (cf::DType from : kAllDTypes) {
+    auto a = random_array(from, cf::Shape{4099});
+    for (cf::DType to : kAllDTypes) check_interpreted(a.astype(to), 0, fmt::format("astype {} -> {}", cf::name(from), cf::name(to)));
+  }
+  auto a = random_array(cf::f32, cf::Shape{37, 41}), col = random_array(cf::f64, cf::Shape{37, 1});
+  auto row = random_array(cf::i32, cf::Shape{41}), big = random_array(cf::f32, cf::Shape{41, 37});
+  check_interpreted(a * col + row, 0, "broadcast");
+  check_interpreted(a + big.T(), 0, "transposed read");
+  check_interpreted(a[{cf::slice(cf::none, cf::none, -1), cf::slice(1, cf::none, 3)}] * 2.0f, 0, "reversed, strided");
+  auto h = random_array(cf::f16, cf::Shape{5000});
+  check_interpreted((h * 3.0 + h) / 7.0, 0, "f16 chain, rounded after each op");
+  // Two outputs of one kernel.
+  {
+    const auto before = cf::stats();
+    cf::Array s = a * 2.0f, d = cf::maximum(a, big.T());
+    cf::eval(s, d);
+    CHECK(cf::stats().interpreted_launches == before.interpreted_launches + 1);
+    CHECK(check_against_reference(s, 0, "output 0") == 0);
+    CHECK(check_against_reference(d, 0, "output 1") == 0);
+  }
+  // Many live values: more registers, fewer threads a block.
+  std::vector<cf::Array> parts;
+  cf::Array acc = random_array(cf::f32, cf::Shape{3000});
+  for (int i = 0; i < 12; ++i) parts.push_back(acc * static_cast<float>(i + 1) - static_cast<float>(i));
+  cf::Array tot = parts[0];
+  for (int i = 1; i < 12; ++i) tot = tot * parts[i] + parts[12 - i];
+  check_interpreted(tot, 0, "12 live values");
+  // Past one pass of the grid: the grid-stride loop.
+  auto x = random_array(cf::f32, cf::Shape{(int64_t(1) << 23) + 3});
+  check_interpreted(cf::exp(x) - x, 2, "2^23 + 3 elements");
+  // 0-d.
+  check_interpreted(random_array(cf::f64, cf::Shape{}) * 3.0, 0, "0-d");
+}
+
+TEST_CASE("the default tier: the first run is interpreted, the compiled kernel takes over with the same bits") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  wait_for_background_compiles();
+  auto x = random_array(cf::f32, cf::Shape{1 << 20}), y = random_array(cf::f32, cf::Shape{1 << 20});
+  auto f = [&] { return cf::tanh(x * 1.25f + y) * cf::exp(y * 0.375f) - x; };
+  cf::reset_stats();
+  cf::Array first = f();
+  first.eval();
+  CHECK(cf::stats().interpreted_launches == 1);
+  wait_for_background_compiles();
+  CHECK(cf::stats().background_compiles == 1);
+  CHECK(cf::stats().kernels_compiled == 1);
+  cf::Array second = f();
+  second.eval();
+  CHECK(cf::stats().interpreted_launches == 1);  // the compiled kernel ran
+  CHECK(cf::stats().tier_swaps == 1);
+  CHECK(same_bits(first, second));
+  CHECK(check_against_reference(second, 2, "compiled") == 0);
+  // Third and later runs: the graph launch of the compiled kernel.
+  for (int i = 0; i < 3; ++i) f().eval();
+  CHECK(cf::stats().interpreted_launches == 1);
+  CHECK(cf::stats().tier_swaps == 1);
+}
+
+TEST_CASE("groups the interpreter cannot run wait for their compile") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", "interpret");
+  auto x = random_array(cf::f32, cf::Shape{64, 100}, kFinite);
+  cf::reset_stats();
+  cf::Array s = cf::sum(x * x, 1);
+  CHECK(check_against_reference(s, red_tol(cf::f32), "sum") == 0);
+  CHECK(cf::stats().interpreted_launches == 0);
+  CHECK(cf::stats().kernels_compiled == 1);
+}
