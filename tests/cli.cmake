@@ -96,6 +96,14 @@ if(CMAKE_SCRIPT_MODE_FILE)
     set(args --mesh "gpu=4" --shard "x=gpu" --arg "x=f32[10]" "x * 2")
     set(expect_rc 2)
     set(want_err "dimension 0 of size 10 is not divisible by mesh axis 'gpu' of size 4")
+  elseif(CASE STREQUAL "dist_needs_mesh")
+    set(args --shard "x=gpu" --arg "x=f32[8]" "x * 2")
+    set(expect_rc 2)
+    set(want_err "--shard needs --mesh")
+  elseif(CASE STREQUAL "dist_bad_mesh")  # (the planning world takes the mesh's size: the mesh itself must be good)
+    set(args --mesh "gpu=2,gpu=2" --arg "x=f32[8]" "x * 2")
+    set(expect_rc 2)
+    set(want_err "axis name 'gpu' repeated")
   elseif(CASE STREQUAL "list_functions")
     set(args --list-functions)
     set(want_out "sqrt\\(x\\)" "reshape\\(a, \\*shape, order='C'\\)" "astype\\(x, dtype\\)")
@@ -165,7 +173,7 @@ endif()
 if(TARGET cufuse-dump-kernels)
   set(CUFUSE_CLI_CASES example json multi_output multi_output_json syntax_error semantic_error unknown_function
       bad_dtype bad_arg matmul dot arch80 compile_failure list_functions inplace inplace_json inplace_cast_error
-      dist_example dist_json dist_bad_shard)
+      dist_example dist_json dist_bad_shard dist_needs_mesh dist_bad_mesh)
   foreach(case ${CUFUSE_CLI_CASES})
     add_test(NAME cli_${case}
       COMMAND ${CMAKE_COMMAND} -DCASE=${case} -DTOOL=$<TARGET_FILE:cufuse-dump-kernels>

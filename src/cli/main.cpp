@@ -68,6 +68,11 @@ std::vector<std::string> split_names(const std::vector<std::string>& outs) {
   return names;
 }
 
+int usage_error(const std::string& what) {
+  std::cerr << "cufuse-dump-kernels: error: " << what << "\n";
+  return kExitBadProgram;
+}
+
 void list_functions() {
   for (const auto& row : cli::function_table())
     std::cout << fmt::format("{:<52} {}{}\n", cli::signature(row), row.doc, row.method ? " [also a method]" : "");
@@ -118,11 +123,9 @@ int run_dist(const std::string& mesh_text, const std::vector<std::string>& shard
     out = json ? cli::render_dist_json(ev, results, with_source)
                : cli::render_dist_text(ev, results, with_source, full_source);
   } catch (const cli::UsageError& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   } catch (const cufuse::Error& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   }
   std::cout << out;
   std::cout.flush();
@@ -225,11 +228,9 @@ int run_tool(int argc, char** argv) {
     std::cerr << cli::format_error(program, e);
     return kExitBadProgram;
   } catch (const cli::UsageError& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   } catch (const cufuse::Error& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   }
 
   cli::Report report;

@@ -26,28 +26,30 @@ std::vector<uint8_t> host_bytes(const Array& a) {
 }
 
 template <class T>
+T combine1(PartialOp op, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return op == PartialOp::Sum || op == PartialOp::Max ? (a || b) : (a && b);
+  } else {
+    switch (op) {
+      case PartialOp::Sum: return static_cast<T>(a + b);
+      case PartialOp::Prod: return static_cast<T>(a * b);
+      case PartialOp::Max: return (a >= b || a != a) ? a : b;  // NaN propagates, as NumPy's max
+      default: return (a <= b || a != a) ? a : b;
+    }
+  }
+}
+
+template <class T>
 void combine_as(PartialOp op, uint8_t* acc, const uint8_t* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     T a, b;
     std::memcpy(&a, acc + i * sizeof(T), sizeof(T));
     std::memcpy(&b, x + i * sizeof(T), sizeof(T));
     T r;
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
-      const float fa = static_cast<float>(a), fb = static_cast<float>(b);
-      float fr = op == PartialOp::Sum ? fa + fb : op == PartialOp::Prod ? fa * fb
-                 : op == PartialOp::Max ? (fa >= fb || fa != fa ? fa : fb)
-                                         : (fa <= fb || fa != fa ? fa : fb);
-      r = T(fr);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      r = op == PartialOp::Sum || op == PartialOp::Max ? (a || b) : (a && b);
-    } else {
-      switch (op) {
-        case PartialOp::Sum: r = static_cast<T>(a + b); break;
-        case PartialOp::Prod: r = static_cast<T>(a * b); break;
-        case PartialOp::Max: r = (a >= b || a != a) ? a : b; break;  // NaN propagates, as NumPy's max
-        default: r = (a <= b || a != a) ? a : b; break;
-      }
-    }
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>)
+      r = T(combine1<float>(op, static_cast<float>(a), static_cast<float>(b)));  // as NCCL: in float, rounded
+    else
+      r = combine1<T>(op, a, b);
     std::memcpy(acc + i * sizeof(T), &r, sizeof(T));
   }
 }
