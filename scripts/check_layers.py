@@ -30,7 +30,7 @@ LAYERS = [
     ("src/library",),        # the calls: cuBLAS(Lt), cuSOLVER, the convolution kernel, host references
     ("src/library_build",),  # matmul, einsum, linalg, convolve: library nodes built from arrays
     ("src/exec",),           # the executor: look-up, binding, launch, realization; installs graph's hooks
-    ("src/fuse", "src/kernel", "src/io"),  # fuse(), profiler, devices; Elementwise/Reduction/RawKernel; files, DLPack, foreign and pinned memory
+    ("src/fuse", "src/kernel", "src/io", "src/dist"),  # fuse(), profiler, devices; Elementwise/Reduction/RawKernel; files, DLPack, foreign and pinned memory; arrays sharded over a mesh (plans per shard through exec, NCCL)
     ("src/typed",),          # typed expressions (include/cufuse/typed*.hpp): their run site over fuse() traces
     ("src/cli",),            # cufuse-dump-kernels and its interpreter; included by nothing
 ]

@@ -84,6 +84,26 @@ if(CMAKE_SCRIPT_MODE_FILE)
     set(expect_rc 2)
     set(want_err "program:2:1: error: TypeError: Cannot cast ufunc 'add' output from float64 to int32 with casting rule 'same_kind'"
                  "    i \\+= 0.5\n    \\^~~~~~~~")
+  elseif(CASE STREQUAL "dist_example")  # issue 32: per-shard kernels and the collectives with their bytes
+    set(args --mesh "node=2,gpu=4" --shard "x=gpu,none" --arg "x=f32[8192,8192]" "sum(exp(x) * 2, axis=0)")
+    set(want_out "mesh: Mesh\\(node=2, gpu=4\\) \\(8 devices\\)" "1 kernel on each of 8 shards"
+                 "allreduce sum over mesh axis gpu \\(4 ranks x 2 groups\\): 32768 bytes per rank"
+                 "total: 1 kernel per shard, 1 collective")
+  elseif(CASE STREQUAL "dist_json")
+    set(args --json --mesh "node=2,gpu=4" --shard "x=gpu,none" --arg "x=f32[8192,8192]" "sum(exp(x) * 2, axis=0)")
+    set(json_check "import json,sys; d=json.load(sys.stdin); c=d['collectives']; assert [x['collective'] for x in c]==['allreduce'], c; assert c[0]['bytes']==32768 and c[0]['ranks']==4 and c[0]['groups']==2, c; assert d['mesh']['devices']==8; r=d['results'][0]; assert r['partial']=={'op':'sum','axes':['gpu']}, r['partial']; assert [s['kernels_per_shard'] for s in r['steps'] if s['kind']=='kernels']==[1], r['steps']")
+  elseif(CASE STREQUAL "dist_bad_shard")
+    set(args --mesh "gpu=4" --shard "x=gpu" --arg "x=f32[10]" "x * 2")
+    set(expect_rc 2)
+    set(want_err "dimension 0 of size 10 is not divisible by mesh axis 'gpu' of size 4")
+  elseif(CASE STREQUAL "dist_needs_mesh")
+    set(args --shard "x=gpu" --arg "x=f32[8]" "x * 2")
+    set(expect_rc 2)
+    set(want_err "--shard needs --mesh")
+  elseif(CASE STREQUAL "dist_bad_mesh")  # (the planning world takes the mesh's size: the mesh itself must be good)
+    set(args --mesh "gpu=2,gpu=2" --arg "x=f32[8]" "x * 2")
+    set(expect_rc 2)
+    set(want_err "axis name 'gpu' repeated")
   elseif(CASE STREQUAL "list_functions")
     set(args --list-functions)
     set(want_out "sqrt\\(x\\)" "reshape\\(a, \\*shape, order='C'\\)" "astype\\(x, dtype\\)")
@@ -152,7 +172,8 @@ if(TARGET cufuse_cli_core AND cli_test_sources)  # (a build of a few test files 
 endif()
 if(TARGET cufuse-dump-kernels)
   set(CUFUSE_CLI_CASES example json multi_output multi_output_json syntax_error semantic_error unknown_function
-      bad_dtype bad_arg matmul dot arch80 compile_failure list_functions inplace inplace_json inplace_cast_error)
+      bad_dtype bad_arg matmul dot arch80 compile_failure list_functions inplace inplace_json inplace_cast_error
+      dist_example dist_json dist_bad_shard dist_needs_mesh dist_bad_mesh)
   foreach(case ${CUFUSE_CLI_CASES})
     add_test(NAME cli_${case}
       COMMAND ${CMAKE_COMMAND} -DCASE=${case} -DTOOL=$<TARGET_FILE:cufuse-dump-kernels>

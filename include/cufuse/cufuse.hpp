@@ -3,6 +3,7 @@
 #include "cufuse/array.hpp"
 #include "cufuse/backend.hpp"
 #include "cufuse/creation.hpp"
+#include "cufuse/dist.hpp"  // arrays sharded over a device mesh (issue 32)
 #include "cufuse/dtype.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/eval.hpp"

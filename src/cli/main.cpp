@@ -6,9 +6,12 @@
 //   cufuse-dump-kernels --arg x=f16[1024,1024] --out a,b 'a = x * 2; b = exp(x)'   # one kernel, two outputs
 //   cufuse-dump-kernels --arg x=f32[64,64] --arg y=f32[64] 'x[1:] += y; x'        # a write in place, then x
 //   cufuse-dump-kernels --json ...    --dot plan.dot ...    --arch 80    --no-source
+//   cufuse-dump-kernels --mesh node=2,gpu=4 --shard x=gpu,none --arg x=f32[8192,8192] 'sum(exp(x) * 2, axis=0)'
+//       (over a device mesh: per-shard kernels and the collectives with their bytes; dist_program.hpp)
 //
 // Exit status: 0 on success, 1 when a kernel failed to compile (reported and skipped),
 // 2 for a bad program or command line (the error points at the line and column).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -20,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/dist_program.hpp"
 #include "cli/evaluator.hpp"
 #include "cli/registry.hpp"
 #include "cli/report.hpp"
@@ -64,9 +68,68 @@ std::vector<std::string> split_names(const std::vector<std::string>& outs) {
   return names;
 }
 
+int usage_error(const std::string& what) {
+  std::cerr << "cufuse-dump-kernels: error: " << what << "\n";
+  return kExitBadProgram;
+}
+
 void list_functions() {
   for (const auto& row : cli::function_table())
     std::cout << fmt::format("{:<52} {}{}\n", cli::signature(row), row.doc, row.method ? " [also a method]" : "");
+}
+
+// --mesh: the program over DArrays on a planning world (no device), per-shard kernels and
+// collectives (src/cli/dist_program.hpp).
+int run_dist(const std::string& mesh_text, const std::vector<std::string>& shard_specs,
+             const std::vector<std::string>& arg_specs, const std::string& program, const std::vector<std::string>& outs,
+             bool json, bool with_source, bool full_source) {
+  std::string out;
+  try {
+    auto [sizes, names] = cli::parse_mesh_spec(mesh_text);
+    int64_t n = 1;
+    for (int s : sizes) n = std::min<int64_t>(n * std::max(s, 1), int64_t(1) << 20);
+    cufuse::dist::init(cufuse::dist::World::Plan, static_cast<int>(n));
+    struct Fin {
+      ~Fin() { cufuse::dist::finalize(); }
+    } fin;
+    cli::DistEvaluator ev(cufuse::dist::Mesh(sizes, names));
+    std::vector<std::pair<std::string, cufuse::dist::Sharding>> shards;
+    for (const auto& s : shard_specs) shards.push_back(cli::parse_shard_spec(s));
+    for (const auto& [name, spec] : shards) {
+      bool found = false;
+      for (const auto& a : arg_specs) found |= a.rfind(name + "=", 0) == 0;
+      if (!found) throw cli::UsageError("--shard " + name + ": no --arg of that name");
+    }
+    for (const auto& spec : arg_specs) {
+      cli::ArgSpec a;
+      try {
+        a = cli::parse_arg_spec(spec);
+      } catch (const cli::ProgramError& e) {
+        std::cerr << cli::format_error(spec, e, "--arg");
+        return kExitBadProgram;
+      }
+      auto sharding = cufuse::dist::Sharding::replicated(static_cast<int>(a.shape.size()));
+      for (const auto& [name, sp] : shards)
+        if (name == a.name) sharding = sp;
+      ev.declare(a, sharding);
+    }
+    try {
+      ev.run(cli::parse_program(program));
+    } catch (const cli::ProgramError& e) {
+      std::cerr << cli::format_error(program, e);
+      return kExitBadProgram;
+    }
+    const auto results = ev.results(outs);
+    out = json ? cli::render_dist_json(ev, results, with_source)
+               : cli::render_dist_text(ev, results, with_source, full_source);
+  } catch (const cli::UsageError& e) {
+    return usage_error(e.what());
+  } catch (const cufuse::Error& e) {
+    return usage_error(e.what());
+  }
+  std::cout << out;
+  std::cout.flush();
+  return std::cout.good() ? 0 : kExitBadProgram;
 }
 
 int run_tool(int argc, char** argv) {
@@ -92,6 +155,12 @@ int run_tool(int argc, char** argv) {
   app.add_flag("--no-compile", no_compile, "plan and generate only; skip NVRTC");
   app.add_flag("--no-cache", no_cache, "ignore the disk kernel cache, so compile times are real (CUFUSE_CACHE=0)");
   app.add_flag("--list-functions", list, "list the functions a program can call, and exit");
+  std::string mesh_text;
+  std::vector<std::string> shard_specs;
+  app.add_option("--mesh", mesh_text, "plan over a device mesh, NAME=SIZE per axis: node=2,gpu=4 (no device needed)");
+  app.add_option("--shard", shard_specs, "NAME=AXIS,...: how an --arg is sharded over --mesh, a mesh axis or none per "
+                 "dimension (default: replicated); repeat it for each input")
+      ->allow_extra_args(false);
 
   try {
     app.parse(argc, argv);
@@ -129,6 +198,14 @@ int run_tool(int argc, char** argv) {
   cfg.max_pinned_bytes = std::numeric_limits<uint64_t>::max();
   cufuse::set_config(cfg);
 
+  if (!mesh_text.empty() || !shard_specs.empty()) {
+    if (mesh_text.empty()) {
+      std::cerr << "cufuse-dump-kernels: error: --shard needs --mesh\n";
+      return kExitBadProgram;
+    }
+    return run_dist(mesh_text, shard_specs, arg_specs, program, split_names(outs), json, !no_source, full_source);
+  }
+
   cli::Evaluator ev;
   for (const auto& spec : arg_specs) {
     try {
@@ -151,11 +228,9 @@ int run_tool(int argc, char** argv) {
     std::cerr << cli::format_error(program, e);
     return kExitBadProgram;
   } catch (const cli::UsageError& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   } catch (const cufuse::Error& e) {
-    std::cerr << "cufuse-dump-kernels: error: " << e.what() << "\n";
-    return kExitBadProgram;
+    return usage_error(e.what());
   }
 
   cli::Report report;

@@ -1,0 +1,118 @@
+// tests/test_dist_reference.cpp: small sharded programs on a host world (the reference
+// backend, each shard a host array, the collectives done on the host) give the unsharded
+// program's results; random creation per shard equals the unsharded generator's values;
+// each shard's work is one fused kernel, counted.
+#include "test_dist_helpers.hpp"
+
+namespace {
+void check_close(const cf::Array& got, const cf::Array& want, double rtol = 1e-5) {
+  REQUIRE(got.shape() == want.shape());
+  cf::testing::assert_allclose(got, want, rtol, 1e-6);
+}
+}  // namespace
+
+TEST_CASE("sum(exp(x)*2 + b, axis=0) over row shards equals the unsharded sum; one kernel per shard") {
+  HostWorld w(4);
+  dist::Mesh mesh({2, 2}, {"node", "gpu"});
+  auto x = cf::random::uniform({8, 6}, cf::f32, 11);
+  auto b = cf::random::uniform({6}, cf::f32, 12);
+  x.eval();
+  b.eval();
+  auto dx = dist::shard(x, mesh, {"gpu", dist::none});
+  auto db = dist::shard(b, mesh, {dist::none});
+  auto s = dist::sum(dist::exp(dx) * 2.0 + db, 0);
+  CHECK(s.is_partial());
+  cf::reset_stats();
+  auto got = dist::gather(s);
+  got.eval();
+  CHECK(cf::stats().kernels_launched == 4);  // one fused kernel per shard; the allreduce launches none
+  check_close(got, cf::sum(cf::exp(x) * 2.0 + b, 0));
+}
+
+TEST_CASE("reductions over sharded and unsharded axes, on a 2-D mesh, equal NumPy's") {
+  HostWorld w(4);
+  dist::Mesh mesh({2, 2}, {"a", "b"});
+  auto x = cf::random::uniform({8, 4, 6}, cf::f64, 3, 0.5, 1.5);
+  x.eval();
+  auto d = dist::shard(x, mesh, {"a", dist::none, "b"});
+  check_close(dist::gather(dist::sum(d, 0)), cf::sum(x, 0));
+  check_close(dist::gather(dist::sum(d, 1)), cf::sum(x, 1));  // local only
+  check_close(dist::gather(dist::sum(d)), cf::sum(x));
+  check_close(dist::gather(dist::mean(d, cf::Axes{0, 2})), cf::mean(x, cf::Axes{0, 2}));
+  check_close(dist::gather(dist::max(d, 2)), cf::max(x, 2));
+  check_close(dist::gather(dist::min(d, cf::Axes{0, 1})), cf::min(x, cf::Axes{0, 1}));
+  check_close(dist::gather(dist::prod(d, 0)), cf::prod(x, 0));
+  // A partial sum summed again stays partial: one allreduce over both axes.
+  auto ss = dist::sum(dist::sum(d, 0), 1);
+  CHECK(ss.partial_axes() == std::vector<std::string>{"a", "b"});
+  check_close(dist::gather(ss), cf::sum(x, cf::Axes{0, 2}));
+  CHECK(dist::gather(d).shape() == x.shape());
+  cf::testing::assert_array_equal(dist::gather(d), x);
+}
+
+TEST_CASE("reshards: alltoall, allgather, reducescatter and slicing keep the values") {
+  HostWorld w(2);
+  dist::Mesh mesh({2}, {"gpu"});
+  auto x = cf::random::uniform({4, 6}, cf::f32, 5);
+  x.eval();
+  auto rows = dist::shard(x, mesh, {"gpu", dist::none});
+  auto cols = dist::reshard(rows, {dist::none, "gpu"});
+  CHECK(collectives_of(cols).at(0).collective == "alltoall");
+  CHECK(cols.local_shape() == cf::Shape{4, 3});
+  cf::testing::assert_array_equal(cols.shard(1), x.index({cf::_, cf::slice(3, 6)}));
+  cf::testing::assert_array_equal(dist::gather(cols), x);
+  auto rep = dist::reshard(cols, {dist::none, dist::none});
+  CHECK(collectives_of(rep).back().collective == "allgather");
+  cf::testing::assert_array_equal(rep.shard(0), x);
+  cf::testing::assert_array_equal(rep.shard(1), x);
+  auto back = dist::reshard(rep, {"gpu", dist::none});  // slicing only
+  CHECK(collectives_of(back).size() == collectives_of(rep).size());
+  cf::testing::assert_array_equal(back.shard(1), x.index({cf::slice(2, 4), cf::_}));
+  auto p = dist::sum(rows, 0);
+  auto rs = dist::reshard(p, {"gpu"});
+  CHECK(collectives_of(rs).back().collective == "reducescatter");
+  check_close(dist::gather(rs), cf::sum(x, 0));
+  // Mixed shardings in one op: rows + cols, values of x + x.
+  check_close(dist::gather(rows + cols), x + x);
+  // Integer data through the host collectives.
+  auto i = dist::arange(12, mesh, {"gpu"}, cf::i32);
+  cf::testing::assert_array_equal(dist::gather(dist::sum(i)), cf::sum(cf::arange(0, 12, 1, cf::i32)));
+}
+
+TEST_CASE("matmul over the three strategies equals the unsharded matmul") {
+  HostWorld w(2);
+  dist::Mesh mesh({2}, {"gpu"});
+  auto A = cf::random::uniform({6, 8}, cf::f64, 1);
+  auto B = cf::random::uniform({8, 4}, cf::f64, 2);
+  A.eval();
+  B.eval();
+  const auto want = cf::matmul(A, B);
+  check_close(dist::gather(dist::matmul(dist::shard(A, mesh, {"gpu", dist::none}), dist::shard(B, mesh, {dist::none, dist::none}))), want);
+  check_close(dist::gather(dist::matmul(dist::shard(A, mesh, {dist::none, "gpu"}), dist::shard(B, mesh, {"gpu", dist::none}))), want);
+  check_close(dist::gather(dist::matmul(dist::shard(A, mesh, {"gpu", dist::none}), dist::shard(B, mesh, {dist::none, "gpu"}))), want);
+  check_close(dist::gather(dist::matmul(dist::shard(A, mesh, {dist::none, "gpu"}), dist::shard(B, mesh, {dist::none, dist::none}))), want);
+  check_close(dist::gather(dist::matmul(dist::shard(A, mesh, {dist::none, dist::none}), dist::shard(B, mesh, {dist::none, "gpu"}))), want);
+}
+
+TEST_CASE("creation: each shard's random numbers are the unsharded array's") {
+  HostWorld w(4);
+  dist::Mesh mesh({2, 2}, {"a", "b"});
+  auto u = dist::uniform({6, 8}, 42, mesh, {"a", "b"}, cf::f32, -1.0, 1.0);
+  auto want = cf::random::uniform({6, 8}, cf::f32, 42, -1.0, 1.0);
+  cf::testing::assert_array_equal(dist::gather(u), want);
+  cf::testing::assert_array_equal(u.shard(3), want.index({cf::slice(3, 6), cf::slice(4, 8)}));
+  auto n = dist::normal({8, 2}, 9, mesh, {"b", dist::none}, cf::f64);
+  cf::testing::assert_array_equal(dist::gather(n), cf::random::normal({8, 2}, cf::f64, 9));
+  auto r = dist::arange(8, mesh, {"a"}, cf::i64);
+  cf::testing::assert_array_equal(dist::gather(r), cf::arange(0, 8, 1, cf::i64));
+  auto f = dist::full({4, 4}, 2.5, mesh, {dist::none, "b"}, cf::f32);
+  cf::testing::assert_array_equal(dist::gather(f), cf::full({4, 4}, 2.5, cf::f32));
+  auto z = dist::zeros({4}, mesh, {"a"}, cf::f32) + dist::ones({4}, mesh, {"a"}, cf::f32);
+  cf::testing::assert_array_equal(dist::gather(z), cf::ones({4}, cf::f32));
+  // dist::eval finishes a partial result and materializes the shards.
+  auto s = dist::sum(u, 0);
+  dist::eval(s);
+  CHECK_FALSE(s.is_partial());
+  check_close(dist::gather(s), cf::sum(want, 0));
+  CHECK(dist::to_host<float>(s).size() == 8);
+}
