@@ -82,6 +82,8 @@ struct Builder {
     if (!refusal.empty()) return;
     int v = -1;
     Strides st;
+    if (n->dtype == DType::Complex64 || n->dtype == DType::Complex128)
+      return refuse(fmt::format("a {} value (the interpreter's registers are real)", name(n->dtype)));
     if (reads_memory(n, bind)) {
       v = emit(load_code(n->dtype), -1, -1, -1, operand(n, n, memory_layout(n, bind).strides));
     } else if (strided_memory_view(n, bind, st)) {

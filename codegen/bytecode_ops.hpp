@@ -22,7 +22,11 @@ inline constexpr uint8_t kRegKind[kRegTypes] = {kKB, kKI, kKI, kKI, kKI, kKU, kK
 
 // Each dtype's storage type in kernels (core/dtype.cpp's cuda_type; tests/test_bytecode.cpp
 // checks they agree).
-inline constexpr const char* kStorageCType[kNumDTypes] = {
+// The dtypes the interpreter loads, stores and casts to: the real ones (complex values are
+// refused by the bytecode pass, codegen/bytecode.cpp). The instruction numbering keeps
+// kNumDTypes slots per dtype-indexed family.
+inline constexpr int kBcDTypes = static_cast<int>(DType::Complex64);
+inline constexpr const char* kStorageCType[kBcDTypes] = {
     "bool", "signed char", "short", "int", "long long", "unsigned char", "unsigned short", "unsigned int",
     "unsigned long long", "cf_f16", "cf_bf16", "float", "double"};
 

@@ -9,6 +9,7 @@
 #   GPU_CHECK_FULL=1 bash scripts/...    # full repetitions for bench and peers (slower)
 #   GPU_CHECK_ONLY=W13,W16,L1 bash ...   # bench and peers run only these workloads
 #   GPU_CHECK_PART=tests bash ...        # build, tests and examples only (a first device call)
+#   GPU_CHECK_CMAKE_ARGS="-DCUFUSE_INTERP_ARCHS=sm_90" bash ...   # extra CMake cache settings
 #   GPU_CHECK_PART=bench bash ...        # build (a no-op on a warm machine), bench, peers, report
 #   GPU_CHECK_PART=sanitize bash ...     # build, compute-sanitizer (memcheck, racecheck, initcheck,
 #                                        # synccheck) over a quick GPU subset, and a fuzz slice
@@ -82,8 +83,10 @@ if [ ! -f /usr/include/dlpack/dlpack.h ] && [ ! -f "$ROOT/.deps/include/dlpack/d
   DLH=$(find $SITES /usr/local /opt -path '*/dlpack/dlpack.h' 2>/dev/null | head -1)
   [ -n "$DLH" ] && EXTRA+=("-DDLPACK_INCLUDE_DIR=$(dirname "$(dirname "$DLH")")")
 fi
+# GPU_CHECK_CMAKE_ARGS: more cache settings, e.g. -DCUFUSE_INTERP_ARCHS=sm_90 for a quicker build.
+read -r -a MORE <<<"${GPU_CHECK_CMAKE_ARGS:-}"
 step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" "${MORE[@]}"
 KEEP_GOING=(-- -k)
 [ -f "$BUILD/build.ninja" ] && KEEP_GOING=(-- -k 0)
 if [ "${STATUS[configure]}" = ok ]; then

@@ -99,7 +99,7 @@ std::string core_text() {
   add_case(o, kConst, "CFI_R(unsigned long long, ins.dst, k) = p.consts[ins.k];");
   add_case(o, kRoundF16, R(RF32, "dst") + " = cf_round_f16(" + R(RF32, "a") + ");");
   add_case(o, kRoundBF16, R(RF32, "dst") + " = cf_round_bf16(" + R(RF32, "a") + ");");
-  for (int t = 0; t < kNumDTypes; ++t) {
+  for (int t = 0; t < kBcDTypes; ++t) {
     const RegType rt = reg_of(static_cast<DType>(t));
     const std::string S = kStorageCType[t], RT = kRegCType[rt];
     const std::string at = "cfi_offset(p, p.opnd[ins.k], el[k])";
@@ -118,7 +118,7 @@ std::string core_text() {
                R(RegType(t), "dst") + " = " + (t == RBool ? "(" + v + " != 0)" : "(" + std::string(kRegCType[t]) + ")(" + v + ")") + ";");
     }
   for (int f = 0; f < kRegTypes; ++f)
-    for (int t = 0; t < kNumDTypes; ++t) {
+    for (int t = 0; t < kBcDTypes; ++t) {
       const std::string v = R(RegType(f), "a");
       std::string e;
       if (is_half_dtype(t))
