@@ -7,8 +7,9 @@
 //      and the notebook's question "is there a loss of precision?": the 3 x 3 X @ X both ways,
 //      and both big products against a float64 product and against host dot products.
 // cufuse's Philox numbers are not CuPy's, so randn(3, 3) with seed 42 has other values.
-// Skipped: conda/Slurm/Singularity set-up (nothing to port); FFTs, CUB and cuTENSOR (not
-// in cufuse's API).
+// Skipped: conda/Slurm/Singularity set-up (nothing to port). The closing remark on CUB,
+// cuTENSOR and half-precision FFTs has no code cell; cufuse's FFTs are cufuse/fft.hpp (cuFFT;
+// float16 input computes in complex64, as NumPy's; a float16 cuFFT path is not there yet).
 // Without a CUDA device it says so, runs the SVD part and the 3 x 3 product on the host
 // reference backend (which has no TF32: both settings give float32 results), and prints the
 // plan of the big matmul with TF32 on; it exits 0.
