@@ -26,16 +26,6 @@ std::string oracle_path() {
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_complex") + "/complex.txt";
 }
 
-std::map<std::string, std::string> parse_params(const std::string& s) {
-  std::map<std::string, std::string> m;
-  if (s == "-") return m;
-  for (auto& kv : split_fields(s, ' ')) {
-    auto at = kv.find('=');
-    m[kv.substr(0, at)] = kv.substr(at + 1);
-  }
-  return m;
-}
-
 cf::AxisArg axis_of(const std::string& s) { return s == "None" ? cf::AxisArg{} : cf::AxisArg(std::stoi(s)); }
 
 // What a case computes: a cufuse array, or a string (repr).

@@ -25,16 +25,6 @@ std::string oracle_path() {
   return std::string(d ? d : CUFUSE_TEST_BINARY_DIR "/oracle_fft") + "/fft.txt";
 }
 
-std::map<std::string, std::string> parse_params(const std::string& s) {
-  std::map<std::string, std::string> m;
-  if (s == "-") return m;
-  for (auto& kv : split_fields(s, ' ')) {
-    auto at = kv.find('=');
-    m[kv.substr(0, at)] = kv.substr(at + 1);
-  }
-  return m;
-}
-
 template <class T>
 std::optional<std::vector<T>> list_of(const std::string& s) {
   if (s == "None") return std::nullopt;
