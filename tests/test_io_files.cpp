@@ -200,7 +200,9 @@ TEST_CASE("io: bad .npy files are errors naming the file, the offset and the pro
     expect_error(load_bytes(longer + data), {"malformed .npy header", "bytes after the header dict"});
   }
   auto with = [&](const std::string& dict) { return npy_prefix(dict) + std::string(64, '\0'); };
-  expect_error(load_bytes(with("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")), {"'<c8'", "complex"});
+  expect_error(load_bytes(with("{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }")), {"'<c32'", "complex"});
+  // complex64 and complex128 load (issue 33's complex dtypes)
+  CHECK(cf::load((write_file(p, with("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }")), p)).dtype() == cf::c64);
   expect_error(load_bytes(with("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }")), {"object arrays", "'|O'"});
   expect_error(load_bytes(with("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }")), {"'<U3'", "string"});
   expect_error(load_bytes(with("{'descr': '<x7', 'fortran_order': False, 'shape': (2,), }")), {"'<x7'", "unknown"});

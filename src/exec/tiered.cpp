@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <thread>
 #include <unordered_map>
@@ -39,6 +40,10 @@ struct TierState {
   // Per key queued or compiling: the steps waiting for it (the first one's source is compiled).
   std::unordered_map<std::string, std::vector<std::shared_ptr<TieredStep>>> waiting;
   int workers = 0, busy = 0;
+  // Set at process exit (stop_at_exit): queued compiles are dropped, the running ones finish,
+  // and the workers end, so none is inside NVRTC or a module load while the process tears
+  // down (demo_fusion and seed002 crashed at exit with a compile still running).
+  bool stopping = false, exit_hook = false;
   // The interpreter kernel per device (loaded once; 1 marks "no image").
   std::mutex load_mu;
   std::array<std::atomic<void*>, 64> interp{};
@@ -59,7 +64,8 @@ void worker() {
   TierState& t = tiers();
   std::unique_lock<std::mutex> lk(t.mu);
   for (;;) {
-    t.cv.wait(lk, [&] { return !t.queue.empty(); });
+    t.cv.wait(lk, [&] { return t.stopping || !t.queue.empty(); });
+    if (t.stopping) return;
     const std::string key = std::move(t.queue.front());
     t.queue.pop_front();
     const std::shared_ptr<TieredStep> first = t.waiting.at(key).front();
@@ -79,19 +85,35 @@ void worker() {
     t.waiting.erase(key);
     --t.busy;
     for (const auto& s : steps) s->publish(k, failure);
-    if (t.queue.empty() && t.busy == 0) t.idle.notify_all();
+    if (t.busy == 0 && (t.queue.empty() || t.stopping)) t.idle.notify_all();
   }
+}
+
+// At exit: no new compile starts; wait for the running ones (std::atexit, registered with the
+// first worker, after the CUDA runtime's own teardown was registered, so it runs before it).
+void stop_at_exit() {
+  TierState& t = tiers();
+  std::unique_lock<std::mutex> lk(t.mu);
+  t.stopping = true;
+  t.queue.clear();
+  t.cv.notify_all();
+  t.idle.wait(lk, [&] { return t.busy == 0; });
 }
 
 void queue_compile(const std::shared_ptr<TieredStep>& step) {
   TierState& t = tiers();
   const std::string key = compile_key(step->source, step->name, step->arch);
   std::lock_guard<std::mutex> lk(t.mu);
+  if (t.stopping) return;  // the process is exiting: the step stays interpreted
   auto [it, fresh] = t.waiting.try_emplace(key);
   it->second.push_back(step);
   if (!fresh) return;  // one compile per key: this step waits for the one queued
   t.queue.push_back(key);
   if (t.workers < max_workers() && t.workers <= t.busy) {
+    if (!t.exit_hook) {
+      t.exit_hook = true;
+      std::atexit(stop_at_exit);
+    }
     ++t.workers;
     std::thread(worker).detach();  // lives for the process, as the context does
   }

@@ -79,7 +79,8 @@ TEST_CASE("CUFUSE_TIERED=interpret: casts, layouts, several outputs, long progra
   check_interpreted(tot, 0, "12 live values");
   // Past one pass of the grid: the grid-stride loop.
   auto x = random_array(cf::f32, cf::Shape{(int64_t(1) << 23) + 3});
-  check_interpreted(cf::exp(x) - x, 2, "2^23 + 3 elements");
+  // (exp is within 2 ulps of the host's; the subtraction can double that relative to its result)
+  check_interpreted(cf::exp(x) - x, 8, "2^23 + 3 elements");
   // 0-d.
   check_interpreted(random_array(cf::f64, cf::Shape{}) * 3.0, 0, "0-d");
 }

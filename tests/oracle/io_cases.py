@@ -100,8 +100,8 @@ def gen(out):
     # What cufuse refuses, with the words its error must say.
     np.save(os.path.join(nd, "bad_object.npy"), np.array([1, "a", None], dtype=object), allow_pickle=True)
     lines.append("bad bad_object object_arrays")
-    np.save(os.path.join(nd, "bad_complex.npy"), np.arange(3) * 1j)
-    lines.append("bad bad_complex complex")
+    np.save(os.path.join(nd, "bad_clongdouble.npy"), np.arange(3, dtype=np.clongdouble))
+    lines.append("bad bad_clongdouble complex")
     np.save(os.path.join(nd, "bad_v2.npy"), sample("bfloat16", (3,)))  # NumPy writes '<V2'
     lines.append("bad bad_v2 '<V2' bfloat16")
     np.save(os.path.join(nd, "bad_structured.npy"), np.zeros(2, dtype=[("a", "<f4"), ("b", "<i2")]))
