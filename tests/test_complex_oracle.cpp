@@ -93,15 +93,6 @@ void check_values(const cf::Array& got, const OracleArray& want, const std::stri
   CHECK(bad == 0);
 }
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
-
 std::string unhex(const std::string& h) {
   std::string s;
   for (size_t i = 0; i + 1 < h.size(); i += 2) s.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
@@ -132,7 +123,7 @@ TEST_CASE("complex dtypes match NumPy: ops, scalars, casts, reductions, repr, er
       got = run(f[0], p, ins);
       if (got.a.defined()) got.a.eval();
     } catch (const cf::Error& e) {
-      err = std::string("error ") + kind_name(e.kind());
+      err = std::string("error ") + cf::error_kind_name(e.kind());
       what = e.what();
     }
     CAPTURE(what);

@@ -66,15 +66,6 @@ cf::Array run(const std::string& f, std::map<std::string, std::string>& p, const
   return {};
 }
 
-const char* kind_name(cf::ErrorKind k) {
-  switch (k) {
-    case cf::ErrorKind::Value: return "ValueError";
-    case cf::ErrorKind::Type: return "TypeError";
-    case cf::ErrorKind::Index: return "IndexError";
-    default: return "OtherError";
-  }
-}
-
 void check_values(const cf::Array& got, const OracleArray& want, bool exact) {
   if (!cf::is_float(want.dtype) && !cf::is_complex(want.dtype)) {
     CHECK(bytes_of(got) == want.bytes);
@@ -116,7 +107,7 @@ TEST_CASE("cufuse::fft matches numpy.fft: transforms, sizes, axes, norms, helper
       got = run(f[0], p, a);
       got.eval();
     } catch (const cf::Error& e) {
-      err = std::string("error ") + kind_name(e.kind());
+      err = std::string("error ") + cf::error_kind_name(e.kind());
       what = e.what();
     }
     CAPTURE(what);
