@@ -457,7 +457,8 @@ class LazySite final : public RunSite {
   const std::vector<NodePtr>& roots_;
   const std::vector<const Target*>& targets_;
   int device_;
-  std::vector<const CompiledKernel*> kernels_;  // per step; null: a library call, or interpreted
+  // per step; null: a library call, or interpreted (inline: this is built on every lazy run)
+  SmallVec<const CompiledKernel*, 8> kernels_;
   bool interpreted_ = false;
 };
 }  // namespace
