@@ -209,9 +209,43 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--frameworks", default="numpy,torch,cupy,jax")
     args = ap.parse_args()
+    fws = args.frameworks.split(",")
+    if len(fws) > 1:
+        # One process per framework: a crash in one (a deleter called twice, a bad free) is reported
+        # as that framework's failure with its exit status, and the others still run.
+        import subprocess
+        failed = ran = 0
+        for fw in fws:
+            p = subprocess.run([sys.executable, __file__, "--lib", args.lib, "--frameworks", fw],
+                               capture_output=True, text=True)
+            out = p.stdout + p.stderr
+            lines = [l for l in out.splitlines() if not l.startswith("dlpack_check:")]
+            print("\n".join(lines), flush=True)
+            for l in lines:
+                ran += l.startswith(("ok ", "FAIL "))
+                failed += l.startswith("FAIL ")
+            if p.returncode not in (0, 1):
+                print(f"FAIL     {fw}: the check process died (exit {p.returncode})", flush=True)
+                failed += 1
+                ran += 1
+        print(f"dlpack_check: {ran} checks, {failed} failed")
+        return 1 if failed else 0
     bridge = Bridge(args.lib)
-    results = []
-    for fw in args.frameworks.split(","):
+    failed = ran = 0
+
+    def report(what, ok, detail):
+        nonlocal failed, ran
+        tag = "skipped" if ok is None else ("ok" if ok else "FAIL")
+        failed += ok is False
+        ran += ok is not None
+        print(f"{tag:8} {what}" + (f"  ({detail})" if detail else ""), flush=True)
+
+    class Live(list):
+        def append(self, r):
+            report(*r)
+
+    results = Live()
+    for fw in fws:
         try:
             __import__(fw)
         except Exception as e:  # not installed
@@ -221,12 +255,6 @@ def main():
             run(fw, bridge, results)
         except Exception as e:
             results.append((f"{fw}: exception", False, f"{e.__class__.__name__}: {e}"))
-    failed = 0
-    for what, ok, detail in results:
-        tag = "skipped" if ok is None else ("ok" if ok else "FAIL")
-        failed += ok is False
-        print(f"{tag:8} {what}" + (f"  ({detail})" if detail else ""))
-    ran = sum(1 for _, ok, _ in results if ok is not None)
     print(f"dlpack_check: {ran} checks, {failed} failed")
     return 1 if failed else 0
 

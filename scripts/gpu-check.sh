@@ -238,7 +238,7 @@ BUILD_ERRORS=$(grep -E "error:|Error [0-9]+|undefined reference" "$LOGS/build.lo
 
 # ------------------------------------------------------------------ $OUT (at most 8 files)
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
-  (cd "$LOGS" && tar -czf gpu-check-logs.tar.gz ./*.log compact.txt "$BUILD/fuzz-campaign.log" 2>/dev/null)
+  (cd "$LOGS" && tar -czf gpu-check-logs.tar.gz ./*.log compact.txt "$BUILD/fuzz-campaign.log" "$BUILD/fuzz-failures" 2>/dev/null)
   for f in summary.txt bench-table.md bench-chart.png cufuse-bench.json peers.json gpu-check-logs.tar.gz; do
     [ -f "$LOGS/$f" ] && cp "$LOGS/$f" "$OUT/"
   done
