@@ -204,6 +204,20 @@ def run(fw, bridge, results):
                     f"{a.dtype} {a.shape}")
 
 
+def warm_up(fw):
+    """Lets the framework load its CUDA libraries (torch, JAX and CuPy load them at first device use)."""
+    if fw == "torch":
+        import torch
+        if torch.cuda.is_available():
+            torch.zeros(1, device="cuda")
+    elif fw == "cupy":
+        import cupy
+        cupy.zeros(1)
+    elif fw == "jax":
+        import jax
+        jax.devices()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -230,7 +244,6 @@ def main():
                 ran += 1
         print(f"dlpack_check: {ran} checks, {failed} failed")
         return 1 if failed else 0
-    bridge = Bridge(args.lib)
     failed = ran = 0
 
     def report(what, ok, detail):
@@ -245,13 +258,20 @@ def main():
             report(*r)
 
     results = Live()
+    bridge = None
     for fw in fws:
         try:
             __import__(fw)
+            warm_up(fw)
         except Exception as e:  # not installed
             results.append((f"{fw}", None, f"not installed ({e.__class__.__name__})"))
             continue
         try:
+            # cufuse is loaded after the framework has loaded its CUDA libraries, as a Python
+            # extension built on cufuse would be (see the README's DLPack notes: loaded the other
+            # way round, PyTorch's and JAX's CUDA 13 wheels bind to /usr/local/cuda's libraries of
+            # the same sonames and abort with "free(): invalid pointer" on the H200 machine).
+            bridge = bridge or Bridge(args.lib)
             run(fw, bridge, results)
         except Exception as e:
             results.append((f"{fw}: exception", False, f"{e.__class__.__name__}: {e}"))
