@@ -215,6 +215,7 @@ def warm_up(fw):
         cupy.zeros(1)
     elif fw == "jax":
         import jax
+        jax.config.update("jax_enable_x64", True)  # else JAX turns an imported float64 into float32
         jax.devices()
 
 

@@ -145,12 +145,12 @@ fi
 # split reductions, cross-stream waits), each verdict ("N errors") in the summary. Only in
 # GPU_CHECK_PART=sanitize (each tool slows kernels 10-100x); skipped where compute-sanitizer is absent.
 # Each tool gets the files where its kind of bug can live, without the cases that are slow under
-# it (2^27 and 2^31 elements, a million lazy steps) or that fail API calls on purpose (the
+# it (2^27 and 2^31 elements, a million lazy steps, thousands of kernels loaded) or that fail API calls on purpose (the
 # out-of-memory case in "bad input on the device", which memcheck reports as an API error).
 # CUFUSE_TIERED=0 as in the ctest entries: the tools check the compiled kernels. No --leak-check:
 # the runtime context keeps its pool and cuBLAS/cuSOLVER/cuFFT handles for the process's life
 # (freed with the CUDA context at exit); leaks across cycles are the pool-bytes tests' job.
-SAN_EXCLUDE=${GPU_CHECK_SANITIZE_EXCLUDE:-"*a million times*,*2^27*,*2^31*,*bad input on the device*,*overlaps*"}
+SAN_EXCLUDE=${GPU_CHECK_SANITIZE_EXCLUDE:-"*a million times*,*2^27*,*2^31*,*bad input on the device*,*overlaps*,*thousands of arrays*"}
 SAN_VERDICTS=()
 CSAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 san_files() {
@@ -169,11 +169,12 @@ if [ "$PART" = sanitize ]; then
   else
     for tool in memcheck racecheck initcheck synccheck; do
       # Kernels compile once (a warm disk cache) so the tools time the kernels, not NVRTC.
-      step "$tool" 100 40 "$LOGS/sanitizer-$tool.log" \
+      cap=100; [ $tool = memcheck ] && cap=140
+      step "$tool" $cap 40 "$LOGS/sanitizer-$tool.log" \
         env CUFUSE_TIERED=0 CUFUSE_CACHE_DIR="$BUILD/kernel-cache" "$CSAN" --tool $tool --error-exitcode 99 \
         --print-limit 20 "$BUILD/tests/cufuse_gpu_tests" "--source-file=$(san_files $tool)" \
         "--test-case-exclude=$SAN_EXCLUDE" --no-colors
-      v=$(grep -E "ERROR SUMMARY: [0-9]+ error" "$LOGS/sanitizer-$tool.log" | tail -1 | sed -E 's/^=+ *//')
+      v=$(grep -E "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)" "$LOGS/sanitizer-$tool.log" | tail -1 | sed -E 's/^=+ *//')
       SAN_VERDICTS+=("$tool: ${STATUS[$tool]}${v:+, $v}")
     done
   fi
