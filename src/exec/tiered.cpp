@@ -41,8 +41,9 @@ struct TierState {
   std::unordered_map<std::string, std::vector<std::shared_ptr<TieredStep>>> waiting;
   int workers = 0, busy = 0;
   // Set at process exit (stop_at_exit): queued compiles are dropped, the running ones finish,
-  // and the workers end, so none is inside NVRTC or a module load while the process tears
-  // down (demo_fusion and seed002 crashed at exit with a compile still running).
+  // and the workers park (they never return), so none is inside NVRTC, a module load or its
+  // thread-exit destructors while the process tears down (demo_fusion and seed002 crashed at
+  // exit with a compile still running).
   bool stopping = false, exit_hook = false;
   // The interpreter kernel per device (loaded once; 1 marks "no image").
   std::mutex load_mu;
@@ -65,7 +66,10 @@ void worker() {
   std::unique_lock<std::mutex> lk(t.mu);
   for (;;) {
     t.cv.wait(lk, [&] { return t.stopping || !t.queue.empty(); });
-    if (t.stopping) return;
+    // Parked for good once the process exits: a worker that returned here would run its
+    // thread-exit destructors while the main thread tears the process down (a rare SIGSEGV at
+    // exit in the device fuzzer's four-thread batches, after all their programs had passed).
+    while (t.stopping) t.cv.wait(lk);
     const std::string key = std::move(t.queue.front());
     t.queue.pop_front();
     const std::shared_ptr<TieredStep> first = t.waiting.at(key).front();

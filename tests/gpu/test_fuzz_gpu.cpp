@@ -126,3 +126,64 @@ TEST_CASE("fuzz: the programs the campaigns found, open") {
     CHECK_MESSAGE(o.bad == 0, o.report);
   }
 }
+
+// A diagnosis of one seed, off unless CUFUSE_FUZZ_DIAG=<seed>: every non-empty subset of the
+// program's outputs evaluated together (on the default stream, then on a new stream), each
+// output compared with the reference, and the outputs' device addresses printed.
+TEST_CASE("fuzz: diagnose one seed (CUFUSE_FUZZ_DIAG)") {
+  const char* env = std::getenv("CUFUSE_FUZZ_DIAG");
+  if (!env) return;
+  const uint64_t seed = std::strtoull(env, nullptr, 10);
+  const fuzz::Config cfg = fuzz::device_config();
+  fuzz::Generator gen(seed, cfg);
+  gen.choose_inputs();
+  const std::vector<cf::Array> in = fuzz::random_inputs(gen.program(), seed);
+  const fuzz::Program p = gen.build(in);
+  std::printf("%s", p.text().c_str());
+  std::vector<cf::detail::NodePtr> roots;
+  for (const auto& v : fuzz::values(p, in)) roots.push_back(v.node());
+  const auto ref = cf::detail::reference_evaluate(roots);
+  const std::vector<double> E = fuzz::bounds(p, ref);
+  // Every value of the program alone: which is the first to go wrong.
+  for (int i = p.n_inputs(); i < p.n_values(); ++i) {
+    std::vector<cf::Array> vals = fuzz::values(p, in);
+    cf::Array a = vals[static_cast<size_t>(i)];
+    vals.clear();
+    a.eval();
+    std::string d;
+    const int64_t n = fuzz::compare(fuzz::host_of(a), ref[static_cast<size_t>(i)], p.exact[static_cast<size_t>(i)] ? 0.0 : E[static_cast<size_t>(i)], d);
+    std::printf("value v%d alone: %s\n%s", i, n ? ("BAD " + std::to_string(n)).c_str() : "ok", n ? d.c_str() : "");
+  }
+  const size_t k = p.outputs.size();
+  for (int on_stream = 0; on_stream < 2; ++on_stream)
+    for (unsigned mask = 1; mask < (1u << k); ++mask) {
+      cf::Device().synchronize();
+      std::optional<cf::Stream> s;
+      std::optional<cf::StreamScope> scope;
+      if (on_stream) {
+        s.emplace();
+        scope.emplace(*s);
+      }
+      std::vector<cf::Array> vals = fuzz::values(p, in);
+      std::vector<cf::Array> outs;
+      std::vector<size_t> which;
+      for (size_t j = 0; j < k; ++j)
+        if (mask & (1u << j)) {
+          outs.push_back(vals[static_cast<size_t>(p.outputs[j])]);
+          which.push_back(static_cast<size_t>(p.outputs[j]));
+        }
+      vals.clear();
+      cf::eval_all(outs);
+      std::string line = "stream " + std::to_string(on_stream) + " mask " + std::to_string(mask) + ":";
+      for (size_t j = 0; j < outs.size(); ++j) {
+        std::string d;
+        const int64_t n = fuzz::compare(fuzz::host_of(outs[j]), ref[which[j]], p.exact[which[j]] ? 0.0 : E[which[j]], d);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " v%zu %s (%p)", which[j], n ? ("BAD " + std::to_string(n)).c_str() : "ok",
+                      outs[j].data_ptr());
+        line += buf;
+      }
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+}
