@@ -115,19 +115,25 @@ NodePtr batch_ready(const NodePtr& n, const Shape& batch, bool vec) {
   return detail::broadcast_node(n, full);
 }
 
+// A View node the GEMM can read in place, through the view's strides, where cuBLAS reads that
+// layout: a view of a pending reduction or library result (a transposed SVD factor, a reshaped
+// GEMM output) or of dense memory, of the GEMM's dtype.
+bool view_in_place(const NodePtr& v, DType t, const GemmCall& probe, int which) {
+  if (v->k() != NodeKind::View) return false;
+  const NodePtr& in = v->inputs[0];
+  const bool pending = in->k() == NodeKind::Reduce || in->k() == NodeKind::Library;
+  const bool dense = in->is_materialized() && in->layout.is_contiguous() && in->layout.offset == 0;
+  return (pending || dense) && in->dtype == t && probe.operand_readable(which, v->layout);
+}
+
 // conj(x) over an operand x that the GEMM reads as it is through op T (a Buffer leaf of that
-// layout, or a view of a pending reduction/library result or of dense memory, read in place as
-// the probe loop in matmul_shaped reads it): the GEMM reads x with op C instead.
+// layout, or a view read in place): the GEMM reads x with op C instead.
 bool conj_peelable(const NodePtr& n, DType t, const GemmCall& probe, int which) {
   if (!is_complex(t) || n->k() != NodeKind::Elementwise || static_cast<Op>(n->op) != Op::Conjugate) return false;
   const NodePtr& x = n->inputs[0];
   if (x->dtype != t) return false;
   if (x->k() == NodeKind::Buffer) return probe.operand_readable(which, x->layout);
-  if (x->k() != NodeKind::View) return false;
-  const NodePtr& in = x->inputs[0];
-  const bool pending = in->k() == NodeKind::Reduce || in->k() == NodeKind::Library;
-  const bool dense = in->is_materialized() && in->layout.is_contiguous() && in->layout.offset == 0;
-  return (pending || dense) && in->dtype == t && probe.operand_readable(which, x->layout);
+  return view_in_place(x, t, probe, which);
 }
 
 Array vector_dot(const Array& a, const Array& b, DType t) {
@@ -214,14 +220,9 @@ Array matmul_shaped(const Array& a, const Array& b, const std::optional<Shape>& 
   GemmCall probe(s);
   for (int i = 0; i < 2; ++i) {
     NodePtr& n = i == 0 ? na : nb;
-    if (n->k() != NodeKind::View) continue;
-    const NodePtr& in = n->inputs[0];
-    const bool pending = in->k() == NodeKind::Reduce || in->k() == NodeKind::Library;
-    const bool dense = in->is_materialized() && in->layout.is_contiguous() && in->layout.offset == 0;
-    if ((!pending && !dense) || in->dtype != t) continue;
-    if (!probe.operand_readable(i, n->layout)) continue;
+    if (!view_in_place(n, t, probe, i)) continue;
     (i == 0 ? s.a : s.b).view = n->layout;
-    n = in;
+    n = n->inputs[0];
   }
   auto call = std::make_shared<GemmCall>(std::move(s));
   detail::InputVec ins;
