@@ -117,6 +117,16 @@ cf::Array hermitian_pd(cf::DType t, const cf::Shape& batch, int64_t n) {
 const std::vector<cf::Shape> kBatches = {{}, {3}, {2, 2}};
 const std::vector<int64_t> kSizes = {1, 5, 33, 100};
 
+// f(dtype, batch, n, what, tol) over both complex dtypes, the batch shapes (the batched cuBLAS /
+// cuSOLVER paths for small matrices, loops otherwise) and the matrix sizes.
+void for_each_case(const std::function<void(cf::DType, const cf::Shape&, int64_t, const std::string&, double)>& f) {
+  for (cf::DType t : {cf::c64, cf::c128})
+    for (const auto& batch : kBatches)
+      for (int64_t n : kSizes)
+        f(t, batch, n, std::string(cf::name(t)) + " batch " + cf::to_string(batch) + " n " + std::to_string(n),
+          lin_tol(t, n));
+}
+
 }  // namespace
 
 TEST_CASE("complex matmul on cuBLAS: shapes, layouts, op C, batches, vectors, mixed operands") {
@@ -168,31 +178,27 @@ TEST_CASE("complex matmul on cuBLAS: shapes, layouts, op C, batches, vectors, mi
 
 TEST_CASE("complex det, slogdet, inv, solve on cuSOLVER: batched and looped paths") {
   using Ins = std::vector<cf::Array>;
-  for (cf::DType t : {cf::c64, cf::c128})
-    for (const auto& batch : kBatches)
-      for (int64_t n : kSizes) {
-        const std::string w = std::string(cf::name(t)) + " batch " + cf::to_string(batch) + " n " + std::to_string(n);
-        const double tol = lin_tol(t, n);
-        auto a = well_conditioned(t, batch, n);
-        auto [ld, lr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::slogdet(x[0]).logabsdet; });
-        CHECK_MESSAGE(compare(ld, lr, {}, tol, tol, "logabsdet " + w) == 0, w);
-        auto [sd, sr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::slogdet(x[0]).sign; });
-        CHECK_MESSAGE(compare(sd, sr, std::vector<double>(sr.size(), 1.0), tol * 10, 0, "sign " + w) == 0, w);
-        if (t == cf::c128 || n <= 5) {
-          auto [dd, dr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::det(x[0]); });
-          std::vector<double> mag;
-          for (const auto& z : dr) mag.push_back(std::abs(z));
-          CHECK_MESSAGE(compare(dd, dr, mag, tol * 10, 0, "det " + w) == 0, w);
-        }
-        auto [id, ir] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::inv(x[0]); });
-        CHECK_MESSAGE(compare(id, ir, {}, tol * 10, 0, "inv " + w) == 0, w);
-        auto rhs = random_complex(t, {n, 3});
-        auto [xd, xr] = dev_and_ref({a, rhs}, [](const Ins& x) { return cf::linalg::solve(x[0], x[1]); });
-        CHECK_MESSAGE(compare(xd, xr, {}, tol * 10, 0, "solve " + w) == 0, w);
-        auto rv = random_complex(t, {n});
-        auto [vd, vr] = dev_and_ref({a, rv}, [](const Ins& x) { return cf::linalg::solve(x[0], x[1]); });
-        CHECK_MESSAGE(compare(vd, vr, {}, tol * 10, 0, "solve vector " + w) == 0, w);
-      }
+  for_each_case([&](cf::DType t, const cf::Shape& batch, int64_t n, const std::string& w, double tol) {
+    auto a = well_conditioned(t, batch, n);
+    auto [ld, lr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::slogdet(x[0]).logabsdet; });
+    CHECK_MESSAGE(compare(ld, lr, {}, tol, tol, "logabsdet " + w) == 0, w);
+    auto [sd, sr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::slogdet(x[0]).sign; });
+    CHECK_MESSAGE(compare(sd, sr, std::vector<double>(sr.size(), 1.0), tol * 10, 0, "sign " + w) == 0, w);
+    if (t == cf::c128 || n <= 5) {
+      auto [dd, dr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::det(x[0]); });
+      std::vector<double> mag;
+      for (const auto& z : dr) mag.push_back(std::abs(z));
+      CHECK_MESSAGE(compare(dd, dr, mag, tol * 10, 0, "det " + w) == 0, w);
+    }
+    auto [id, ir] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::inv(x[0]); });
+    CHECK_MESSAGE(compare(id, ir, {}, tol * 10, 0, "inv " + w) == 0, w);
+    auto rhs = random_complex(t, {n, 3});
+    auto [xd, xr] = dev_and_ref({a, rhs}, [](const Ins& x) { return cf::linalg::solve(x[0], x[1]); });
+    CHECK_MESSAGE(compare(xd, xr, {}, tol * 10, 0, "solve " + w) == 0, w);
+    auto rv = random_complex(t, {n});
+    auto [vd, vr] = dev_and_ref({a, rv}, [](const Ins& x) { return cf::linalg::solve(x[0], x[1]); });
+    CHECK_MESSAGE(compare(vd, vr, {}, tol * 10, 0, "solve vector " + w) == 0, w);
+  });
   auto sing = cf::from_host(CVec{1, c128(0, 2), 3, 2, c128(0, 4), 6, 1, 0, 1}, cf::Shape{3, 3});
   CHECK_THROWS_WITH_AS(cf::linalg::inv(sing).eval(), "Singular matrix", cf::ValueError);
   CHECK(std::abs(cvals(cf::linalg::det(sing))[0]) == 0.0);
@@ -200,77 +206,73 @@ TEST_CASE("complex det, slogdet, inv, solve on cuSOLVER: batched and looped path
 
 TEST_CASE("complex cholesky, eigh, qr, svd on cuSOLVER: unique parts against the reference, invariants") {
   using Ins = std::vector<cf::Array>;
-  for (cf::DType t : {cf::c64, cf::c128})
-    for (const auto& batch : kBatches)
-      for (int64_t n : kSizes) {
-        const std::string w = std::string(cf::name(t)) + " batch " + cf::to_string(batch) + " n " + std::to_string(n);
-        const double tol = lin_tol(t, n);
-        const int64_t nb = cf::numel(batch);
-        auto h = hermitian_pd(t, batch, n);
-        auto [cd, cr] = dev_and_ref({h}, [](const Ins& x) { return cf::linalg::cholesky(x[0]); });
-        CHECK_MESSAGE(compare(cd, cr, {}, tol * 10, 0, "cholesky " + w) == 0, w);
-        cf::DType wt;
-        auto [ed, er] = dev_and_ref({h}, [](const Ins& x) { return cf::linalg::eigvalsh(x[0]); }, &wt);
-        CHECK(wt == cf::real_dtype(t));
-        CHECK_MESSAGE(compare(ed, er, {}, tol * 10, 0, "eigvalsh " + w) == 0, w);
-        for (char uplo : {'L', 'U'}) {
-          auto eg = cf::linalg::eigh(h, uplo);
-          CVec hv = cvals(h), V = cvals(eg.eigenvectors);
-          const auto ev = eg.eigenvalues.astype(cf::f64).ravel().to_host<double>();
-          for (int64_t b = 0; b < nb; ++b) {
-            CVec av = mm(hv, V, n, n, n, b * n * n, b * n * n);
-            double err = 0, scale = 0;
-            for (int64_t i = 0; i < n; ++i)
-              for (int64_t j = 0; j < n; ++j) {
-                err = std::max(err, std::abs(av[i * n + j] - V[b * n * n + i * n + j] * ev[b * n + j]));
-                scale = std::max(scale, std::fabs(ev[b * n + j]));
-              }
-            CHECK_MESSAGE(err <= tol * 10 * scale, "eigh A V = V w " << uplo << " " << w);
-            CHECK_MESSAGE(max_diff(mm(ht(V, n, n, b * n * n), V, n, n, n, 0, b * n * n), eye(n)) <= tol * 10,
-                          "eigh V^H V " << w);
+  for_each_case([&](cf::DType t, const cf::Shape& batch, int64_t n, const std::string& w, double tol) {
+    const int64_t nb = cf::numel(batch);
+    auto h = hermitian_pd(t, batch, n);
+    auto [cd, cr] = dev_and_ref({h}, [](const Ins& x) { return cf::linalg::cholesky(x[0]); });
+    CHECK_MESSAGE(compare(cd, cr, {}, tol * 10, 0, "cholesky " + w) == 0, w);
+    cf::DType wt;
+    auto [ed, er] = dev_and_ref({h}, [](const Ins& x) { return cf::linalg::eigvalsh(x[0]); }, &wt);
+    CHECK(wt == cf::real_dtype(t));
+    CHECK_MESSAGE(compare(ed, er, {}, tol * 10, 0, "eigvalsh " + w) == 0, w);
+    for (char uplo : {'L', 'U'}) {
+      auto eg = cf::linalg::eigh(h, uplo);
+      CVec hv = cvals(h), V = cvals(eg.eigenvectors);
+      const auto ev = eg.eigenvalues.astype(cf::f64).ravel().to_host<double>();
+      for (int64_t b = 0; b < nb; ++b) {
+        CVec av = mm(hv, V, n, n, n, b * n * n, b * n * n);
+        double err = 0, scale = 0;
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            err = std::max(err, std::abs(av[i * n + j] - V[b * n * n + i * n + j] * ev[b * n + j]));
+            scale = std::max(scale, std::fabs(ev[b * n + j]));
           }
-        }
-        for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{n + 3, n}, {n, n + 3}}) {
-          cf::Shape s = batch;
-          s.push_back(m);
-          s.push_back(k);
-          auto a = random_complex(t, s);
-          CVec av = cvals(a);
-          for (const char* mode : {"reduced", "complete"}) {
-            auto [Q, R] = cf::linalg::qr(a, mode);
-            const int64_t kq = Q.shape(-1);
-            CVec q = cvals(Q), r = cvals(R);
-            for (int64_t b = 0; b < nb; ++b) {
-              CHECK_MESSAGE(max_diff(mm(q, r, m, kq, k, b * m * kq, b * kq * k), part(av, b * m * k, m * k)) <= tol * 10,
-                            "Q R " << mode << " " << w);
-              CHECK_MESSAGE(max_diff(mm(ht(q, m, kq, b * m * kq), q, kq, m, kq, 0, b * m * kq), eye(kq)) <= tol * 10,
-                            "Q^H Q " << mode << " " << w);
-              for (int64_t i = 0; i < kq; ++i)
-                for (int64_t j = 0; j < std::min(i, k); ++j) CHECK(r[b * kq * k + i * k + j] == c128(0));
-            }
-          }
-          auto [sd, sr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::svdvals(x[0]); }, &wt);
-          CHECK(wt == cf::real_dtype(t));
-          CHECK_MESSAGE(compare(sd, sr, {}, tol * 10, tol * 10, "svdvals " + w) == 0, w);
-          for (bool full : {true, false}) {
-            auto d = cf::linalg::svd(a, full);
-            const int64_t kk = std::min(m, k), ku = d.U.shape(-1), kv = d.Vh.shape(-2);
-            CVec u = cvals(d.U), vh = cvals(d.Vh);
-            const auto sg = d.S.astype(cf::f64).ravel().to_host<double>();
-            for (int64_t b = 0; b < nb; ++b) {
-              CVec us(static_cast<size_t>(m * kk));
-              for (int64_t i = 0; i < m; ++i)
-                for (int64_t j = 0; j < kk; ++j) us[i * kk + j] = u[b * m * ku + i * ku + j] * sg[b * kk + j];
-              CHECK_MESSAGE(max_diff(mm(us, vh, m, kk, k, 0, b * kv * k), part(av, b * m * k, m * k)) <= tol * 10 * n,
-                            "U S Vh " << full << " " << w);
-              CHECK_MESSAGE(max_diff(mm(ht(u, m, ku, b * m * ku), u, ku, m, ku, 0, b * m * ku), eye(ku)) <= tol * 10,
-                            "U^H U " << full << " " << w);
-              CHECK_MESSAGE(max_diff(mm(vh, ht(vh, kv, k, b * kv * k), kv, k, kv, b * kv * k), eye(kv)) <= tol * 10,
-                            "Vh Vh^H " << full << " " << w);
-            }
-          }
+        CHECK_MESSAGE(err <= tol * 10 * scale, "eigh A V = V w " << uplo << " " << w);
+        CHECK_MESSAGE(max_diff(mm(ht(V, n, n, b * n * n), V, n, n, n, 0, b * n * n), eye(n)) <= tol * 10,
+                      "eigh V^H V " << w);
+      }
+    }
+    for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{n + 3, n}, {n, n + 3}}) {
+      cf::Shape s = batch;
+      s.push_back(m);
+      s.push_back(k);
+      auto a = random_complex(t, s);
+      CVec av = cvals(a);
+      for (const char* mode : {"reduced", "complete"}) {
+        auto [Q, R] = cf::linalg::qr(a, mode);
+        const int64_t kq = Q.shape(-1);
+        CVec q = cvals(Q), r = cvals(R);
+        for (int64_t b = 0; b < nb; ++b) {
+          CHECK_MESSAGE(max_diff(mm(q, r, m, kq, k, b * m * kq, b * kq * k), part(av, b * m * k, m * k)) <= tol * 10,
+                        "Q R " << mode << " " << w);
+          CHECK_MESSAGE(max_diff(mm(ht(q, m, kq, b * m * kq), q, kq, m, kq, 0, b * m * kq), eye(kq)) <= tol * 10,
+                        "Q^H Q " << mode << " " << w);
+          for (int64_t i = 0; i < kq; ++i)
+            for (int64_t j = 0; j < std::min(i, k); ++j) CHECK(r[b * kq * k + i * k + j] == c128(0));
         }
       }
+      auto [sd, sr] = dev_and_ref({a}, [](const Ins& x) { return cf::linalg::svdvals(x[0]); }, &wt);
+      CHECK(wt == cf::real_dtype(t));
+      CHECK_MESSAGE(compare(sd, sr, {}, tol * 10, tol * 10, "svdvals " + w) == 0, w);
+      for (bool full : {true, false}) {
+        auto d = cf::linalg::svd(a, full);
+        const int64_t kk = std::min(m, k), ku = d.U.shape(-1), kv = d.Vh.shape(-2);
+        CVec u = cvals(d.U), vh = cvals(d.Vh);
+        const auto sg = d.S.astype(cf::f64).ravel().to_host<double>();
+        for (int64_t b = 0; b < nb; ++b) {
+          CVec us(static_cast<size_t>(m * kk));
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < kk; ++j) us[i * kk + j] = u[b * m * ku + i * ku + j] * sg[b * kk + j];
+          CHECK_MESSAGE(max_diff(mm(us, vh, m, kk, k, 0, b * kv * k), part(av, b * m * k, m * k)) <= tol * 10 * n,
+                        "U S Vh " << full << " " << w);
+          CHECK_MESSAGE(max_diff(mm(ht(u, m, ku, b * m * ku), u, ku, m, ku, 0, b * m * ku), eye(ku)) <= tol * 10,
+                        "U^H U " << full << " " << w);
+          CHECK_MESSAGE(max_diff(mm(vh, ht(vh, kv, k, b * kv * k), kv, k, kv, b * kv * k), eye(kv)) <= tol * 10,
+                        "Vh Vh^H " << full << " " << w);
+        }
+      }
+    }
+  });
   auto not_pd = cf::from_host(CVec{1, c128(0, 2), c128(0, -2), 1}, cf::Shape{2, 2});
   CHECK_THROWS_WITH_AS(cf::linalg::cholesky(not_pd).eval(), "Matrix is not positive definite", cf::ValueError);
 }
