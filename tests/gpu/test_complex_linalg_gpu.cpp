@@ -154,7 +154,9 @@ TEST_CASE("complex matmul on cuBLAS: shapes, layouts, op C, batches, vectors, mi
       auto r = random_normal(t == cf::c64 ? cf::f32 : cf::f64, {M, K});
       check_contraction({r, b}, [](const Ins& x) { return cf::matmul(x[0], x[1]); }, rel, "real @ complex " + w);
       CHECK(launches([&] { cf::matmul(a, cf::conj(bt).T()).eval(); }) == 1);  // the GEMM, no kernel
-      CHECK(launches([&] { cf::matmul(a, cf::conj(b)).eval(); }) == 2);       // conj(b) written first
+      // conj(b) as stored: written by a kernel first, unless b is a row or a column (then its
+      // memory is also b read through op T, which op C conjugates)
+      CHECK(launches([&] { cf::matmul(a, cf::conj(b)).eval(); }) == (K == 1 || N == 1 ? 1u : 2u));
     }
   for (cf::DType t : {cf::c64, cf::c128}) {
     const double rel = gemm_rel(t);
