@@ -1,5 +1,5 @@
 # tests/numpy_oracles.cmake: the NumPy oracles of issues 30 and 33, one function for all. For a
-# name N (indexing, manipulation, surface, sorting, statistics, complex, fft), test `oracle_N_cases` runs
+# name N (indexing, manipulation, surface, sorting, statistics, complex, fft, complex_linalg), test `oracle_N_cases` runs
 # tests/oracle/gen_N.py (python3 with numpy>=2 and ml_dtypes) into <build>/tests/oracle_N before `unit_N_oracle`
 # (CTest fixture `cufuse_N_oracle`), which finds the cases through CUFUSE_<N>_ORACLE_DIR.
 # Without Python the unit test still runs and fails, saying how to generate the cases.
@@ -30,3 +30,4 @@ cufuse_numpy_oracle(sorting)       # sort, search, sets, order statistics
 cufuse_numpy_oracle(statistics)    # bincount, histograms, moments, differences
 cufuse_numpy_oracle(complex)       # complex dtypes: ops, casts, reductions, repr
 cufuse_numpy_oracle(fft)           # numpy.fft: transforms, helpers, errors
+cufuse_numpy_oracle(complex_linalg)  # complex matmul/einsum/dot/vdot and numpy.linalg

@@ -188,26 +188,29 @@ Value fn_lstsq(const Args& a) {
   }
   auto lin = [&](const char* param, const Array& x) {
     if (is_half(x.dtype())) a.fail(param, fmt::format("array type {} is unsupported in linalg", name(x.dtype())));
-    return is_float(x.dtype()) ? x.dtype() : DType::Float64;
+    return is_float(x.dtype()) || is_complex(x.dtype()) ? x.dtype() : DType::Float64;
   };
   const DType t = promote_types(lin("a", A), lin("b", B));
+  // x^H (complex: a transposed view of conj(x), which the GEMM reads with op C)
+  auto herm = [](const Array& x) { return is_complex(x.dtype()) ? cufuse::conj(x).swapaxes(-1, -2) : x.swapaxes(-1, -2); };
   const bool vec = B.ndim() == 1;
   const Array Af = A.astype(t), Bf = (vec ? B.reshape({m, 1}) : B).astype(t);
-  const double eps = t == DType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double eps =
+      real_dtype(t) == DType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   const double rc = rcond ? *rcond : eps * static_cast<double>(std::max(m, n));
   auto d = cufuse::linalg::svd(Af, false, true);
   Array keep = cufuse::greater(d.S, cufuse::multiply(cufuse::max(d.S), rc));
   Array sinv = cufuse::where(keep, cufuse::reciprocal(d.S), 0);
-  Array utb = cufuse::matmul(d.U.swapaxes(-1, -2), Bf);
-  Array x = cufuse::matmul(d.Vh.swapaxes(-1, -2), cufuse::multiply(sinv.expand_dims(-1), utb));
+  Array utb = cufuse::matmul(herm(d.U), Bf);
+  Array x = cufuse::matmul(herm(d.Vh), cufuse::multiply(sinv.expand_dims(-1), utb));
   Array rank = cufuse::count_nonzero(keep);
   if (rank.dtype() != DType::Int64) rank = rank.astype(DType::Int64);
   Array res;
   if (m > n) {
     Array e = cufuse::subtract(Bf, cufuse::matmul(Af, x));
-    res = cufuse::sum(cufuse::multiply(e, e), 0);
+    res = cufuse::sum(is_complex(t) ? cufuse::real(cufuse::multiply(e, cufuse::conj(e))) : cufuse::multiply(e, e), 0);
   } else {
-    res = cufuse::zeros({0}, t);
+    res = cufuse::zeros({0}, real_dtype(t));
   }
   return Value::tuple({Value::of(vec ? x.reshape({n}) : x), Value::of(res), Value::of(rank), Value::of(d.S)});
 }
@@ -238,7 +241,7 @@ const std::vector<FunctionRow>& library_function_rows() {
     // fused views, elementwise work and reductions)
     {"matmul", "x1, x2", fn_matmul, false, "matrix product (also x1 @ x2); a scalar factor becomes the GEMM's alpha"},
     {"dot", "a, b", fn_dot, true, "NumPy's dot"},
-    {"vdot", "a, b", fn_vdot, false, "dot product of the flattened arrays (a reduction)"},
+    {"vdot", "a, b", fn_vdot, false, "dot product of the flattened arrays, a conjugated (a reduction)"},
     {"inner", "a, b", fn_inner, false, "sum over the last axes"},
     {"outer", "a, b", fn_outer, false, "outer product of the flattened arrays (elementwise)"},
     {"tensordot", "a, b, axes=2", fn_tensordot, false, "tensordot(a, b, axes=1), tensordot(a, b, ((1, 0), (0, 1)))"},

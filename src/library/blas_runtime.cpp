@@ -1,6 +1,7 @@
 // src/library/blas_runtime.cpp: status checks, per-(device, stream) handles and the small
 // device helpers of src/library (see blas_runtime.hpp).
 #include "library/blas_runtime.hpp"
+#include "library/solver_typed.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -54,6 +55,8 @@ cudaDataType_t cuda_data_type(DType t) {
     case DType::BFloat16: return CUDA_R_16BF;
     case DType::Float32: return CUDA_R_32F;
     case DType::Float64: return CUDA_R_64F;
+    case DType::Complex64: return CUDA_C_32F;
+    case DType::Complex128: return CUDA_C_64F;
     default: throw InternalError(fmt::format("no cuBLAS data type for {}", name(t)));
   }
 }
@@ -146,22 +149,29 @@ std::shared_ptr<Storage> device_scratch(size_t nbytes) { return allocate_device(
 
 // ------------------------------------------------------------------ helpers
 void transpose_device(DType t, int64_t rows, int64_t cols, const void* src, int64_t lds, void* dst, int64_t ldd,
-                      void* stream) {
+                      void* stream, bool conj) {
   if (rows == 0 || cols == 0) return;
   cublasHandle_t h = cublas_handle(stream);
   // Column-major: C (rows x cols, ldc = ldd) = op(A)^T with A column-major (cols x rows, lda = lds).
-  if (t == DType::Float32) {
-    const float one = 1.0f, zero = 0.0f;
-    auto a = static_cast<const float*>(src);
-    CUFUSE_CUBLAS_CHECK(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, a, lds, &zero, a, lds,
-                                       static_cast<float*>(dst), ldd));
-  } else if (t == DType::Float64) {
-    const double one = 1.0, zero = 0.0;
-    auto a = static_cast<const double*>(src);
-    CUFUSE_CUBLAS_CHECK(cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, a, lds, &zero, a, lds,
-                                       static_cast<double*>(dst), ldd));
-  } else {
-    throw InternalError(fmt::format("transpose_device: {} is not float32/float64", name(t)));
+  using namespace solver_typed;
+  const cublasOperation_t op = conj && is_complex(t) ? CUBLAS_OP_C : CUBLAS_OP_T;
+  switch (t) {
+    case DType::Float32:
+      CUFUSE_CUBLAS_CHECK(geam_t(h, op, rows, cols, static_cast<const float*>(src), lds, static_cast<float*>(dst), ldd));
+      break;
+    case DType::Float64:
+      CUFUSE_CUBLAS_CHECK(
+          geam_t(h, op, rows, cols, static_cast<const double*>(src), lds, static_cast<double*>(dst), ldd));
+      break;
+    case DType::Complex64:
+      CUFUSE_CUBLAS_CHECK(
+          geam_t(h, op, rows, cols, static_cast<const cuComplex*>(src), lds, static_cast<cuComplex*>(dst), ldd));
+      break;
+    case DType::Complex128:
+      CUFUSE_CUBLAS_CHECK(geam_t(h, op, rows, cols, static_cast<const cuDoubleComplex*>(src), lds,
+                                 static_cast<cuDoubleComplex*>(dst), ldd));
+      break;
+    default: throw InternalError(fmt::format("transpose_device: {} is not float32/float64/complex", name(t)));
   }
 }
 
@@ -169,15 +179,16 @@ void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream) {
   const size_t sz = static_cast<size_t>(itemsize(t));
   if (n == 0 || batch == 0) return;
   memset_device(dst, 0, static_cast<size_t>(n * n * batch) * sz, stream);
-  // A column of ones, then one strided 2-D copy per matrix onto its diagonal.
-  std::vector<unsigned char> ones(static_cast<size_t>(n) * sz);
+  // A column of ones, then one strided 2-D copy per matrix onto its diagonal (a complex one
+  // is a real part of 1 and an imaginary part of 0).
+  std::vector<unsigned char> ones(static_cast<size_t>(n) * sz, 0);
   for (int64_t i = 0; i < n; ++i) {
-    if (t == DType::Float32) {
+    if (t == DType::Float32 || t == DType::Complex64) {
       const float v = 1.0f;
-      std::memcpy(ones.data() + i * sz, &v, sz);
+      std::memcpy(ones.data() + i * sz, &v, sizeof(v));
     } else {
       const double v = 1.0;
-      std::memcpy(ones.data() + i * sz, &v, sz);
+      std::memcpy(ones.data() + i * sz, &v, sizeof(v));
     }
   }
   auto dev_ones = device_scratch(ones.size());
@@ -191,8 +202,12 @@ void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream) {
 }
 
 std::string permuted_identity_source(DType t, std::string& kname) {
-  const std::string tn = t == DType::Float32 ? "float" : "double";
-  kname = "cf_lu_permuted_identity_" + std::string(t == DType::Float32 ? "f32" : "f64");
+  // A complex matrix is written as its real parts' array (element e's real part at 2 e).
+  const bool single = t == DType::Float32 || t == DType::Complex64;
+  const std::string tn = single ? "float" : "double";
+  const char* idx = is_complex(t) ? "2 * " : "";
+  const char* suffix = t == DType::Complex64 ? "c64" : t == DType::Complex128 ? "c128" : single ? "f32" : "f64";
+  kname = std::string("cf_lu_permuted_identity_") + suffix;
   const std::string src = fmt::format(
       "struct cf_perm_params {{ const int* piv; {0}* out; long long n; }};\n"
       "extern \"C\" __global__ void __launch_bounds__(256) {1}(const cf_perm_params p) {{\n"
@@ -201,15 +216,15 @@ std::string permuted_identity_source(DType t, std::string& kname) {
       "  int* perm = sh;\n"
       "  int* pv = sh + n;\n"
       "  const int* piv = p.piv + (long long)blockIdx.x * n;\n"
-      "  {0}* out = p.out + (long long)blockIdx.x * n * n;\n"
+      "  {0}* out = p.out + {2}(long long)blockIdx.x * n * n;\n"
       "  for (int i = threadIdx.x; i < n; i += blockDim.x) {{ perm[i] = i; pv[i] = piv[i] - 1; }}\n"
       "  __syncthreads();\n"
       "  if (threadIdx.x == 0)\n"
       "    for (int i = 0; i < n; ++i) {{ const int j = pv[i]; const int a = perm[i]; perm[i] = perm[j]; perm[j] = a; }}\n"
       "  __syncthreads();\n"
-      "  for (int r = threadIdx.x; r < n; r += blockDim.x) out[r + (long long)perm[r] * n] = ({0})1;\n"
+      "  for (int r = threadIdx.x; r < n; r += blockDim.x) out[{2}(r + (long long)perm[r] * n)] = ({0})1;\n"
       "}}\n",
-      tn, kname);
+      tn, kname, idx);
   return src;
 }
 
@@ -218,8 +233,8 @@ std::string permuted_identity_source(DType t, std::string& kname) {
 // replaces getrs's laswp on the n x n right-hand side, whose row swaps read a column-major
 // matrix across its columns (W11's inv: 19.1 ms of getrs against 14.0 ms of two trsm).
 bool fill_permuted_identity(DType t, int64_t n, int64_t batch, const int* piv, void* dst, void* stream) {
-  if (t != DType::Float32 && t != DType::Float64)
-    throw InternalError(fmt::format("fill_permuted_identity: {} is not float32/float64", name(t)));
+  if (t != DType::Float32 && t != DType::Float64 && !is_complex(t))
+    throw InternalError(fmt::format("fill_permuted_identity: {} is not float32/float64/complex", name(t)));
   constexpr int64_t kMaxShared = 200 * 1024;
   const int64_t shared = 2 * n * static_cast<int64_t>(sizeof(int));
   if (shared > kMaxShared || batch > INT32_MAX) return false;

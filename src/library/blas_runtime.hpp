@@ -56,26 +56,28 @@ std::shared_ptr<FftPlan> fft_plan(const std::string& key, const std::function<vo
 // FFTW's planner is not thread-safe (library/fft_call.cpp's host reference plans under this).
 std::mutex& fftw_planner_mutex();
 
-// CUDA's data type of a cufuse float dtype (f16, bf16, f32, f64).
+// CUDA's data type of a cufuse float or complex dtype (f16, bf16, f32, f64, c64, c128).
 cudaDataType_t cuda_data_type(DType t);
 
 // nbytes of device memory from the pool, on the current stream (at least 1 byte).
 std::shared_ptr<Storage> device_scratch(size_t nbytes);
 
 // dst (row-major cols x rows, i.e. column-major rows x cols with ld = rows) = transpose of
-// src (column-major cols x rows with ld = lds), float32 or float64, by cublas<t>geam.
+// src (column-major cols x rows with ld = lds), float32, float64, complex64 or complex128, by
+// cublas<t>geam; conj (complex only): the conjugate transpose.
 //   In row-major words: dst[j][i] = src[i][j] for src row-major (rows x cols, row stride lds).
 void transpose_device(DType t, int64_t rows, int64_t cols, const void* src, int64_t lds, void* dst, int64_t ldd,
-                      void* stream);
-// batch identity matrices (n x n, contiguous) of dtype t (float32 or float64) at dst.
+                      void* stream, bool conj = false);
+// batch identity matrices (n x n, contiguous) of dtype t (float32, float64 or complex) at dst.
 void fill_identity(DType t, int64_t n, int64_t batch, void* dst, void* stream);
 // The column-major n x n matrices P_b I (batch of them, contiguous at dst, float32 or
 // float64): the identity with getrf's row interchanges (piv, 1-based, n per matrix) applied in
-// order, i.e. what getrs makes of the identity before its two triangular solves. Returns
+// order, i.e. what getrs makes of the identity before its two triangular solves (complex64 /
+// complex128 too: the ones are real parts). Returns
 // false, doing nothing, where n is too large for the swaps to run in one block's shared
 // memory (the caller then solves against the identity with getrs).
 bool fill_permuted_identity(DType t, int64_t n, int64_t batch, const int* piv, void* dst, void* stream);
-// Its kernel's CUDA source (float32 or float64); sets kname to the kernel's name.
+// Its kernel's CUDA source (float32, float64 or complex); sets kname to the kernel's name.
 std::string permuted_identity_source(DType t, std::string& kname);
 // A device array holding the pointers base + i * stride_bytes, i < count.
 std::shared_ptr<Storage> device_pointer_array(void* base, int64_t stride_bytes, int64_t count, void* stream);

@@ -1,9 +1,12 @@
 // src/library/gemm_call.cpp: the GEMM node's shapes (NumPy matmul), which operand layouts
-// cuBLAS reads as they are, its plan-dump line and hash, and its float64 host reference.
+// cuBLAS reads as they are, its plan-dump line and hash, and its float64 (complex double) host
+// reference.
 #include "library/gemm_call.hpp"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -12,19 +15,27 @@
 
 namespace cufuse::detail {
 
-ColMajor colmajor_of(int64_t rows, int64_t cols, int64_t sr, int64_t sc) {
+ColMajor colmajor_of(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool prefer_self) {
   const int64_t r1 = std::max<int64_t>(rows, 1), c1 = std::max<int64_t>(cols, 1);
   // Row-major with unit column stride: the column-major matrix stored is M^T (cols x rows).
-  if (cols <= 1 || sc == 1) {
-    const int64_t ld = rows <= 1 ? c1 : sr;
-    if (ld >= c1) return ColMajor{true, false, ld};
-  }
+  auto transposed = [&]() -> ColMajor {
+    if (cols <= 1 || sc == 1) {
+      const int64_t ld = rows <= 1 ? c1 : sr;
+      if (ld >= c1) return ColMajor{true, false, ld};
+    }
+    return ColMajor{};
+  };
   // Unit row stride: the column-major matrix stored is M itself (rows x cols), read with op T.
-  if (rows <= 1 || sr == 1) {
-    const int64_t ld = cols <= 1 ? r1 : sc;
-    if (ld >= r1) return ColMajor{true, true, ld};
-  }
-  return ColMajor{};
+  auto self = [&]() -> ColMajor {
+    if (rows <= 1 || sr == 1) {
+      const int64_t ld = cols <= 1 ? r1 : sc;
+      if (ld >= r1) return ColMajor{true, true, ld};
+    }
+    return ColMajor{};
+  };
+  const ColMajor first = prefer_self ? self() : transposed();
+  if (first.ok) return first;
+  return prefer_self ? transposed() : self();
 }
 
 std::optional<int64_t> collapse_batch(const Shape& batch, const Shape& ext, const Strides& str) {
@@ -91,7 +102,8 @@ GemmCall::GemmCall(GemmSpec s) : s_(std::move(s)) {
   uint64_t abits;
   std::memcpy(&abits, &s_.alpha, 8);
   h = hash_mix(h, abits);
-  h = hash_mix(h, (s_.bias ? 1u : 0u) | static_cast<unsigned>(s_.act) << 1 | (s_.tf32 ? 16u : 0u));
+  h = hash_mix(h, (s_.bias ? 1u : 0u) | static_cast<unsigned>(s_.act) << 1 | (s_.tf32 ? 16u : 0u) |
+                      (s_.conj_a ? 32u : 0u) | (s_.conj_b ? 64u : 0u));
   hash_ = h;
 }
 
@@ -105,8 +117,11 @@ std::string GemmCall::describe() const {
   }
   if (s_.a.view) extra += ", a read through a view of its input";
   if (s_.b.view) extra += ", b read through a view of its input";
-  return fmt::format("matmul {} {} @ {} -> {}, cuBLASLt{}, TF32 {}", name(s_.dtype), to_string(s_.a.shape),
-                     to_string(s_.b.shape), to_string(s_.out_shape), extra,
+  if (s_.conj_a) extra += ", a conjugated (op C)";
+  if (s_.conj_b) extra += ", b conjugated (op C)";
+  return fmt::format("matmul {} {} @ {} -> {}, {}{}, TF32 {}", name(s_.dtype), to_string(s_.a.shape),
+                     to_string(s_.b.shape), to_string(s_.out_shape),
+                     is_complex(s_.dtype) ? "cuBLAS complex GEMM" : "cuBLASLt", extra,
                      s_.dtype == DType::Float32 ? (s_.tf32 ? "on" : "off") : "n/a");
 }
 
@@ -127,7 +142,9 @@ bool GemmCall::operand_readable(int which, const Layout& l) const {
     sr = vec ? l.strides[0] : l.strides[nd - 2];
     sc = vec ? 0 : l.strides[nd - 1];
   }
-  if (!colmajor_of(rows, cols, sr, sc).ok) return false;
+  const bool conj = which == 0 ? s_.conj_a : s_.conj_b;
+  const ColMajor cm = colmajor_of(rows, cols, sr, sc, conj);
+  if (!cm.ok || (conj && !cm.is_self)) return false;
   if (vec) return true;
   Shape ext(l.shape.begin(), l.shape.end() - 2);
   Strides str(l.strides.begin(), l.strides.end() - 2);
@@ -222,41 +239,57 @@ double gelu_tanh(double x) {
 
 }  // namespace
 
-void GemmCall::run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const {
-  const std::vector<double> A = to_doubles(*inputs[0]), B = to_doubles(*inputs[1]);
-  std::vector<double> bias;
-  if (s_.bias) bias = to_doubles(*inputs[2]);
+namespace {
+
+// The loop of run_reference over double (real dtypes) or complex double values.
+template <class T>
+void gemm_reference(const GemmSpec& s, const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) {
+  std::vector<T> A = to_values<T>(*inputs[0]), B = to_values<T>(*inputs[1]);
+  if constexpr (!std::is_same_v<T, double>) {
+    if (s.conj_a) for (auto& v : A) v = std::conj(v);
+    if (s.conj_b) for (auto& v : B) v = std::conj(v);
+  }
+  std::vector<T> bias;
+  if (s.bias) bias = to_values<T>(*inputs[2]);
   auto lay = [](const GemmOperand& op, const HostArray& h) {
     return op.view ? *op.view : contiguous_layout(h.shape);
   };
-  const OperandWalk wa(lay(s_.a, *inputs[0]), s_.a_vec, true), wb(lay(s_.b, *inputs[1]), s_.b_vec, false);
-  const int64_t nb = numel(s_.batch), M = s_.M, N = s_.N, K = s_.K;
-  std::vector<double> out(static_cast<size_t>(nb * M * N));
-  std::vector<int64_t> bidx(s_.batch.size(), 0);
-  std::vector<double> row(static_cast<size_t>(N));
+  const OperandWalk wa(lay(s.a, *inputs[0]), s.a_vec, true), wb(lay(s.b, *inputs[1]), s.b_vec, false);
+  const int64_t nb = numel(s.batch), M = s.M, N = s.N, K = s.K;
+  std::vector<T> out(static_cast<size_t>(nb * M * N));
+  std::vector<int64_t> bidx(s.batch.size(), 0);
+  std::vector<T> row(static_cast<size_t>(N));
   for (int64_t bi = 0; bi < nb; ++bi) {
-    const int64_t pa = wa.base(s_.batch, bidx), pb = wb.base(s_.batch, bidx);
+    const int64_t pa = wa.base(s.batch, bidx), pb = wb.base(s.batch, bidx);
     for (int64_t m = 0; m < M; ++m) {
-      std::fill(row.begin(), row.end(), 0.0);
+      std::fill(row.begin(), row.end(), T(0.0));
       for (int64_t k = 0; k < K; ++k) {
-        const double av = A[static_cast<size_t>(pa + m * wa.sr + k * wa.sc)];
+        const T av = A[static_cast<size_t>(pa + m * wa.sr + k * wa.sc)];
         const int64_t rowb = pb + k * wb.sr;
         for (int64_t n = 0; n < N; ++n) row[n] += av * B[static_cast<size_t>(rowb + n * wb.sc)];
       }
       for (int64_t n = 0; n < N; ++n) {
-        double v = s_.alpha * row[n];
+        T v = s.alpha * row[n];
         // bias: the output-shaped bias input, row-major; its values repeat along all but the last axis
-        if (s_.bias) v += bias[static_cast<size_t>((bi * M + m) * N + n)];
-        if (s_.act == GemmAct::Gelu) v = gelu_tanh(v);
+        if (s.bias) v += bias[static_cast<size_t>((bi * M + m) * N + n)];
+        if constexpr (std::is_same_v<T, double>)
+          if (s.act == GemmAct::Gelu) v = gelu_tanh(v);
         out[static_cast<size_t>((bi * M + m) * N + n)] = v;
       }
     }
-    for (int d = s_.batch.ndim() - 1; d >= 0; --d) {
-      if (++bidx[static_cast<size_t>(d)] < s_.batch[d]) break;
+    for (int d = s.batch.ndim() - 1; d >= 0; --d) {
+      if (++bidx[static_cast<size_t>(d)] < s.batch[d]) break;
       bidx[static_cast<size_t>(d)] = 0;
     }
   }
-  from_doubles(outputs[0], out);
+  from_values(outputs[0], out);
+}
+
+}  // namespace
+
+void GemmCall::run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const {
+  if (is_complex(s_.dtype)) gemm_reference<std::complex<double>>(s_, inputs, outputs);
+  else gemm_reference<double>(s_, inputs, outputs);
 }
 
 }  // namespace cufuse::detail

@@ -1,9 +1,11 @@
 // src/library/gemm_call.hpp: the GEMM library node: out = act(alpha * A @ B + bias), NumPy
-// matmul semantics over float16/bfloat16/float32/float64 (batched, leading dims
-// broadcast, 1-D operands as a row/column). It owns the mapping of row-major, possibly
-// strided operands onto cuBLAS's column-major view (op flags, leading dims, batch strides),
-// which accepts_layout() answers and run() uses; the run itself is cuBLASLt
-// (src/library/gemm_cuda.cpp), the reference a float64 loop (gemm_call.cpp).
+// matmul semantics over float16/bfloat16/float32/float64/complex64/complex128 (batched,
+// leading dims broadcast, 1-D operands as a row/column; a complex operand may be read
+// conjugated). It owns the mapping of row-major, possibly strided operands onto cuBLAS's
+// column-major view (op flags, leading dims, batch strides), which accepts_layout() answers
+// and run() uses; the run itself is cuBLASLt, or cuBLAS's complex GEMM (cublasGemmStridedBatchedEx
+// with CUDA_C_32F/CUDA_C_64F, src/library/gemm_cuda.cpp), the reference a float64 (complex
+// double) loop (gemm_call.cpp).
 #pragma once
 #include <optional>
 
@@ -30,6 +32,11 @@ struct GemmSpec {
   int64_t M = 1, N = 1, K = 1;
   bool a_vec = false, b_vec = false;  // 1-D operands (their dim is dropped from the output)
   double alpha = 1.0;
+  // Complex only: the operand is read conjugated (cuBLAS's op C). Only an operand that
+  // cuBLAS reads through op T (a transposed view: unit row stride) can be, since there is
+  // no conjugate without a transpose: matmul.cpp sets it only where colmajor_of(...,
+  // prefer_self = true) reads the operand's layout as M itself.
+  bool conj_a = false, conj_b = false;
   bool bias = false;                  // input 2: a bias along the last output axis
   GemmAct act = GemmAct::None;
   bool tf32 = false;
@@ -45,7 +52,8 @@ struct ColMajor {
   bool is_self = false;  // the column-major matrix stored is M itself (else M^T)
   int64_t ld = 0;
 };
-ColMajor colmajor_of(int64_t rows, int64_t cols, int64_t sr, int64_t sc);
+// prefer_self: try the op-T reading (is_self) first (a conjugated operand needs it).
+ColMajor colmajor_of(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool prefer_self = false);
 
 // A single stride for the flattened batch index over `batch` given an operand's batch
 // extents and strides (right-aligned against batch; missing dims broadcast), or nullopt.

@@ -3,7 +3,9 @@
 // our a, each read as stored (op N) or through op T (see colmajor_of). Plans (descriptors,
 // layouts and the heuristic's algorithm) are cached under a parameter struct compared in
 // full; the workspace comes from the pool. A configuration cuBLASLt has no algorithm for
-// falls back to cublasGemmStridedBatchedEx when there is no epilogue.
+// falls back to cublasGemmStridedBatchedEx when there is no epilogue. Complex GEMMs (no
+// epilogue, no TF32) go to cublasGemmStridedBatchedEx with CUDA_C_32F/CUDA_C_64F directly,
+// a conjugated operand through op C.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -148,6 +150,26 @@ std::shared_ptr<LtPlan> make_lt_plan(const LtKey& k, DType t, cublasLtHandle_t h
 
 const char* op_name(int op) { return op == CUBLAS_OP_N ? "N" : "T"; }
 
+// A complex GEMM with k's shapes and op flags (T becomes C for a conjugated operand: our b is
+// cuBLAS's A, our a its B), on cuBLAS's strided batched GEMM in CUDA_C_32F / CUDA_C_64F.
+void run_complex_gemm(const GemmSpec& s, const LtKey& k, const void* a, const void* b, void* out, void* stream) {
+  const bool single = s.dtype == DType::Complex64;
+  const cudaDataType_t dt = single ? CUDA_C_32F : CUDA_C_64F;
+  const auto op = [](int o, bool conj) {
+    return o == CUBLAS_OP_T && conj ? CUBLAS_OP_C : static_cast<cublasOperation_t>(o);
+  };
+  const cuComplex alpha32{static_cast<float>(s.alpha), 0.0f}, beta32{0.0f, 0.0f};
+  const cuDoubleComplex alpha64{s.alpha, 0.0}, beta64{0.0, 0.0};
+  const void* alpha = single ? static_cast<const void*>(&alpha32) : &alpha64;
+  const void* beta = single ? static_cast<const void*>(&beta32) : &beta64;
+  log(LogChannel::Launch, "cuBLAS complex GEMM {} {}x{}x{} batch {} ops {}{}{}{}", name(s.dtype), k.m, k.n, k.k,
+      k.batch, op_name(k.op_a), s.conj_b ? "(C)" : "", op_name(k.op_b), s.conj_a ? "(C)" : "");
+  CUFUSE_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
+      cublas_handle(stream), op(k.op_a, s.conj_b), op(k.op_b, s.conj_a), k.m, k.n, k.k, alpha, b, dt, k.ld_a,
+      k.stride_a, a, dt, k.ld_b, k.stride_b, beta, out, dt, k.m, k.m * k.n, k.batch,
+      single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+}
+
 }  // namespace
 
 void run_gemm_cuda(const GemmSpec& s, const GemmOperandRun& a, const GemmOperandRun& b, const void* bias, void* out,
@@ -172,8 +194,11 @@ void run_gemm_cuda(const GemmSpec& s, const GemmOperandRun& a, const GemmOperand
       sr = l.strides[nd - 2];
       sc = l.strides[nd - 1];
     }
-    ColMajor cm = colmajor_of(rows, cols, sr, sc);
+    const bool conj = is_a ? s.conj_a : s.conj_b;
+    ColMajor cm = colmajor_of(rows, cols, sr, sc, conj);
     if (!cm.ok) throw InternalError("matmul: an operand layout cuBLAS cannot read reached the GEMM");
+    if (conj && !cm.is_self)
+      throw InternalError("matmul: a conjugated operand cuBLAS would read without a transpose reached the GEMM");
     int64_t bstride = 0;
     if (!vec) {
       auto c = collapse_batch(s.batch, Shape(l.shape.begin(), l.shape.end() - 2),
@@ -210,6 +235,11 @@ void run_gemm_cuda(const GemmSpec& s, const GemmOperandRun& a, const GemmOperand
   if (s.act == GemmAct::Gelu) epi = s.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   else if (s.bias) epi = CUBLASLT_EPILOGUE_BIAS;
   k.epilogue = epi;
+  if (is_complex(s.dtype)) {
+    if (epi != CUBLASLT_EPILOGUE_DEFAULT) throw InternalError("matmul: an epilogue on a complex GEMM");
+    run_complex_gemm(s, k, a.ptr, b.ptr, out, stream);
+    return;
+  }
   k.align_a = alignment_of(b.ptr);
   k.align_b = alignment_of(a.ptr);
   k.align_d = alignment_of(out);

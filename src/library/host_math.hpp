@@ -1,7 +1,9 @@
-// src/library/host_math.hpp: float64 views of the reference evaluator's HostArrays for the
-// host references of src/library (GEMM loops, LU, QR, Jacobi SVD/eigh).
+// src/library/host_math.hpp: float64 (and complex double) views of the reference evaluator's
+// HostArrays for the host references of src/library (GEMM loops, LU, QR, Jacobi SVD/eigh).
 #pragma once
+#include <complex>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "reference/evaluator.hpp"
@@ -33,6 +35,56 @@ inline void from_doubles(HostArray& a, const std::vector<double>& v) {
       out[i] = static_cast<S>(v[i]);
     }
   });
+}
+
+// Complex double values of a HostArray: a complex array's pairs, any other dtype's values
+// (as to_doubles reads them) with a zero imaginary part.
+inline std::vector<std::complex<double>> to_complexes(const HostArray& a) {
+  const int64_t n = a.size();
+  std::vector<std::complex<double>> v(static_cast<size_t>(n));
+  if (a.dtype == DType::Complex64) {
+    const float* p = reinterpret_cast<const float*>(a.data<ref::c64_t>());
+    for (int64_t i = 0; i < n; ++i) v[i] = {p[2 * i], p[2 * i + 1]};
+  } else if (a.dtype == DType::Complex128) {
+    const double* p = reinterpret_cast<const double*>(a.data<ref::c128_t>());
+    for (int64_t i = 0; i < n; ++i) v[i] = {p[2 * i], p[2 * i + 1]};
+  } else {
+    for (int64_t i = 0; i < n; ++i) v[i] = a.get_double(i);
+  }
+  return v;
+}
+
+// Stores complex double values into a (pre-shaped) HostArray: a complex dtype rounds each
+// part once; any other dtype takes the real parts (from_doubles).
+inline void from_complexes(HostArray& a, const std::vector<std::complex<double>>& v) {
+  const int64_t n = a.size();
+  if (a.dtype == DType::Complex64) {
+    float* p = reinterpret_cast<float*>(a.data<ref::c64_t>());
+    for (int64_t i = 0; i < n; ++i) {
+      p[2 * i] = static_cast<float>(v[i].real());
+      p[2 * i + 1] = static_cast<float>(v[i].imag());
+    }
+  } else if (a.dtype == DType::Complex128) {
+    double* p = reinterpret_cast<double*>(a.data<ref::c128_t>());
+    for (int64_t i = 0; i < n; ++i) {
+      p[2 * i] = v[i].real();
+      p[2 * i + 1] = v[i].imag();
+    }
+  } else {
+    std::vector<double> re(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) re[i] = v[i].real();
+    from_doubles(a, re);
+  }
+}
+
+// The host references' element type for a dtype's values: double, or complex double.
+template <class T> inline std::vector<T> to_values(const HostArray& a) {
+  if constexpr (std::is_same_v<T, double>) return to_doubles(a);
+  else return to_complexes(a);
+}
+template <class T> inline void from_values(HostArray& a, const std::vector<T>& v) {
+  if constexpr (std::is_same_v<T, double>) from_doubles(a, v);
+  else from_complexes(a, v);
 }
 
 }  // namespace cufuse::detail

@@ -53,7 +53,10 @@ SolverCall::SolverCall(SolverSpec s) : s_(std::move(s)) {
 
 DType SolverCall::output_dtype(int i) const {
   if (s_.kind == SolverKind::LU && i == 1) return DType::Int32;
-  return s_.dtype;
+  // Singular values and a Hermitian matrix's eigenvalues are real (NumPy: float32 of complex64).
+  const bool real_values = (s_.kind == SolverKind::SVD && i == (s_.vectors ? 1 : 0)) ||
+                           (s_.kind == SolverKind::Eigh && i == 0);
+  return real_values ? real_dtype(s_.dtype) : s_.dtype;
 }
 
 std::string SolverCall::describe() const {

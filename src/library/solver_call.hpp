@@ -1,5 +1,6 @@
 // src/library/solver_call.hpp: the cuSOLVER library nodes. Each takes contiguous row-major
-// float32/float64 matrices (..., M, N) and gives row-major results; cuSOLVER's column-major
+// float32/float64/complex64/complex128 matrices (..., M, N) and gives row-major results (S and
+// w real: float32 for complex64, float64 for complex128); cuSOLVER's column-major
 // view of row-major memory is the transpose, which most calls use as it is (LU of A^T gives
 // det(A); inv(A^T)^T = inv(A); A's lower triangle is A^T's upper one) and the rest fix with
 // cublas<t>geam transposes in scratch memory. Results that NumPy zeroes (R's lower part,
@@ -13,6 +14,8 @@
 //   QR        A (m, n)      Q (m, kq), R (kr, n) (lower part: garbage); mode "r": R only
 //   SVD       A (m, n)      U (m, ku), S (k,), Vh (kv, n); without vectors: S only
 //   Eigh      A (n, n)      w (n,) ascending, V (n, n) (vectors in columns); without vectors: w
+//                           (complex: A^T is conj(A) for a Hermitian A, so V is conjugated as it
+//                           is transposed back; every other kind needs no conjugation)
 // Every kind is batched over leading dims (cuSOLVER/cuBLAS batched routines for small
 // matrices where they exist, else a loop). The run() reads info back where an error is
 // possible (one stream synchronization).
@@ -68,7 +71,7 @@ class SolverCall : public LibraryCall {
 // The GPU runs, one per kind (solver_cuda.cpp).
 void run_solver_cuda(const SolverSpec& s, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out,
                      void* stream);
-// The float64 host references (solver_reference.cpp).
+// The float64 (complex double) host references (solver_reference.cpp).
 void run_solver_reference(const SolverSpec& s, const std::vector<const HostArray*>& in, std::vector<HostArray>& out);
 
 // NumPy's messages for data-dependent failures.

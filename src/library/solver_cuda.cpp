@@ -1,7 +1,8 @@
 // src/library/solver_cuda.cpp: the solver nodes on the device (cuSOLVER, cuBLAS batched LU
-// for small matrices). Row-major memory read column-major is the transpose; see the table
-// in solver_call.hpp for what each kind computes and solver_call.hpp's header comment for
-// how the transposes are used or undone (transpose_device: cublas<t>geam).
+// for small matrices), one template over float, double, cuComplex and cuDoubleComplex.
+// Row-major memory read column-major is the transpose (never the conjugate transpose); see the
+// table in solver_call.hpp for what each kind computes and solver_call.hpp's header comment
+// for how the transposes are used or undone (transpose_device: cublas<t>geam).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "cufuse/error.hpp"
 #include "library/blas_runtime.hpp"
 #include "library/solver_call.hpp"
+#include "library/solver_typed.hpp"
 #include "runtime/device.hpp"
 #include "runtime/transfer.hpp"
 
@@ -19,108 +21,8 @@ namespace cufuse::detail {
 
 namespace {
 
-// ------------------------------------------------------------------ typed entry points
-#define CF_BOTH(NAME, SFN, DFN, PARAMS_F, PARAMS_D, ARGS) \
-  inline cusolverStatus_t NAME PARAMS_F { return SFN ARGS; } \
-  inline cusolverStatus_t NAME PARAMS_D { return DFN ARGS; }
-
-CF_BOTH(getrf_bs, cusolverDnSgetrf_bufferSize, cusolverDnDgetrf_bufferSize,
-        (cusolverDnHandle_t h, int m, int n, float* A, int lda, int* lw),
-        (cusolverDnHandle_t h, int m, int n, double* A, int lda, int* lw), (h, m, n, A, lda, lw))
-CF_BOTH(getrf, cusolverDnSgetrf, cusolverDnDgetrf,
-        (cusolverDnHandle_t h, int m, int n, float* A, int lda, float* w, int* piv, int* info),
-        (cusolverDnHandle_t h, int m, int n, double* A, int lda, double* w, int* piv, int* info),
-        (h, m, n, A, lda, w, piv, info))
-CF_BOTH(getrs, cusolverDnSgetrs, cusolverDnDgetrs,
-        (cusolverDnHandle_t h, cublasOperation_t t, int n, int k, const float* A, int lda, const int* piv, float* B,
-         int ldb, int* info),
-        (cusolverDnHandle_t h, cublasOperation_t t, int n, int k, const double* A, int lda, const int* piv, double* B,
-         int ldb, int* info),
-        (h, t, n, k, A, lda, piv, B, ldb, info))
-CF_BOTH(potrf_bs, cusolverDnSpotrf_bufferSize, cusolverDnDpotrf_bufferSize,
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float* A, int lda, int* lw),
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double* A, int lda, int* lw), (h, u, n, A, lda, lw))
-CF_BOTH(potrf, cusolverDnSpotrf, cusolverDnDpotrf,
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float* A, int lda, float* w, int lw, int* info),
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double* A, int lda, double* w, int lw, int* info),
-        (h, u, n, A, lda, w, lw, info))
-CF_BOTH(potrf_batched, cusolverDnSpotrfBatched, cusolverDnDpotrfBatched,
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, float** A, int lda, int* info, int nb),
-        (cusolverDnHandle_t h, cublasFillMode_t u, int n, double** A, int lda, int* info, int nb),
-        (h, u, n, A, lda, info, nb))
-CF_BOTH(geqrf_bs, cusolverDnSgeqrf_bufferSize, cusolverDnDgeqrf_bufferSize,
-        (cusolverDnHandle_t h, int m, int n, float* A, int lda, int* lw),
-        (cusolverDnHandle_t h, int m, int n, double* A, int lda, int* lw), (h, m, n, A, lda, lw))
-CF_BOTH(geqrf, cusolverDnSgeqrf, cusolverDnDgeqrf,
-        (cusolverDnHandle_t h, int m, int n, float* A, int lda, float* tau, float* w, int lw, int* info),
-        (cusolverDnHandle_t h, int m, int n, double* A, int lda, double* tau, double* w, int lw, int* info),
-        (h, m, n, A, lda, tau, w, lw, info))
-CF_BOTH(orgqr_bs, cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize,
-        (cusolverDnHandle_t h, int m, int n, int k, const float* A, int lda, const float* tau, int* lw),
-        (cusolverDnHandle_t h, int m, int n, int k, const double* A, int lda, const double* tau, int* lw),
-        (h, m, n, k, A, lda, tau, lw))
-CF_BOTH(orgqr, cusolverDnSorgqr, cusolverDnDorgqr,
-        (cusolverDnHandle_t h, int m, int n, int k, float* A, int lda, const float* tau, float* w, int lw, int* info),
-        (cusolverDnHandle_t h, int m, int n, int k, double* A, int lda, const double* tau, double* w, int lw,
-         int* info),
-        (h, m, n, k, A, lda, tau, w, lw, info))
-CF_BOTH(gesvd, cusolverDnSgesvd, cusolverDnDgesvd,
-        (cusolverDnHandle_t h, signed char ju, signed char jv, int m, int n, float* A, int lda, float* S, float* U,
-         int ldu, float* VT, int ldvt, float* w, int lw, float* rw, int* info),
-        (cusolverDnHandle_t h, signed char ju, signed char jv, int m, int n, double* A, int lda, double* S, double* U,
-         int ldu, double* VT, int ldvt, double* w, int lw, double* rw, int* info),
-        (h, ju, jv, m, n, A, lda, S, U, ldu, VT, ldvt, w, lw, rw, info))
-CF_BOTH(syevd_bs, cusolverDnSsyevd_bufferSize, cusolverDnDsyevd_bufferSize,
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* A, int lda, const float* W,
-         int* lw),
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* A, int lda,
-         const double* W, int* lw),
-        (h, j, u, n, A, lda, W, lw))
-CF_BOTH(syevd, cusolverDnSsyevd, cusolverDnDsyevd,
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* A, int lda, float* W, float* w,
-         int lw, int* info),
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* A, int lda, double* W,
-         double* w, int lw, int* info),
-        (h, j, u, n, A, lda, W, w, lw, info))
-CF_BOTH(syevj_batched_bs, cusolverDnSsyevjBatched_bufferSize, cusolverDnDsyevjBatched_bufferSize,
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const float* A, int lda, const float* W,
-         int* lw, syevjInfo_t p, int nb),
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, const double* A, int lda,
-         const double* W, int* lw, syevjInfo_t p, int nb),
-        (h, j, u, n, A, lda, W, lw, p, nb))
-CF_BOTH(syevj_batched, cusolverDnSsyevjBatched, cusolverDnDsyevjBatched,
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, float* A, int lda, float* W, float* w,
-         int lw, int* info, syevjInfo_t p, int nb),
-        (cusolverDnHandle_t h, cusolverEigMode_t j, cublasFillMode_t u, int n, double* A, int lda, double* W,
-         double* w, int lw, int* info, syevjInfo_t p, int nb),
-        (h, j, u, n, A, lda, W, w, lw, info, p, nb))
-#undef CF_BOTH
-
-inline cublasStatus_t getrf_batched(cublasHandle_t h, int n, float** A, int lda, int* piv, int* info, int nb) {
-  return cublasSgetrfBatched(h, n, A, lda, piv, info, nb);
-}
-inline cublasStatus_t getrf_batched(cublasHandle_t h, int n, double** A, int lda, int* piv, int* info, int nb) {
-  return cublasDgetrfBatched(h, n, A, lda, piv, info, nb);
-}
-inline cublasStatus_t getrs_batched(cublasHandle_t h, cublasOperation_t t, int n, int k, float** A, int lda,
-                                    const int* piv, float** B, int ldb, int* info, int nb) {
-  return cublasSgetrsBatched(h, t, n, k, A, lda, piv, B, ldb, info, nb);
-}
-inline cublasStatus_t getrs_batched(cublasHandle_t h, cublasOperation_t t, int n, int k, double** A, int lda,
-                                    const int* piv, double** B, int ldb, int* info, int nb) {
-  return cublasDgetrsBatched(h, t, n, k, A, lda, piv, B, ldb, info, nb);
-}
-
-inline cublasStatus_t trsm(cublasHandle_t h, cublasFillMode_t uplo, cublasDiagType_t diag, int64_t n, int64_t k,
-                           const float* A, float* B) {
-  const float one = 1.0f;
-  return cublasStrsm_64(h, CUBLAS_SIDE_LEFT, uplo, CUBLAS_OP_N, diag, n, k, &one, A, n, B, n);
-}
-inline cublasStatus_t trsm(cublasHandle_t h, cublasFillMode_t uplo, cublasDiagType_t diag, int64_t n, int64_t k,
-                           const double* A, double* B) {
-  const double one = 1.0;
-  return cublasDtrsm_64(h, CUBLAS_SIDE_LEFT, uplo, CUBLAS_OP_N, diag, n, k, &one, A, n, B, n);
-}
+// The typed entry points (float, double, cuComplex, cuDoubleComplex): solver_typed.hpp.
+using namespace solver_typed;
 
 // cuBLAS's batched LU pays off for many small matrices; cuSOLVER's getrf for the rest.
 constexpr int64_t kSmallLU = 32;
@@ -132,15 +34,17 @@ int as_int(int64_t v, const char* what) {
 
 template <class T>
 struct Solver {
+  using R = RealOf<T>;  // singular values, eigenvalues
   const SolverSpec& s;
   void* stream;
   cusolverDnHandle_t h;
   int64_t nb;
   DType t;
 
-  T* scratch(std::vector<std::shared_ptr<Storage>>& keep, int64_t count) {
-    keep.push_back(device_scratch(static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T)));
-    return static_cast<T*>(keep.back()->ptr);
+  template <class U = T>
+  U* scratch(std::vector<std::shared_ptr<Storage>>& keep, int64_t count) {
+    keep.push_back(device_scratch(static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(U)));
+    return static_cast<U*>(keep.back()->ptr);
   }
   int* ints(std::vector<std::shared_ptr<Storage>>& keep, int64_t count) {
     keep.push_back(device_scratch(static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(int)));
@@ -321,16 +225,15 @@ struct Solver {
     const int64_t ku = s.full ? m : k, kv = s.full ? n : k;
     const T* A = static_cast<const T*>(in[0].ptr);
     T* u_out = uv ? static_cast<T*>(out[0].ptr) : nullptr;
-    T* s_out = static_cast<T*>(out[uv ? 1 : 0].ptr);
+    R* s_out = static_cast<R*>(out[uv ? 1 : 0].ptr);
     T* v_out = uv ? static_cast<T*>(out[2].ptr) : nullptr;
     const bool wide = n >= m;  // gesvd needs rows >= cols: a wide A is used as the tall A^T
     const int64_t rm = wide ? n : m, rn = wide ? m : n;  // the column-major matrix decomposed
     const int rmi = as_int(rm, "rows"), rni = as_int(rn, "cols");
     int lwork = 0;
-    CUFUSE_CUSOLVER_CHECK(s.dtype == DType::Float32 ? cusolverDnSgesvd_bufferSize(h, rmi, rni, &lwork)
-                                                    : cusolverDnDgesvd_bufferSize(h, rmi, rni, &lwork));
+    CUFUSE_CUSOLVER_CHECK(gesvd_bs(h, static_cast<const T*>(nullptr), rmi, rni, &lwork));
     T* ws = scratch(keep, lwork);
-    T* rwork = scratch(keep, k);
+    R* rwork = scratch<R>(keep, k);
     T* w = scratch(keep, m * n);
     int* info = ints(keep, nb);
     const signed char jobu = uv ? (s.full ? 'A' : 'S') : 'N';
@@ -338,7 +241,7 @@ struct Solver {
     T* uc = (!wide && uv) ? scratch(keep, m * ku) : nullptr;
     T* vtc = (!wide && uv) ? scratch(keep, n * n) : nullptr;
     for (int64_t b = 0; b < nb; ++b) {
-      T* sb = s_out + b * k;
+      R* sb = s_out + b * k;
       if (wide) {
         // A^T = U' S V'^T (column-major n x m): U_A = V' (its V'^T read row-major), Vh_A = U'^T
         // (U' read row-major): both written straight into the outputs.
@@ -366,7 +269,7 @@ struct Solver {
     // NumPy's lower triangle (row-major) is the column-major upper triangle.
     const cublasFillMode_t uplo = s.lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const T* A = static_cast<const T*>(in[0].ptr);
-    T* w_out = static_cast<T*>(out[0].ptr);
+    R* w_out = static_cast<R*>(out[0].ptr);
     T* v_out = s.vectors ? static_cast<T*>(out[1].ptr) : nullptr;
     T* a = scratch(keep, nb * n * n);
     copy_device(a, A, static_cast<size_t>(nb * n * n) * sizeof(T), stream);
@@ -393,8 +296,12 @@ struct Solver {
         CUFUSE_CUSOLVER_CHECK(syevd(h, jobz, uplo, ni, a + b * n * n, ni, w_out + b * n, ws, lwork, info + b));
       check_info(info, nb, kEighNotConverged);
     }
-    if (s.vectors)  // eigenvectors are the columns of the column-major result
-      for (int64_t b = 0; b < nb; ++b) transpose_device(t, n, n, a + b * n * n, n, v_out + b * n * n, n, stream);
+    // Eigenvectors are the columns of the column-major result. cuSOLVER decomposed A^T, which
+    // for a Hermitian A is conj(A): its eigenvectors are the conjugates of A's, so a complex
+    // result is conjugated as it is transposed.
+    if (s.vectors)
+      for (int64_t b = 0; b < nb; ++b)
+        transpose_device(t, n, n, a + b * n * n, n, v_out + b * n * n, n, stream, is_complex(t));
   }
 };
 
@@ -407,6 +314,8 @@ void run_solver_cuda(const SolverSpec& s, const std::vector<TensorRef>& in, cons
   cusolverDnHandle_t h = cusolver_handle(stream);
   if (s.dtype == DType::Float32) Solver<float>{s, stream, h, nb, s.dtype}.run(in, out);
   else if (s.dtype == DType::Float64) Solver<double>{s, stream, h, nb, s.dtype}.run(in, out);
+  else if (s.dtype == DType::Complex64) Solver<cuComplex>{s, stream, h, nb, s.dtype}.run(in, out);
+  else if (s.dtype == DType::Complex128) Solver<cuDoubleComplex>{s, stream, h, nb, s.dtype}.run(in, out);
   else throw InternalError(fmt::format("linalg: {} reached cuSOLVER", name(s.dtype)));
 }
 

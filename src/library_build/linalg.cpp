@@ -1,7 +1,8 @@
 // src/library_build/linalg.cpp: cufuse::linalg — NumPy's checks, dtypes and empty cases, the
 // solver nodes (solver_call.hpp), and what follows them as graph work: det/slogdet from the
 // LU (one reduction kernel), triangle masks, pinv/lstsq/matrix_rank from the SVD, and the
-// matrix norms.
+// matrix norms. complex64/complex128 go to cuSOLVER's C/Z routines with NumPy's dtypes (real
+// singular values and eigenvalues; det complex, slogdet's sign complex and logabsdet real).
 #include <cstdlib>
 #include <cmath>
 #include <limits>
@@ -35,16 +36,22 @@ namespace {
 using detail::SolverKind;
 using detail::SolverSpec;
 
-// NumPy's dtype rule for linalg: float32/float64 as they are, integers and bool as float64,
-// the half types refused.
+// NumPy's dtype rule for linalg: float32/float64/complex64/complex128 as they are, integers
+// and bool as float64, the half types refused.
 DType linalg_dtype(const Array& a) {
   if (!a.defined()) throw ValueError("linalg: an Array handle is empty");
   const DType t = a.dtype();
   if (is_half(t)) throw TypeError(fmt::format("array type {} is unsupported in linalg", name(t)));
-  if (is_complex(t))  // cuSOLVER's complex routines are not wired yet (issue 33)
-    throw NotSupportedError(fmt::format("linalg: {} is not supported yet", name(t)));
-  return is_float(t) ? t : DType::Float64;
+  return is_float(t) || is_complex(t) ? t : DType::Float64;
 }
+
+// x^H over the last two axes (a transposed view of conj(x): the GEMM reads it with op C).
+Array hermitian_t(const Array& x) {
+  return is_complex(x.dtype()) ? conj(x).swapaxes(-1, -2) : x.swapaxes(-1, -2);
+}
+
+// |x|^2 elementwise, in x's real dtype (x * x for a real x, as the real norms always were).
+Array abs_squared(const Array& x) { return is_complex(x.dtype()) ? real(multiply(x, conj(x))) : multiply(x, x); }
 
 void at_least_2d(const Array& a) {
   if (a.ndim() < 2)
@@ -64,7 +71,8 @@ Shape cat(Shape s, std::initializer_list<int64_t> dims) {
 }
 
 double eps_of(DType t) {
-  return t == DType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  return real_dtype(t) == DType::Float32 ? std::numeric_limits<float>::epsilon()
+                                         : std::numeric_limits<double>::epsilon();
 }
 
 Array eye_batch(const Shape& batch, int64_t n, DType t) {
@@ -116,12 +124,22 @@ Array det(const Array& a) {
   return multiply(prod(p.diag, -1), p.perm_sign);
 }
 
+namespace {
+// The sign of each LU diagonal element as slogdet takes it: sign(d) for a real d, d / |d| (0
+// for 0, as NumPy's sign of a singular matrix) for a complex one.
+Array unit_of(const Array& d) {
+  if (!is_complex(d.dtype())) return cufuse::sign(d);
+  Array m = abs(d);
+  return where(equal(m, 0), zeros({}, d.dtype()), divide(d, m));
+}
+}  // namespace
+
 SlogdetResult slogdet(const Array& a) {
   const DType t = linalg_dtype(a);
   square(a);
-  if (a.shape(-1) == 0) return {ones(batch_of(a.shape()), t), zeros(batch_of(a.shape()), t)};
+  if (a.shape(-1) == 0) return {ones(batch_of(a.shape()), t), zeros(batch_of(a.shape()), real_dtype(t))};
   LUParts p = lu_parts(a, t);
-  Array sign = multiply(p.perm_sign, prod(cufuse::sign(p.diag), -1));
+  Array sign = multiply(p.perm_sign, prod(unit_of(p.diag), -1));
   Array logabs = sum(log(abs(p.diag)), -1);
   return {sign, logabs};
 }
@@ -164,7 +182,7 @@ Array cholesky(const Array& a, bool upper) {
   square(a);
   if (a.shape(-1) == 0) return zeros(a.shape(), t);
   Array l = detail::tril_last2(call(spec_of(SolverKind::Cholesky, a, t), {a})[0]);
-  return upper ? l.swapaxes(-1, -2) : l;
+  return upper ? hermitian_t(l) : l;  // U = L^H (NumPy's upper=True)
 }
 
 QRResult qr(const Array& a, std::string_view mode) {
@@ -196,7 +214,7 @@ SVDResult svd(const Array& a, bool full_matrices, bool compute_uv) {
   s.vectors = compute_uv;
   const int64_t m = s.m, n = s.n, k = std::min(m, n);
   if (m == 0 || n == 0) {
-    Array S = zeros(cat(s.batch, {k}), t);
+    Array S = zeros(cat(s.batch, {k}), real_dtype(t));
     if (!compute_uv) return {Array(), S, Array()};
     Array U = full_matrices ? eye_batch(s.batch, m, t) : zeros(cat(s.batch, {m, k}), t);
     Array Vh = full_matrices ? eye_batch(s.batch, n, t) : zeros(cat(s.batch, {k, n}), t);
@@ -223,14 +241,14 @@ SolverSpec eigh_spec(const Array& a, char UPLO, bool vectors) {
 
 EighResult eigh(const Array& a, char UPLO) {
   const SolverSpec s = eigh_spec(a, UPLO, true);
-  if (s.n == 0) return {zeros(cat(s.batch, {0}), s.dtype), zeros(a.shape(), s.dtype)};
+  if (s.n == 0) return {zeros(cat(s.batch, {0}), real_dtype(s.dtype)), zeros(a.shape(), s.dtype)};
   auto r = call(s, {a});
   return {r[0], r[1]};
 }
 
 Array eigvalsh(const Array& a, char UPLO) {
   const SolverSpec s = eigh_spec(a, UPLO, false);
-  if (s.n == 0) return zeros(cat(s.batch, {0}), s.dtype);
+  if (s.n == 0) return zeros(cat(s.batch, {0}), real_dtype(s.dtype));
   return call(s, {a})[0];
 }
 
@@ -243,8 +261,9 @@ Array pinv(const Array& a, double rcond) {
   SVDResult d = svd(a, false, true);
   Array cutoff = multiply(max(d.S, -1, true), rcond);
   Array sinv = where(greater(d.S, cutoff), reciprocal(d.S), 0);
-  // V diag(1/s) U^T: V read in place through a transposed view of the SVD's Vh.
-  return matmul(d.Vh.swapaxes(-1, -2), multiply(sinv.expand_dims(-1), d.U.swapaxes(-1, -2)));
+  // V diag(1/s) U^H: V read in place through a transposed view of the SVD's Vh (complex: of
+  // conj(Vh), which the GEMM reads with op C).
+  return matmul(hermitian_t(d.Vh), multiply(sinv.expand_dims(-1), hermitian_t(d.U)));
 }
 
 LstsqResult lstsq(const Array& a, const Array& b, std::optional<double> rcond) {
@@ -263,9 +282,9 @@ LstsqResult lstsq(const Array& a, const Array& b, std::optional<double> rcond) {
   LstsqResult r;
   if (m == 0 || n == 0) {
     r.x = zeros(vec ? Shape{n} : Shape{n, K}, t);
-    r.s = zeros({0}, t);
+    r.s = zeros({0}, real_dtype(t));
     r.rank = 0;
-    r.residuals = (n == 0 && m > 0) ? sum(multiply(B, B), 0) : zeros({0}, t);
+    r.residuals = (n == 0 && m > 0) ? sum(abs_squared(B), 0) : zeros({0}, real_dtype(t));
     return r;
   }
   const double rc = rcond ? *rcond : eps_of(t) * static_cast<double>(std::max(m, n));
@@ -273,17 +292,17 @@ LstsqResult lstsq(const Array& a, const Array& b, std::optional<double> rcond) {
   Array cutoff = multiply(max(d.S), rc);
   Array keep = greater(d.S, cutoff);
   Array sinv = where(keep, reciprocal(d.S), 0);
-  Array utb = matmul(d.U.swapaxes(-1, -2), B);  // (k, K)
-  Array x = matmul(d.Vh.swapaxes(-1, -2), multiply(sinv.expand_dims(-1), utb));  // (n, K)
+  Array utb = matmul(hermitian_t(d.U), B);  // (k, K)
+  Array x = matmul(hermitian_t(d.Vh), multiply(sinv.expand_dims(-1), utb));  // (n, K)
   Array rank = count_nonzero(keep);
   Array sv = d.S;
   eval(x, rank, sv);  // one SVD for all three
   r.rank = rank.item<int64_t>();
   if (r.rank == n && m > n) {
     Array res = subtract(B, matmul(A, x));
-    r.residuals = sum(multiply(res, res), 0);
+    r.residuals = sum(abs_squared(res), 0);
   } else {
-    r.residuals = zeros({0}, t);
+    r.residuals = zeros({0}, real_dtype(t));
   }
   r.x = vec ? x.reshape({n}) : x;
   r.s = sv;
@@ -297,7 +316,7 @@ Array matrix_rank(const Array& a, std::optional<double> tol) {
   const int64_t m = a.shape(-2), n = a.shape(-1);
   if (m == 0 || n == 0) return zeros(batch_of(a.shape()), DType::Int64);
   Array S = svdvals(a);
-  Array thresh = tol ? full(Shape{}, Scalar(*tol), t)
+  Array thresh = tol ? full(Shape{}, Scalar(*tol), real_dtype(t))
                      : multiply(max(S, -1, true), eps_of(t) * static_cast<double>(std::max(m, n)));
   return count_nonzero(greater(S, thresh), -1);
 }
@@ -314,7 +333,7 @@ Array norm(const Array& x, std::string_view ord, AxisArg axis, bool keepdims) {
   } else {
     throw ValueError(fmt::format("Invalid norm order '{}' for vectors", ord));
   }
-  Array xf = is_float(x.dtype()) ? x : x.astype(DType::Float64);
+  Array xf = is_float(x.dtype()) || is_complex(x.dtype()) ? x : x.astype(DType::Float64);
   if (ord == "fro") return detail::matrix_norm_axes(xf, std::nullopt, r, c, keepdims);
   // nuclear: the sum of the singular values over the two axes
   const int nd = xf.ndim();
@@ -339,7 +358,7 @@ Array norm(const Array& x, std::string_view ord, AxisArg axis, bool keepdims) {
 }
 
 Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
-  Array x = is_float(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
+  Array x = is_float(x_in.dtype()) || is_complex(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
   // Matrix norms (2 axes, or a 2-D array with an ord): matrix_norm_axes below.
   if (axis.all() && ord && x.ndim() == 2) return detail::matrix_norm_axes(x, ord, 0, 1, keepdims);
   if (axis.all() && ord && x.ndim() > 2)
@@ -349,9 +368,9 @@ Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keep
   if (!axis.all() && axis.axes().size() != 1) throw ValueError("norm: improper number of dimensions to norm");
   const double p = ord ? *ord : 2.0;
   if (std::isinf(p)) return p > 0 ? max(abs(x), axis, keepdims) : min(abs(x), axis, keepdims);
-  if (p == 0) return sum(not_equal(x, 0), axis, keepdims, x.dtype());
+  if (p == 0) return sum(not_equal(x, 0), axis, keepdims, real_dtype(x.dtype()));
   if (p == 1) return sum(abs(x), axis, keepdims);
-  if (p == 2) return sqrt(sum(multiply(x, x), axis, keepdims));
+  if (p == 2) return sqrt(sum(abs_squared(x), axis, keepdims));
   Array s = sum(power(abs(x), p), axis, keepdims);
   return power(s, 1.0 / p);
 }
@@ -377,7 +396,7 @@ Array matrix_norm_axes(const Array& x, std::optional<double> ord, int axis0, int
   ks[r] = 1;
   ks[c] = 1;
   auto finish = [&](const Array& v) { return keepdims ? v.reshape(ks) : v; };
-  if (!ord) return sqrt(sum(multiply(x, x), {r, c}, keepdims));
+  if (!ord) return sqrt(sum(linalg::abs_squared(x), {r, c}, keepdims));
   const double o = *ord;
   if (o == 2 || o == -2) {
     Axes perm;

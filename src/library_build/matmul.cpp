@@ -2,6 +2,8 @@
 // semantics, scalar factors folded into alpha, views of pending results read in place),
 // dot, vdot, inner, outer, tensordot — and the TF32 setting. Integer and bool matmul, and
 // products with nothing to multiply as matrices, are elementwise work and a reduction.
+// Complex operands (mixed with real ones promoted by NumPy's table) take the complex GEMM;
+// conj(x) of an operand cuBLAS reads through op T (a transposed view) becomes its op C.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -113,6 +115,27 @@ NodePtr batch_ready(const NodePtr& n, const Shape& batch, bool vec) {
   return detail::broadcast_node(n, full);
 }
 
+// A View node the GEMM can read in place, through the view's strides, where cuBLAS reads that
+// layout: a view of a pending reduction or library result (a transposed SVD factor, a reshaped
+// GEMM output) or of dense memory, of the GEMM's dtype.
+bool view_in_place(const NodePtr& v, DType t, const GemmCall& probe, int which) {
+  if (v->k() != NodeKind::View) return false;
+  const NodePtr& in = v->inputs[0];
+  const bool pending = in->k() == NodeKind::Reduce || in->k() == NodeKind::Library;
+  const bool dense = in->is_materialized() && in->layout.is_contiguous() && in->layout.offset == 0;
+  return (pending || dense) && in->dtype == t && probe.operand_readable(which, v->layout);
+}
+
+// conj(x) over an operand x that the GEMM reads as it is through op T (a Buffer leaf of that
+// layout, or a view read in place): the GEMM reads x with op C instead.
+bool conj_peelable(const NodePtr& n, DType t, const GemmCall& probe, int which) {
+  if (!is_complex(t) || n->k() != NodeKind::Elementwise || static_cast<Op>(n->op) != Op::Conjugate) return false;
+  const NodePtr& x = n->inputs[0];
+  if (x->dtype != t) return false;
+  if (x->k() == NodeKind::Buffer) return probe.operand_readable(which, x->layout);
+  return view_in_place(x, t, probe, which);
+}
+
 Array vector_dot(const Array& a, const Array& b, DType t) {
   const DType acc = is_half(t) ? DType::Float32 : t;
   if (t == DType::Bool) return any(logical_and(a, b));
@@ -161,7 +184,7 @@ Array matmul_shaped(const Array& a, const Array& b, const std::optional<Shape>& 
   s.b.shape = b.shape();
   detail::gemm_shapes(s);
   const DType t = promote_types(a.dtype(), b.dtype());
-  if (!is_float(t)) return shaped(integer_matmul(a, b, t, s));
+  if (!is_float(t) && !is_complex(t)) return shaped(integer_matmul(a, b, t, s));
   if (s.a_vec && s.b_vec) return shaped(vector_dot(a, b, t));
   if (out_shape && numel(*out_shape) != numel(s.out_shape))
     throw InternalError(fmt::format("matmul: output shape {} for a result of shape {}", to_string(*out_shape),
@@ -179,19 +202,27 @@ Array matmul_shaped(const Array& a, const Array& b, const std::optional<Shape>& 
   s.dtype = t;
   s.alpha = alpha;
   s.tf32 = t == DType::Float32 && tf32_enabled();
+  if (is_complex(t)) {  // conj(x) read with op C where cuBLAS reads x through op T
+    GemmSpec c = s;
+    c.conj_a = c.conj_b = true;
+    const GemmCall conj_probe(c);
+    if (conj_peelable(na, t, conj_probe, 0)) {
+      s.conj_a = true;
+      na = na->inputs[0];
+    }
+    if (conj_peelable(nb, t, conj_probe, 1)) {
+      s.conj_b = true;
+      nb = nb->inputs[0];
+    }
+  }
   // A view of a pending reduction or library result (a transposed SVD factor, a reshaped
   // GEMM output) is read in place: the GEMM takes the result and the view's strides.
   GemmCall probe(s);
   for (int i = 0; i < 2; ++i) {
     NodePtr& n = i == 0 ? na : nb;
-    if (n->k() != NodeKind::View) continue;
-    const NodePtr& in = n->inputs[0];
-    const bool pending = in->k() == NodeKind::Reduce || in->k() == NodeKind::Library;
-    const bool dense = in->is_materialized() && in->layout.is_contiguous() && in->layout.offset == 0;
-    if ((!pending && !dense) || in->dtype != t) continue;
-    if (!probe.operand_readable(i, n->layout)) continue;
+    if (!view_in_place(n, t, probe, i)) continue;
     (i == 0 ? s.a : s.b).view = n->layout;
-    n = in;
+    n = n->inputs[0];
   }
   auto call = std::make_shared<GemmCall>(std::move(s));
   detail::InputVec ins;
@@ -293,7 +324,8 @@ Array vdot(const Array& a, const Array& b) {
   if (a.size() != b.size())
     throw ValueError(fmt::format("vdot: vectors of different sizes ({} of shape {} and {} of shape {})", a.size(),
                                  to_string(a.shape()), b.size(), to_string(b.shape())));
-  return vector_dot(a.ravel(), b.ravel(), promote_types(a.dtype(), b.dtype()));
+  // NumPy conjugates the first argument (complex), fused into the reduction's prologue.
+  return vector_dot(is_complex(a.dtype()) ? conj(a.ravel()) : a.ravel(), b.ravel(), promote_types(a.dtype(), b.dtype()));
 }
 
 Array outer(const Array& a, const Array& b) {
