@@ -4,7 +4,9 @@ instead of cufuse (CuPy, cupy.fuse, PyTorch eager, torch.compile, JAX jit), time
 cufuse-bench times them, each result checked against NumPy before it is timed.
 
 Each framework runs in its own child process (a crash or hang costs that framework's
-columns, never the run); W12 (first call, empty / warm disk cache) runs in fresh processes.
+columns, never the run); W12 (first call, empty / warm disk cache) and W12c (a cold start:
+seed 004's fusion lesson and W3's softmax in a fresh process, its wall time) run in fresh
+processes.
 A peer that fails, is missing, or is not a column of WORKLOADS.md's table for a workload is
 reported as "-" with the reason.
 
@@ -22,9 +24,12 @@ import tempfile
 import time
 import traceback
 
-from peers_common import (FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, PEER_TITLES, PEERS, WORKLOADS,
+from peers_common import (CUFUSE_ONLY, FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, PEER_TITLES, PEERS, WORKLOADS,
                           check, compare, time_batches, time_loop)
 from peers_frameworks import FRAMEWORKS
+
+
+FRESH_PROCESS = ("W12", "W12c")  # workloads run in fresh processes by the parent, not by a framework child
 
 
 # ----------------------------------------------------------------------------- framework child
@@ -36,7 +41,7 @@ def emit(out, rec):
 def child_main(fwname, only, quick, out_path, deadline):
     out = open(out_path, "a")
     peers = [p for p in PEERS if FRAMEWORK_OF[p] == fwname]
-    wids = [w for w in only if w != "W12" and any(p in WORKLOADS[w]["peers"] for p in peers)]
+    wids = [w for w in only if w not in FRESH_PROCESS and any(p in WORKLOADS[w]["peers"] for p in peers)]
     try:
         fw = FRAMEWORKS[fwname]()
     except Exception as e:  # noqa: BLE001 - any import or init failure is a result, not a crash
@@ -183,6 +188,85 @@ def w12_child_main(peer):
         return 1
 
 
+# ----------------------------------------------------------------------------- W12c child
+COLD_N = 10000          # seed 004's arange(size)
+COLD_SOFTMAX = (8192, 8192)  # W3
+
+
+def w12c_child_main(peer):
+    """Seed 004's fusion lesson, then W3's softmax end to end, as bench/cold_start.cpp runs them."""
+    t_main = time.perf_counter()
+    try:
+        if peer == "cupy.fuse":
+            import cupy as cp
+            x = cp.arange(COLD_N)
+            y = cp.arange(COLD_N)[::-1]
+            sync, fuse = cp.cuda.Device().synchronize, cp.fuse
+
+            def randn(m, n):
+                return cp.random.standard_normal((m, n), dtype=cp.float32)
+
+            def softmax(a):  # CuPy's own ops, as the notebook would write it
+                e = cp.exp(a - a.max(axis=1, keepdims=True))
+                return e / e.sum(axis=1, keepdims=True)
+        elif peer == "torch.compile":
+            import torch
+            torch.set_grad_enabled(False)
+            x = torch.arange(COLD_N, device="cuda")
+            y = torch.arange(COLD_N, device="cuda").flip(0)
+            sync = torch.cuda.synchronize
+
+            def fuse(f):
+                return torch.compile(f, dynamic=False)
+
+            def randn(m, n):
+                return torch.randn(m, n, device="cuda", dtype=torch.float32)
+
+            def softmax_eager(a):
+                e = torch.exp(a - a.amax(dim=1, keepdim=True))
+                return e / e.sum(dim=1, keepdim=True)
+            softmax = fuse(softmax_eager)
+        else:
+            raise ValueError("no W12c for " + peer)
+
+        def squared_diff(a, b):
+            return (a - b) * (a - b)
+        fused_squared_diff = fuse(squared_diff)
+
+        def bench_us(f):  # cupyx.profiler.benchmark(f, n_repeat=10): 10 warm-up calls, 10 timed
+            for _ in range(10):
+                f()
+                sync()
+            total = 0.0
+            for _ in range(10):
+                t0 = time.perf_counter()
+                f()
+                sync()
+                total += time.perf_counter() - t0
+            return total / 10 * 1e6
+        t_lesson = time.perf_counter()
+        plain_us = bench_us(lambda: squared_diff(x, y))
+        fused_us = bench_us(lambda: fused_squared_diff(x, y))
+        lesson_ms = (time.perf_counter() - t_lesson) * 1e3
+        at0, fused0 = int(squared_diff(x, y)[0]), int(fused_squared_diff(x, y)[0])
+        t_soft = time.perf_counter()
+        s = softmax(randn(*COLD_SOFTMAX))
+        row0 = float(s[0].sum())
+        softmax_ms = (time.perf_counter() - t_soft) * 1e3
+        want = (COLD_N - 1) ** 2
+        ok = at0 == want and fused0 == want and abs(row0 - 1) < 1e-3
+        print("@@cold-start " + json.dumps(dict(
+            main_ms=(time.perf_counter() - t_main) * 1e3, lesson_ms=lesson_ms, softmax_ms=softmax_ms,
+            plain_us=plain_us, fused_us=fused_us, check_ok=ok,
+            detail="squared_diff[0] %d (fused %d, want %d); softmax row 0 sums to %.6f" % (at0, fused0, want, row0))),
+              flush=True)
+        return 0
+    except Exception as e:  # noqa: BLE001
+        print("@@cold-start-error " + json.dumps("%s: %s" % (type(e).__name__, str(e)[:300])), flush=True)
+        traceback.print_exc()
+        return 1
+
+
 # ----------------------------------------------------------------------------- parent
 _CHILD_PGID = [None]  # the session of the child now running, ended with us on SIGTERM/SIGINT
 
@@ -284,6 +368,66 @@ def run_w12(only_peers, quick, deadline, log):
     return results
 
 
+def run_w12c(only_peers, quick, deadline, log):
+    """W12c: each peer's cold start, an empty then a warm cache, wall time of the process
+    (the interpreter's start and the framework's import included: what a user waits for)."""
+    results = {}
+    for peer in ["cupy.fuse", "torch.compile"]:
+        if peer not in only_peers:
+            continue
+        trials = 2 if quick else 3
+        cold, warm, inner, checks, problem = [], [], [], [], None
+        for _ in range(trials):
+            if time.time() > deadline - 5:
+                problem = problem or "out of time budget"
+                break
+            with tempfile.TemporaryDirectory(prefix="peers-w12c-") as d:
+                env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
+                    "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+                env["CUDA_CACHE_DISABLE"] = "1"
+                for which, into in (("empty", cold), ("warm", warm)):
+                    left = deadline - time.time()
+                    t0 = time.perf_counter()
+                    rc, out, tail, to = run_child(["--w12c-child", peer], env, min(300, left), log)
+                    wall = (time.perf_counter() - t0) * 1e3
+                    line = [ln for ln in out.splitlines() if ln.startswith("@@cold-start ")]
+                    err = [ln for ln in out.splitlines() if ln.startswith("@@cold-start-error ")]
+                    if line:
+                        rec = json.loads(line[0][len("@@cold-start "):])
+                        into.append(wall)
+                        if which == "empty":
+                            inner.append(rec)
+                        checks.append((rec["check_ok"], rec["detail"]))
+                    else:
+                        problem = ("timed out" if to else json.loads(err[0][len("@@cold-start-error "):]) if err
+                                   else "child exited %s: %s" % (rc, tail))
+                        problem = "%s-cache process: %s" % (which, problem)
+                        break
+            if problem:
+                break
+        rec = dict(kind="result", id="W12c", peer=peer, unit="ms")
+        if cold and warm and len(cold) == len(warm):
+            med = statistics.median
+            rec.update(status="ok", time_ms=med(cold), batch_ms=cold, reps=1, batches=len(cold),
+                       parts=[dict(label="empty cache", time_ms=med(cold), batch_ms=cold),
+                              dict(label="warm cache", time_ms=med(warm), batch_ms=warm)],
+                       check=dict(done=True, ok=all(c[0] for c in checks), detail=checks[-1][1]),
+                       notes="wall time of a fresh Python process (interpreter start and imports included), median "
+                             "of %d; from the script's start: %.4g ms; empty cache: the lesson %.4g ms "
+                             "(squared_diff %.3g us a call plain, %.3g us fused), the softmax %.4g ms" % (
+                                 len(cold), med([r["main_ms"] for r in inner]), med([r["lesson_ms"] for r in inner]),
+                                 med([r["plain_us"] for r in inner]), med([r["fused_us"] for r in inner]),
+                                 med([r["softmax_ms"] for r in inner])))
+            if not rec["check"]["ok"]:
+                rec["status"] = "check-failed"
+            if problem:
+                rec["notes"] += "; " + problem
+        else:
+            rec.update(status="error", notes=problem or "no figure")
+        results[peer] = rec
+    return results
+
+
 def problem_of(rec):
     """Why a peer's cell has no good figure: a failed check's detail, else the record's notes."""
     detail = (rec.get("check") or {}).get("detail", "")
@@ -311,9 +455,16 @@ def main():
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--w12-child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--w12c-child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
 
     only = [w for w in a.only.split(",") if w] or ORDER
+    mine = [w for w in only if w in CUFUSE_ONLY]  # GPU_CHECK_ONLY names cufuse-bench's rows too
+    if mine:
+        print("peers.py: %s: cufuse-bench's rows only, no peers" % ",".join(mine), file=sys.stderr)
+        only = [w for w in only if w not in CUFUSE_ONLY]
+        if not only and not a.w12_child and not a.w12c_child:
+            return 0
     unknown = [w for w in only if w not in WORKLOADS]
     if unknown:
         print("peers.py: unknown workload(s) %s; known: %s" % (",".join(unknown), ",".join(ORDER)), file=sys.stderr)
@@ -322,6 +473,8 @@ def main():
 
     if a.w12_child:
         return w12_child_main(a.w12_child)
+    if a.w12c_child:
+        return w12c_child_main(a.w12c_child)
     if a.child:
         return child_main(a.child, only, a.quick, a.out, a.deadline or float("inf"))
 
@@ -337,10 +490,10 @@ def main():
     device, copy_bw, gemm_ms = None, None, None
     # Shares of what time is left, per framework child (torch.compile compiles the most).
     weights = {"cupy": 1.0, "torch": 1.6, "jax": 0.8}
-    w12_weight = 1.0 if "W12" in only else 0.0
+    w12_weight = (1.0 if "W12" in only else 0.0) + (1.0 if "W12c" in only else 0.0)
     todo = [f for f in ["cupy", "torch", "jax"] if f in frameworks]
     for i, fw in enumerate(todo):
-        wanted = [w for w in only if w != "W12" and
+        wanted = [w for w in only if w not in FRESH_PROCESS and
                   any(FRAMEWORK_OF[p] == fw and p in WORKLOADS[w]["peers"] for p in PEERS)]
         if not wanted:
             continue
@@ -383,6 +536,9 @@ def main():
     if "W12" in only:
         w12_peers = [p for p in WORKLOADS["W12"]["peers"] if FRAMEWORK_OF[p] in frameworks]
         results["W12"].update(run_w12(w12_peers, a.quick, deadline, log))
+    if "W12c" in only:
+        w12c_peers = [p for p in WORKLOADS["W12c"]["peers"] if FRAMEWORK_OF[p] in frameworks]
+        results["W12c"].update(run_w12c(w12c_peers, a.quick, deadline, log))
 
     # Every (workload, peer) gets a record: "-" with a reason where there is no figure.
     for w in only:
