@@ -47,15 +47,9 @@ ColdFigure run_cold_child(const Options& opt, const std::string& cache_dir) {
                            {"CUFUSE_CACHE_DIR=" + cache_dir, "CUDA_CACHE_DISABLE=1", "CUFUSE_BENCH_FIRST_CALL=cold-start"},
                            300);
   f.wall_ms = now_ms() - t0;
-  auto lines = lines_with_prefix(c.out, "@@cold-start");
-  auto errors = lines_with_prefix(c.out, "@@cold-start-error");
-  if (!c.error.empty()) f.error = c.error;
-  else if (c.timed_out) f.error = "child timed out";
-  else if (c.signal) f.error = "child killed by signal " + std::to_string(c.signal);
-  else if (!errors.empty()) f.error = errors.front();
-  else if (lines.empty()) f.error = "child printed no figure (exit " + std::to_string(c.exit_code) + ")";
+  std::string j;
+  f.error = child_figure(c, "cold-start", &j);
   if (!f.error.empty()) return f;
-  const std::string& j = lines.front();
   f.ok = true;
   f.main_ms = json_number(j, "main_ms");
   f.lesson_ms = json_number(j, "lesson_ms");

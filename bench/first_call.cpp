@@ -67,16 +67,10 @@ ChildFigure run_child(const Options& opt, const std::string& cache_dir, const st
   ChildResult c = run_self(opt, {"--first-call-child"},
                            {"CUFUSE_CACHE_DIR=" + cache_dir, "CUDA_CACHE_DISABLE=1", "CUFUSE_BENCH_FIRST_CALL=" + which},
                            120);
-  auto lines = lines_with_prefix(c.out, "@@first-call");
   auto checks = lines_with_prefix(c.out, "@@first-call-check");
-  auto errors = lines_with_prefix(c.out, "@@first-call-error");
-  if (!c.error.empty()) f.error = c.error;
-  else if (c.timed_out) f.error = "child timed out";
-  else if (c.signal) f.error = "child killed by signal " + std::to_string(c.signal);
-  else if (!errors.empty()) f.error = errors.front();
-  else if (lines.empty()) f.error = "child printed no figure (exit " + std::to_string(c.exit_code) + ")";
+  std::string j;
+  f.error = child_figure(c, "first-call", &j);
   if (!f.error.empty()) return f;
-  const std::string& j = lines.front();
   f.ok = true;
   f.time_ms = json_number(j, "time_ms");
   f.first_ms = json_number(j, "first_ms");

@@ -189,6 +189,10 @@ ChildResult run_self(const Options& opt, const std::vector<std::string>& args,
                      const std::vector<std::string>& env, double timeout_s);
 // The text after "prefix " on each line of out that starts with it.
 std::vector<std::string> lines_with_prefix(const std::string& out, const std::string& prefix);
+// A fresh-process child that prints "@@<tag> {json}" (and "@@<tag>-error ..." when it fails):
+// its figure line in *json, or why there is none (the run failed, timed out, was killed,
+// reported an error, or printed nothing).
+std::string child_figure(const ChildResult& c, const std::string& tag, std::string* json);
 // A number from a flat JSON object text ({"time_ms": 1.5, ...}); NaN when absent.
 double json_number(const std::string& obj, const std::string& key);
 

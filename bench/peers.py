@@ -314,41 +314,53 @@ def run_child(args, env_extra, timeout_s, log):
     return rc, out, tail, timed_out
 
 
+def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log):
+    """Trials of a fresh-process child: per trial an empty cache directory of the peer's, one
+    child with it empty, one with what that child left. Returns ([(which, record, wall_ms)],
+    problem): each child's "@@<tag> {json}" record and its process's wall time."""
+    got, problem = [], None
+    for _ in range(trials):
+        if time.time() > deadline - 5:
+            problem = problem or "out of time budget"
+            break
+        with tempfile.TemporaryDirectory(prefix="peers-%s-" % child_flag.strip("-")) as d:
+            env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
+                "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+            # As for cufuse's children: NVRTC's own cache (CUDA 12.9+) off, so an empty
+            # cache directory means a real compile.
+            env["CUDA_CACHE_DISABLE"] = "1"
+            for which in ("empty", "warm"):
+                left = deadline - time.time()
+                t0 = time.perf_counter()
+                rc, out, tail, to = run_child([child_flag, peer], env, min(timeout_s, left), log)
+                wall = (time.perf_counter() - t0) * 1e3
+                line = [ln for ln in out.splitlines() if ln.startswith("@@%s " % tag)]
+                err = [ln for ln in out.splitlines() if ln.startswith("@@%s-error " % tag)]
+                if line:
+                    got.append((which, json.loads(line[0][len("@@%s " % tag):]), wall))
+                else:
+                    problem = ("timed out" if to else json.loads(err[0][len("@@%s-error " % tag):]) if err
+                               else "child exited %s: %s" % (rc, tail))
+                    problem = "%s-cache process: %s" % (which, problem)
+                    break
+        if problem:
+            break
+    return got, problem
+
+
 def run_w12(only_peers, quick, deadline, log):
     results = {}
     for peer in ["cupy.fuse", "torch.compile"]:
         if peer not in only_peers:
             continue
         trials = (3 if peer == "cupy.fuse" else 1) if quick else 3
-        cold, warm, checks, problem = [], [], [], None
-        firsts = {"empty": [], "warm": []}
-        for _ in range(trials):
-            if time.time() > deadline - 5:
-                problem = problem or "out of time budget"
-                break
-            with tempfile.TemporaryDirectory(prefix="peers-w12-") as d:
-                env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
-                    "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
-                # As for cufuse's children: NVRTC's own cache (CUDA 12.9+) off, so an empty
-                # cache directory means a real compile.
-                env["CUDA_CACHE_DISABLE"] = "1"
-                for which, into in (("empty", cold), ("warm", warm)):
-                    left = deadline - time.time()
-                    rc, out, tail, to = run_child(["--w12-child", peer], env, min(180, left), log)
-                    line = [ln for ln in out.splitlines() if ln.startswith("@@first-call ")]
-                    err = [ln for ln in out.splitlines() if ln.startswith("@@first-call-error ")]
-                    if line:
-                        rec = json.loads(line[0][len("@@first-call "):])
-                        into.append(rec["time_ms"])
-                        firsts[which].append(rec["first_ms"])
-                        checks.append((rec["check_ok"], rec["detail"]))
-                    else:
-                        problem = ("timed out" if to else json.loads(err[0][len("@@first-call-error "):]) if err
-                                   else "child exited %s: %s" % (rc, tail))
-                        problem = "%s-cache process: %s" % (which, problem)
-                        break
-            if problem:
-                break
+        got, problem = fresh_trials(peer, "--w12-child", "first-call", trials, 180, deadline, log)
+        cold = [r["time_ms"] for w, r, _ in got if w == "empty"]
+        warm = [r["time_ms"] for w, r, _ in got if w == "warm"]
+        firsts = {"empty": [r["first_ms"] for w, r, _ in got if w == "empty"],
+                  "warm": [r["first_ms"] for w, r, _ in got if w == "warm"]}
+        checks = [(r["check_ok"], r["detail"]) for _, r, _ in got]
+        cold, warm = cold[:len(warm)], warm[:len(cold)]  # whole trials only
         rec = dict(kind="result", id="W12", peer=peer, unit="ms")
         if cold and warm and len(cold) == len(warm):
             rec.update(status="ok", time_ms=statistics.median(cold), batch_ms=cold, reps=1, batches=len(cold),
@@ -375,36 +387,12 @@ def run_w12c(only_peers, quick, deadline, log):
     for peer in ["cupy.fuse", "torch.compile"]:
         if peer not in only_peers:
             continue
-        trials = 2 if quick else 3
-        cold, warm, inner, checks, problem = [], [], [], [], None
-        for _ in range(trials):
-            if time.time() > deadline - 5:
-                problem = problem or "out of time budget"
-                break
-            with tempfile.TemporaryDirectory(prefix="peers-w12c-") as d:
-                env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
-                    "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
-                env["CUDA_CACHE_DISABLE"] = "1"
-                for which, into in (("empty", cold), ("warm", warm)):
-                    left = deadline - time.time()
-                    t0 = time.perf_counter()
-                    rc, out, tail, to = run_child(["--w12c-child", peer], env, min(300, left), log)
-                    wall = (time.perf_counter() - t0) * 1e3
-                    line = [ln for ln in out.splitlines() if ln.startswith("@@cold-start ")]
-                    err = [ln for ln in out.splitlines() if ln.startswith("@@cold-start-error ")]
-                    if line:
-                        rec = json.loads(line[0][len("@@cold-start "):])
-                        into.append(wall)
-                        if which == "empty":
-                            inner.append(rec)
-                        checks.append((rec["check_ok"], rec["detail"]))
-                    else:
-                        problem = ("timed out" if to else json.loads(err[0][len("@@cold-start-error "):]) if err
-                                   else "child exited %s: %s" % (rc, tail))
-                        problem = "%s-cache process: %s" % (which, problem)
-                        break
-            if problem:
-                break
+        got, problem = fresh_trials(peer, "--w12c-child", "cold-start", 2 if quick else 3, 300, deadline, log)
+        cold = [wall for w, _, wall in got if w == "empty"]
+        warm = [wall for w, _, wall in got if w == "warm"]
+        inner = [r for w, r, _ in got if w == "empty"]
+        checks = [(r["check_ok"], r["detail"]) for _, r, _ in got]
+        cold, warm = cold[:len(warm)], warm[:len(cold)]  # whole trials only
         rec = dict(kind="result", id="W12c", peer=peer, unit="ms")
         if cold and warm and len(cold) == len(warm):
             med = statistics.median

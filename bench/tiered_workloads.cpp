@@ -41,7 +41,7 @@ void add_tiered_workloads(Registry& r) {
       // (--no-isolate: the workloads after this one run as before)
       before ? (void)::setenv("CUFUSE_TIERED", saved.c_str(), 1) : (void)::unsetenv("CUFUSE_TIERED");
       cufuse::detail::runtime().reload_settings();
-      rec.add_note(s.interpreted_launches > 0
+      rec.notes += std::string(rec.notes.empty() ? "" : "; ") + (s.interpreted_launches > 0
                        ? strf("%llu interpreted launches, %llu kernels compiled (groups the interpreter refuses)",
                               (unsigned long long)s.interpreted_launches, (unsigned long long)s.kernels_compiled)
                        : std::string("NOT INTERPRETED: the interpreter refuses this group (see CUFUSE_LOG=plan's "
