@@ -52,8 +52,10 @@ struct ChildFigure {
 };
 
 // W3's softmax rows (a smaller matrix on the reference backend).
-int64_t softmax_rows(const Options& opt) { return opt.reference ? 64 : 8192; }
-int64_t softmax_cols(const Options& opt) { return opt.reference ? 1024 : 8192; }
+// (--reference reaches the children as CUFUSE_BACKEND=reference, not as the flag)
+bool on_host(const Options& opt) { return opt.reference || cf::current_backend() == cf::Backend::Reference; }
+int64_t softmax_rows(const Options& opt) { return on_host(opt) ? 64 : 8192; }
+int64_t softmax_cols(const Options& opt) { return on_host(opt) ? 1024 : 8192; }
 cf::Array softmax_expr(const cf::Array& a) {
   cf::Array e = cf::exp(a - cf::max(a, 1, true));
   return e / cf::sum(e, 1, true);
