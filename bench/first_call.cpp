@@ -1,8 +1,12 @@
 // bench/first_call.cpp: W12, the first call of a new fused elementwise function in a new
 // process whose CUDA context is already up: once with an empty disk cache (NVRTC compiles)
 // and once with the disk cache that run left (a new process, so the memory cache is empty).
-// The bench re-executes itself (--first-call-child) with CUFUSE_CACHE_DIR set; each child
-// prints one "@@first-call {json}" line. Floor: one NVRTC compile, measured in this run.
+// W12-softmax: the same for W3's row softmax (a reduction group: its first call runs on the
+// interpreter's row kernel while NVRTC compiles).
+// The bench re-executes itself (--first-call-child) with CUFUSE_CACHE_DIR set and
+// CUFUSE_BENCH_FIRST_CALL naming the function (w7b, softmax; cold-start: cold_start.cpp);
+// each child prints one "@@first-call {json}" line. Floor: one NVRTC compile, measured in
+// this run.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +20,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/eval.hpp"
 #include "cufuse/ops.hpp"
+#include "cufuse/reduce.hpp"
 #include "exec/tiered.hpp"
 #include "harness.hpp"
 
@@ -46,22 +51,28 @@ struct ChildFigure {
   std::string check_detail, error;
 };
 
-ChildFigure run_child(const Options& opt, const std::string& cache_dir) {
+// W3's softmax rows (a smaller matrix on the reference backend).
+// (--reference reaches the children as CUFUSE_BACKEND=reference, not as the flag)
+bool on_host(const Options& opt) { return opt.reference || cf::current_backend() == cf::Backend::Reference; }
+int64_t softmax_rows(const Options& opt) { return on_host(opt) ? 64 : 8192; }
+int64_t softmax_cols(const Options& opt) { return on_host(opt) ? 1024 : 8192; }
+cf::Array softmax_expr(const cf::Array& a) {
+  cf::Array e = cf::exp(a - cf::max(a, 1, true));
+  return e / cf::sum(e, 1, true);
+}
+
+ChildFigure run_child(const Options& opt, const std::string& cache_dir, const std::string& which) {
   ChildFigure f;
   // CUDA_CACHE_DISABLE=1: NVRTC's own cache (12.9+, on by default) would answer a compile
   // an earlier trial or run on this machine made, so "empty disk cache" would not be a real
   // first compile; the warm-cache child must be served by cufuse's disk cache alone.
-  ChildResult c = run_self(opt, {"--first-call-child"}, {"CUFUSE_CACHE_DIR=" + cache_dir, "CUDA_CACHE_DISABLE=1"}, 120);
-  auto lines = lines_with_prefix(c.out, "@@first-call");
+  ChildResult c = run_self(opt, {"--first-call-child"},
+                           {"CUFUSE_CACHE_DIR=" + cache_dir, "CUDA_CACHE_DISABLE=1", "CUFUSE_BENCH_FIRST_CALL=" + which},
+                           120);
   auto checks = lines_with_prefix(c.out, "@@first-call-check");
-  auto errors = lines_with_prefix(c.out, "@@first-call-error");
-  if (!c.error.empty()) f.error = c.error;
-  else if (c.timed_out) f.error = "child timed out";
-  else if (c.signal) f.error = "child killed by signal " + std::to_string(c.signal);
-  else if (!errors.empty()) f.error = errors.front();
-  else if (lines.empty()) f.error = "child printed no figure (exit " + std::to_string(c.exit_code) + ")";
+  std::string j;
+  f.error = child_figure(c, "first-call", &j);
   if (!f.error.empty()) return f;
-  const std::string& j = lines.front();
   f.ok = true;
   f.time_ms = json_number(j, "time_ms");
   f.first_ms = json_number(j, "first_ms");
@@ -87,7 +98,7 @@ size_t files_under(const std::string& dir) {
   return n;
 }
 
-void run_w12(Ctx& ctx, Record& r) {
+void run_w12_of(Ctx& ctx, Record& r, const std::string& which) {
   const int trials = ctx.opt.quick ? 3 : 5;
   std::vector<double> cold, warm, cold_first, warm_first, cold_nvrtc, cold_rest, cold_floor_here, cold_takeover;
   int cold_interpreted = 0;
@@ -100,9 +111,9 @@ void run_w12(Ctx& ctx, Record& r) {
     char tmpl[] = "/tmp/cufuse-bench-w12-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("W12: mkdtemp failed");
     std::string dir = tmpl;
-    ChildFigure a = run_child(ctx.opt, dir);
+    ChildFigure a = run_child(ctx.opt, dir, which);
     cache_files = std::max(cache_files, files_under(dir));
-    ChildFigure b = a.ok ? run_child(ctx.opt, dir) : ChildFigure{};
+    ChildFigure b = a.ok ? run_child(ctx.opt, dir, which) : ChildFigure{};
     std::error_code ec;
     fs::remove_all(dir, ec);
     if (!a.ok) {
@@ -151,10 +162,14 @@ void run_w12(Ctx& ctx, Record& r) {
   r.reps = 1;
   r.batch_ms = cold;
   r.set_time(pc.time_ms);
-  r.notes = strf("median of %d fresh processes each, NVRTC's own cache off (CUDA_CACHE_DISABLE=1); plain lazy expression (W7b's) on f32[2^20], the "
+  const std::string what = which == "softmax"
+                               ? strf("W3's row softmax on f32[%lld,%lld]", (long long)softmax_rows(ctx.opt),
+                                      (long long)softmax_cols(ctx.opt))
+                               : std::string("plain lazy expression (W7b's) on f32[2^20]");
+  r.notes = strf("median of %d fresh processes each, NVRTC's own cache off (CUDA_CACHE_DISABLE=1); %s, the "
                  "process's second new function; its first (library start-up included): %.3g / %.3g ms; "
                  "kernels compiled: empty %.0f, warm %.0f; warm disk-cache hits %.0f; %zu cache files",
-                 trials, median(cold_first), median(warm_first), cold_compiled, warm_compiled,
+                 trials, what.c_str(), median(cold_first), median(warm_first), cold_compiled, warm_compiled,
                  warm_disk_hits, cache_files);
   // Where the empty-cache time goes, in the same children: NVRTC's part of it, and the floor's
   // kernel compiled right after it (the floor below is the fastest compile in a warm process).
@@ -170,13 +185,19 @@ void run_w12(Ctx& ctx, Record& r) {
     r.notes += strf(", the compiled kernel ready %.3g ms after the call started (median)", median(cold_takeover));
   if (!ctx.floors.nvrtc_detail.empty()) r.notes += "; floor: " + ctx.floors.nvrtc_detail;
   if (warm_compiled > 0) r.notes += "; WARM RUN COMPILED (disk cache missed)";
-  if (cache_files == 0) r.notes += "; NOTHING WRITTEN TO CUFUSE_CACHE_DIR";
+  if (cache_files == 0 && !ctx.opt.reference) r.notes += "; NOTHING WRITTEN TO CUFUSE_CACHE_DIR";
 }
+
+void run_w12(Ctx& ctx, Record& r) { run_w12_of(ctx, r, "w7b"); }
+void run_w12_softmax(Ctx& ctx, Record& r) { run_w12_of(ctx, r, "softmax"); }
 
 }  // namespace
 
 int first_call_child_main(const Options& opt) {
-  (void)opt;
+  const char* which_env = std::getenv("CUFUSE_BENCH_FIRST_CALL");
+  const std::string which = which_env ? which_env : "w7b";
+  if (which == "cold-start") return cold_start_child_main(opt);
+  const bool softmax = which == "softmax";
   try {
     if (cf::current_backend() == cf::Backend::Cuda) {
       cudaError_t e = cudaFree(nullptr);  // the context is up before the clock starts
@@ -192,9 +213,18 @@ int first_call_child_main(const Options& opt) {
     device_sync();
     double first_ms = now_ms() - f0;
 
+    const int64_t M = softmax_rows(opt), N = softmax_cols(opt);
+    std::vector<float> ha;
+    cf::Array a;
+    if (softmax) {
+      ha = host_normal(static_cast<size_t>(M * N), 7);
+      a = from_host_f32(ha).reshape({M, N});
+      device_sync();
+    }
+
     cf::Stats s0 = cf::stats();
     double t0 = now_ms();
-    cf::Array z = first_call_expr(x, y);
+    cf::Array z = softmax ? softmax_expr(a) : first_call_expr(x, y);
     z.eval();
     device_sync();
     double t1 = now_ms();
@@ -218,8 +248,21 @@ int first_call_child_main(const Options& opt) {
       }
     }
 
-    std::vector<float> hz = to_host_f32(z);
-    Check c = check_sample(hz, [&](size_t i) { return first_call_host(hx[i], hy[i]); }, 1e-4, 1e-3);
+    std::vector<float> hz = to_host_f32(z.reshape({-1}));
+    std::vector<double> row_max(static_cast<size_t>(softmax ? M : 0), kNaN), row_sum(row_max.size(), kNaN);
+    auto softmax_host = [&](size_t i) {  // each sampled row's max and sum once, in double
+      const size_t row = i / static_cast<size_t>(N);
+      if (std::isnan(row_max[row])) {
+        double m = -1e300, t = 0;
+        for (int64_t j = 0; j < N; ++j) m = std::max(m, double(ha[row * N + j]));
+        for (int64_t j = 0; j < N; ++j) t += std::exp(double(ha[row * N + j]) - m);
+        row_max[row] = m;
+        row_sum[row] = t;
+      }
+      return std::exp(double(ha[i]) - row_max[row]) / row_sum[row];
+    };
+    Check c = softmax ? check_sample(hz, softmax_host, 1e-4, 1e-7, 4096)
+                      : check_sample(hz, [&](size_t i) { return first_call_host(hx[i], hy[i]); }, 1e-4, 1e-3);
     std::printf("@@first-call {\"time_ms\":%.6f,\"first_ms\":%.6f,\"kernels_compiled\":%llu,\"disk_cache_hits\":%llu,"
                 "\"memory_cache_hits\":%llu,\"kernels_launched\":%llu,\"check_ok\":%d,\"compile_ms\":%.6f,"
                 "\"floor_here_ms\":%.6f,\"interpreted\":%llu,\"takeover_ms\":%.6f}\n",
@@ -246,6 +289,10 @@ void add_first_call_workloads(Registry& r) {
                "first call of a new fused elementwise function (context up): empty disk cache / warm disk cache "
                "in a new process",
                FloorKind::Compile, run_w12});
+  r.push_back({"W12-softmax",
+               "first call of W3's row softmax f32[8192,8192] (context up): empty disk cache / warm disk cache in a "
+               "new process",
+               FloorKind::Compile, run_w12_softmax});
 }
 
 }  // namespace bench

@@ -121,6 +121,13 @@ void add_reduction_workloads(Registry& r);    // reduction_workloads.cpp: W2, W3
 void add_overhead_workloads(Registry& r);     // overhead.cpp: W7a, W7b
 void add_first_call_workloads(Registry& r);   // first_call.cpp: W12
 int first_call_child_main(const Options& opt);  // first_call.cpp: W12's fresh process
+void add_cold_start_workloads(Registry& r);     // cold_start.cpp: W12c (issue 35)
+int cold_start_child_main(const Options& opt);  // cold_start.cpp: W12c's fresh process
+// tiered_workloads.cpp: W1-interp .. W4-interp, W1..W4 on the bytecode interpreter (issue 35);
+// wraps the registered W1..W4, so it is called after them.
+void add_tiered_workloads(Registry& r);
+// The interpreter rows' ratio to their specialized rows of the same run (main.cpp, at the end).
+void add_interp_ratios(std::vector<std::string>& records, std::vector<std::string>& rows);
 std::string elementwise_plan_dump();            // elementwise.cpp: W1's plan on placeholders
 // Every workload of WORKLOADS.md, for --only and the "not yet" message.
 const std::vector<std::string>& all_workload_ids();
@@ -182,6 +189,10 @@ ChildResult run_self(const Options& opt, const std::vector<std::string>& args,
                      const std::vector<std::string>& env, double timeout_s);
 // The text after "prefix " on each line of out that starts with it.
 std::vector<std::string> lines_with_prefix(const std::string& out, const std::string& prefix);
+// A fresh-process child that prints "@@<tag> {json}" (and "@@<tag>-error ..." when it fails):
+// its figure line in *json, or why there is none (the run failed, timed out, was killed,
+// reported an error, or printed nothing).
+std::string child_figure(const ChildResult& c, const std::string& tag, std::string* json);
 // A number from a flat JSON object text ({"time_ms": 1.5, ...}); NaN when absent.
 double json_number(const std::string& obj, const std::string& key);
 

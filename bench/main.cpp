@@ -30,10 +30,11 @@ void add_fft_workloads(Registry& r);  // fft_workloads.cpp: FF1-FF3 (issue 33)
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
-                                            "W8",  "W9",  "W10", "W11", "W12", "W13", "W14", "W15",
+                                            "W8",  "W9",  "W10", "W11", "W12", "W12-softmax", "W12c", "W13", "W14", "W15",
                                             "W16", "L1",  "L2",  "L3",  "R10k", "M1", "M2", "M3", "I1",  "I2",  "I3",
                                             "H1",  "H2",
-                                            "SR1", "SR2", "SR3", "SR4", "SR5", "SR6"};
+                                            "SR1", "SR2", "SR3", "SR4", "SR5", "SR6", "W1-interp", "W2-interp", "W3-interp",
+                                            "W4-interp"};
   return ids;
 }
 
@@ -182,6 +183,8 @@ int run(int argc, char** argv) {
   add_statistics_workloads(reg);
   add_sorting_workloads(reg);
   add_fft_workloads(reg);
+  add_cold_start_workloads(reg);
+  add_tiered_workloads(reg);  // (wraps W1..W4: after them)
 
   if (list) {
     for (const auto& id : all_workload_ids()) {
@@ -273,6 +276,8 @@ int run(int argc, char** argv) {
     write_json(opt, h, records);
   }
 
+  add_interp_ratios(records, rows);  // W1-interp .. W4-interp against W1 .. W4 of this run
+  write_json(opt, h, records);
   std::printf("\n%s\n", table_header().c_str());
   for (const auto& row : rows) std::printf("%s\n", row.c_str());
   if (!opt.json_path.empty()) std::printf("JSON: %s\n", opt.json_path.c_str());

@@ -4,7 +4,9 @@ instead of cufuse (CuPy, cupy.fuse, PyTorch eager, torch.compile, JAX jit), time
 cufuse-bench times them, each result checked against NumPy before it is timed.
 
 Each framework runs in its own child process (a crash or hang costs that framework's
-columns, never the run); W12 (first call, empty / warm disk cache) runs in fresh processes.
+columns, never the run); W12 (first call, empty / warm disk cache) and W12c (a cold start:
+seed 004's fusion lesson and W3's softmax in a fresh process, its wall time) run in fresh
+processes.
 A peer that fails, is missing, or is not a column of WORKLOADS.md's table for a workload is
 reported as "-" with the reason.
 
@@ -22,9 +24,12 @@ import tempfile
 import time
 import traceback
 
-from peers_common import (FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, PEER_TITLES, PEERS, WORKLOADS,
+from peers_common import (CUFUSE_ONLY, FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, PEER_TITLES, PEERS, WORKLOADS,
                           check, compare, time_batches, time_loop)
 from peers_frameworks import FRAMEWORKS
+
+
+FRESH_PROCESS = ("W12", "W12c")  # workloads run in fresh processes by the parent, not by a framework child
 
 
 # ----------------------------------------------------------------------------- framework child
@@ -36,7 +41,7 @@ def emit(out, rec):
 def child_main(fwname, only, quick, out_path, deadline):
     out = open(out_path, "a")
     peers = [p for p in PEERS if FRAMEWORK_OF[p] == fwname]
-    wids = [w for w in only if w != "W12" and any(p in WORKLOADS[w]["peers"] for p in peers)]
+    wids = [w for w in only if w not in FRESH_PROCESS and any(p in WORKLOADS[w]["peers"] for p in peers)]
     try:
         fw = FRAMEWORKS[fwname]()
     except Exception as e:  # noqa: BLE001 - any import or init failure is a result, not a crash
@@ -183,6 +188,85 @@ def w12_child_main(peer):
         return 1
 
 
+# ----------------------------------------------------------------------------- W12c child
+COLD_N = 10000          # seed 004's arange(size)
+COLD_SOFTMAX = (8192, 8192)  # W3
+
+
+def w12c_child_main(peer):
+    """Seed 004's fusion lesson, then W3's softmax end to end, as bench/cold_start.cpp runs them."""
+    t_main = time.perf_counter()
+    try:
+        if peer == "cupy.fuse":
+            import cupy as cp
+            x = cp.arange(COLD_N)
+            y = cp.arange(COLD_N)[::-1]
+            sync, fuse = cp.cuda.Device().synchronize, cp.fuse
+
+            def randn(m, n):
+                return cp.random.standard_normal((m, n), dtype=cp.float32)
+
+            def softmax(a):  # CuPy's own ops, as the notebook would write it
+                e = cp.exp(a - a.max(axis=1, keepdims=True))
+                return e / e.sum(axis=1, keepdims=True)
+        elif peer == "torch.compile":
+            import torch
+            torch.set_grad_enabled(False)
+            x = torch.arange(COLD_N, device="cuda")
+            y = torch.arange(COLD_N, device="cuda").flip(0)
+            sync = torch.cuda.synchronize
+
+            def fuse(f):
+                return torch.compile(f, dynamic=False)
+
+            def randn(m, n):
+                return torch.randn(m, n, device="cuda", dtype=torch.float32)
+
+            def softmax_eager(a):
+                e = torch.exp(a - a.amax(dim=1, keepdim=True))
+                return e / e.sum(dim=1, keepdim=True)
+            softmax = fuse(softmax_eager)
+        else:
+            raise ValueError("no W12c for " + peer)
+
+        def squared_diff(a, b):
+            return (a - b) * (a - b)
+        fused_squared_diff = fuse(squared_diff)
+
+        def bench_us(f):  # cupyx.profiler.benchmark(f, n_repeat=10): 10 warm-up calls, 10 timed
+            for _ in range(10):
+                f()
+                sync()
+            total = 0.0
+            for _ in range(10):
+                t0 = time.perf_counter()
+                f()
+                sync()
+                total += time.perf_counter() - t0
+            return total / 10 * 1e6
+        t_lesson = time.perf_counter()
+        plain_us = bench_us(lambda: squared_diff(x, y))
+        fused_us = bench_us(lambda: fused_squared_diff(x, y))
+        lesson_ms = (time.perf_counter() - t_lesson) * 1e3
+        at0, fused0 = int(squared_diff(x, y)[0]), int(fused_squared_diff(x, y)[0])
+        t_soft = time.perf_counter()
+        s = softmax(randn(*COLD_SOFTMAX))
+        row0 = float(s[0].sum())
+        softmax_ms = (time.perf_counter() - t_soft) * 1e3
+        want = (COLD_N - 1) ** 2
+        ok = at0 == want and fused0 == want and abs(row0 - 1) < 1e-3
+        print("@@cold-start " + json.dumps(dict(
+            main_ms=(time.perf_counter() - t_main) * 1e3, lesson_ms=lesson_ms, softmax_ms=softmax_ms,
+            plain_us=plain_us, fused_us=fused_us, check_ok=ok,
+            detail="squared_diff[0] %d (fused %d, want %d); softmax row 0 sums to %.6f" % (at0, fused0, want, row0))),
+              flush=True)
+        return 0
+    except Exception as e:  # noqa: BLE001
+        print("@@cold-start-error " + json.dumps("%s: %s" % (type(e).__name__, str(e)[:300])), flush=True)
+        traceback.print_exc()
+        return 1
+
+
 # ----------------------------------------------------------------------------- parent
 _CHILD_PGID = [None]  # the session of the child now running, ended with us on SIGTERM/SIGINT
 
@@ -230,41 +314,53 @@ def run_child(args, env_extra, timeout_s, log):
     return rc, out, tail, timed_out
 
 
+def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log):
+    """Trials of a fresh-process child: per trial an empty cache directory of the peer's, one
+    child with it empty, one with what that child left. Returns ([(which, record, wall_ms)],
+    problem): each child's "@@<tag> {json}" record and its process's wall time."""
+    got, problem = [], None
+    for _ in range(trials):
+        if time.time() > deadline - 5:
+            problem = problem or "out of time budget"
+            break
+        with tempfile.TemporaryDirectory(prefix="peers-%s-" % child_flag.strip("-")) as d:
+            env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
+                "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
+            # As for cufuse's children: NVRTC's own cache (CUDA 12.9+) off, so an empty
+            # cache directory means a real compile.
+            env["CUDA_CACHE_DISABLE"] = "1"
+            for which in ("empty", "warm"):
+                left = deadline - time.time()
+                t0 = time.perf_counter()
+                rc, out, tail, to = run_child([child_flag, peer], env, min(timeout_s, left), log)
+                wall = (time.perf_counter() - t0) * 1e3
+                line = [ln for ln in out.splitlines() if ln.startswith("@@%s " % tag)]
+                err = [ln for ln in out.splitlines() if ln.startswith("@@%s-error " % tag)]
+                if line:
+                    got.append((which, json.loads(line[0][len("@@%s " % tag):]), wall))
+                else:
+                    problem = ("timed out" if to else json.loads(err[0][len("@@%s-error " % tag):]) if err
+                               else "child exited %s: %s" % (rc, tail))
+                    problem = "%s-cache process: %s" % (which, problem)
+                    break
+        if problem:
+            break
+    return got, problem
+
+
 def run_w12(only_peers, quick, deadline, log):
     results = {}
     for peer in ["cupy.fuse", "torch.compile"]:
         if peer not in only_peers:
             continue
         trials = (3 if peer == "cupy.fuse" else 1) if quick else 3
-        cold, warm, checks, problem = [], [], [], None
-        firsts = {"empty": [], "warm": []}
-        for _ in range(trials):
-            if time.time() > deadline - 5:
-                problem = problem or "out of time budget"
-                break
-            with tempfile.TemporaryDirectory(prefix="peers-w12-") as d:
-                env = {"CUPY_CACHE_DIR": d} if peer == "cupy.fuse" else {
-                    "TORCHINDUCTOR_CACHE_DIR": d, "TRITON_CACHE_DIR": os.path.join(d, "triton")}
-                # As for cufuse's children: NVRTC's own cache (CUDA 12.9+) off, so an empty
-                # cache directory means a real compile.
-                env["CUDA_CACHE_DISABLE"] = "1"
-                for which, into in (("empty", cold), ("warm", warm)):
-                    left = deadline - time.time()
-                    rc, out, tail, to = run_child(["--w12-child", peer], env, min(180, left), log)
-                    line = [ln for ln in out.splitlines() if ln.startswith("@@first-call ")]
-                    err = [ln for ln in out.splitlines() if ln.startswith("@@first-call-error ")]
-                    if line:
-                        rec = json.loads(line[0][len("@@first-call "):])
-                        into.append(rec["time_ms"])
-                        firsts[which].append(rec["first_ms"])
-                        checks.append((rec["check_ok"], rec["detail"]))
-                    else:
-                        problem = ("timed out" if to else json.loads(err[0][len("@@first-call-error "):]) if err
-                                   else "child exited %s: %s" % (rc, tail))
-                        problem = "%s-cache process: %s" % (which, problem)
-                        break
-            if problem:
-                break
+        got, problem = fresh_trials(peer, "--w12-child", "first-call", trials, 180, deadline, log)
+        cold = [r["time_ms"] for w, r, _ in got if w == "empty"]
+        warm = [r["time_ms"] for w, r, _ in got if w == "warm"]
+        firsts = {"empty": [r["first_ms"] for w, r, _ in got if w == "empty"],
+                  "warm": [r["first_ms"] for w, r, _ in got if w == "warm"]}
+        checks = [(r["check_ok"], r["detail"]) for _, r, _ in got]
+        cold, warm = cold[:len(warm)], warm[:len(cold)]  # whole trials only
         rec = dict(kind="result", id="W12", peer=peer, unit="ms")
         if cold and warm and len(cold) == len(warm):
             rec.update(status="ok", time_ms=statistics.median(cold), batch_ms=cold, reps=1, batches=len(cold),
@@ -274,6 +370,42 @@ def run_w12(only_peers, quick, deadline, log):
                        notes="median of %d fresh process(es) each; the process's second new function; its "
                              "first (library start-up included): %.3g / %.3g ms" % (
                                  len(cold), statistics.median(firsts["empty"]), statistics.median(firsts["warm"])))
+            if not rec["check"]["ok"]:
+                rec["status"] = "check-failed"
+            if problem:
+                rec["notes"] += "; " + problem
+        else:
+            rec.update(status="error", notes=problem or "no figure")
+        results[peer] = rec
+    return results
+
+
+def run_w12c(only_peers, quick, deadline, log):
+    """W12c: each peer's cold start, an empty then a warm cache, wall time of the process
+    (the interpreter's start and the framework's import included: what a user waits for)."""
+    results = {}
+    for peer in ["cupy.fuse", "torch.compile"]:
+        if peer not in only_peers:
+            continue
+        got, problem = fresh_trials(peer, "--w12c-child", "cold-start", 2 if quick else 3, 300, deadline, log)
+        cold = [wall for w, _, wall in got if w == "empty"]
+        warm = [wall for w, _, wall in got if w == "warm"]
+        inner = [r for w, r, _ in got if w == "empty"]
+        checks = [(r["check_ok"], r["detail"]) for _, r, _ in got]
+        cold, warm = cold[:len(warm)], warm[:len(cold)]  # whole trials only
+        rec = dict(kind="result", id="W12c", peer=peer, unit="ms")
+        if cold and warm and len(cold) == len(warm):
+            med = statistics.median
+            rec.update(status="ok", time_ms=med(cold), batch_ms=cold, reps=1, batches=len(cold),
+                       parts=[dict(label="empty cache", time_ms=med(cold), batch_ms=cold),
+                              dict(label="warm cache", time_ms=med(warm), batch_ms=warm)],
+                       check=dict(done=True, ok=all(c[0] for c in checks), detail=checks[-1][1]),
+                       notes="wall time of a fresh Python process (interpreter start and imports included), median "
+                             "of %d; from the script's start: %.4g ms; empty cache: the lesson %.4g ms "
+                             "(squared_diff %.3g us a call plain, %.3g us fused), the softmax %.4g ms" % (
+                                 len(cold), med([r["main_ms"] for r in inner]), med([r["lesson_ms"] for r in inner]),
+                                 med([r["plain_us"] for r in inner]), med([r["fused_us"] for r in inner]),
+                                 med([r["softmax_ms"] for r in inner])))
             if not rec["check"]["ok"]:
                 rec["status"] = "check-failed"
             if problem:
@@ -311,9 +443,16 @@ def main():
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--w12-child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--w12c-child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
 
     only = [w for w in a.only.split(",") if w] or ORDER
+    mine = [w for w in only if w in CUFUSE_ONLY]  # GPU_CHECK_ONLY names cufuse-bench's rows too
+    if mine:
+        print("peers.py: %s: cufuse-bench's rows only, no peers" % ",".join(mine), file=sys.stderr)
+        only = [w for w in only if w not in CUFUSE_ONLY]
+        if not only and not a.w12_child and not a.w12c_child:
+            return 0
     unknown = [w for w in only if w not in WORKLOADS]
     if unknown:
         print("peers.py: unknown workload(s) %s; known: %s" % (",".join(unknown), ",".join(ORDER)), file=sys.stderr)
@@ -322,6 +461,8 @@ def main():
 
     if a.w12_child:
         return w12_child_main(a.w12_child)
+    if a.w12c_child:
+        return w12c_child_main(a.w12c_child)
     if a.child:
         return child_main(a.child, only, a.quick, a.out, a.deadline or float("inf"))
 
@@ -337,10 +478,10 @@ def main():
     device, copy_bw, gemm_ms = None, None, None
     # Shares of what time is left, per framework child (torch.compile compiles the most).
     weights = {"cupy": 1.0, "torch": 1.6, "jax": 0.8}
-    w12_weight = 1.0 if "W12" in only else 0.0
+    w12_weight = (1.0 if "W12" in only else 0.0) + (1.0 if "W12c" in only else 0.0)
     todo = [f for f in ["cupy", "torch", "jax"] if f in frameworks]
     for i, fw in enumerate(todo):
-        wanted = [w for w in only if w != "W12" and
+        wanted = [w for w in only if w not in FRESH_PROCESS and
                   any(FRAMEWORK_OF[p] == fw and p in WORKLOADS[w]["peers"] for p in PEERS)]
         if not wanted:
             continue
@@ -383,6 +524,9 @@ def main():
     if "W12" in only:
         w12_peers = [p for p in WORKLOADS["W12"]["peers"] if FRAMEWORK_OF[p] in frameworks]
         results["W12"].update(run_w12(w12_peers, a.quick, deadline, log))
+    if "W12c" in only:
+        w12c_peers = [p for p in WORKLOADS["W12c"]["peers"] if FRAMEWORK_OF[p] in frameworks]
+        results["W12c"].update(run_w12c(w12c_peers, a.quick, deadline, log))
 
     # Every (workload, peer) gets a record: "-" with a reason where there is no figure.
     for w in only:

@@ -94,6 +94,18 @@ ChildResult run_self(const Options& opt, const std::vector<std::string>& args, c
   return res;
 }
 
+std::string child_figure(const ChildResult& c, const std::string& tag, std::string* json) {
+  auto lines = lines_with_prefix(c.out, "@@" + tag);
+  auto errors = lines_with_prefix(c.out, "@@" + tag + "-error");
+  if (!c.error.empty()) return c.error;
+  if (c.timed_out) return "child timed out";
+  if (c.signal) return "child killed by signal " + std::to_string(c.signal);
+  if (!errors.empty()) return errors.front();
+  if (lines.empty()) return "child printed no figure (exit " + std::to_string(c.exit_code) + ")";
+  *json = lines.front();
+  return {};
+}
+
 std::vector<std::string> lines_with_prefix(const std::string& out, const std::string& prefix) {
   std::vector<std::string> r;
   std::istringstream in(out);

@@ -15,7 +15,8 @@ import struct
 import sys
 import zlib
 
-ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12",
+ORDER = ["W1", "W2", "W3", "W4", "W5", "W6", "W7a", "W7b", "W8", "W9", "W10", "W11", "W12", "W12-softmax", "W12c",
+         "W1-interp", "W2-interp", "W3-interp", "W4-interp",
          "W13", "W14", "W15", "W16", "L1", "L2", "L3", "M1", "M2", "M3"]
 PEERS = ["cupy", "cupy.fuse", "cupy.kernel", "torch", "torch.compile", "jax.jit"]
 TITLES = {"cufuse": "cufuse", "cupy": "CuPy", "cupy.fuse": "cupy.fuse", "cupy.kernel": "CuPy kernel",
@@ -33,6 +34,10 @@ SHORT = {"W1": "(x*2.5+1)*sin(x)-exp(-x*x)+sqrt(abs(x)), f32[2^27]", "W2": "sum(
          "W8": "matmul f32[15000^2] fp32 / TF32", "W9": "prod axis 0, f64[4096,512,512]",
          "W10": "convolve2d full, f64[2048^2] * 15x15", "W11": "qr / det / inv",
          "W12": "first call: empty / warm disk cache",
+         "W12-softmax": "first call of W3's softmax: empty / warm disk cache",
+         "W12c": "cold start, seed 004's fusion lesson + softmax: empty / warm (wall)",
+         "W1-interp": "W1 on the bytecode interpreter", "W2-interp": "W2 on the bytecode interpreter",
+         "W3-interp": "W3 on the bytecode interpreter", "W4-interp": "W4 on the bytecode interpreter",
          "W13": "Adam step in place, f32[2^26] x4", "W14": "cumsum f32[2^26] / rows of [16384,4096]",
          "W15": "Black-Scholes, 10M f64 options", "W16": "CuPy cg.py, N=2000 f64, per iteration",
          "L1": "k-means 2^20x2, 16 centers, per iteration", "L2": "EM 1-D, 4 Gaussians, 2^22, per iteration",

@@ -11,144 +11,72 @@
 #include <fmt/format.h>
 
 #include "codegen/bytecode_ops.hpp"
+#include "codegen/bytecode_values.hpp"
 #include "core/op_table.hpp"
 #include "core/walk.hpp"
 #include "graph/gather.hpp"
 
 namespace cufuse::detail {
 
-namespace {
+namespace bc {
 
-using namespace bc;
+int ValueCode::emit(uint16_t c, int a, int b, int cc, int k) {
+  VInstr v;
+  v.code = c;
+  v.dst = nvals++;
+  v.src[0] = a;
+  v.src[1] = b;
+  v.src[2] = cc;
+  v.k = k;
+  code.push_back(v);
+  return v.dst;
+}
 
-struct VInstr {
-  uint16_t code;
-  int dst = -1;  // value defined, or -1
-  int src[3] = {-1, -1, -1};
-  int k = 0;     // operand or constant
-};
+void ValueCode::put(uint16_t c, int a, int k) {
+  VInstr v;
+  v.code = c;
+  v.src[0] = a;
+  v.k = k;
+  code.push_back(v);
+}
 
-struct Opnd {
-  const Node* mem;  // the node whose memory (pointer) is read; null for an output
-  Strides st;       // over the iteration dims (then collapsed)
-  int buffer = -1;  // an output's buffer
-};
+int ValueCode::convert(int v, DType from, DType to) {
+  if (from == to) return v;
+  const RegType f = reg_of(from), t = to == DType::Bool ? RBool : reg_of(to);
+  if (f == t) return v;
+  return emit(convert_code(f, t), v);
+}
 
-struct Builder {
-  const Shape& S;
-  const std::vector<EwOutput>& outs;
-  const LeafBinding& bind;
+int ValueCode::op(const Node* n, const int* in) {
+  const OpRow& row = op_row(n->op);
+  DType in_dt[3];
+  int in_v[3] = {-1, -1, -1};
+  for (int k = 0; k < row.arity; ++k) {
+    in_dt[k] = n->inputs[k]->dtype;
+    in_v[k] = in[k];
+  }
+  if (row.id == Op::Cast) return emit(cast_code(reg_of(in_dt[0]), n->dtype), in_v[0]);
+  const OpTyping ty = type_op(row.id, in_dt, row.arity, n->dtype);
+  for (int k = 0; k < row.arity; ++k) in_v[k] = convert(in_v[k], in_dt[k], ty.compute[k]);
+  const RegType t = reg_of(ty.compute[row.arity > 1 ? 1 : 0]);
+  if (!has_op(static_cast<int>(row.id), t)) {
+    refuse(fmt::format("{} computing in {}", row.name, name(ty.compute[row.arity > 1 ? 1 : 0])));
+    return -1;
+  }
+  int v = emit(op_code(row.id, t), in_v[0], in_v[1], in_v[2]);
+  if (n->dtype == DType::Float16) v = emit(kRoundF16, v);
+  else if (n->dtype == DType::BFloat16) v = emit(kRoundBF16, v);
+  return v;
+}
 
-  std::string refusal;
-  std::vector<VInstr> code;
-  int nvals = 0;
-  std::vector<Opnd> opnds;
-  std::unordered_map<const Node*, int> opnd_of, const_of, val;
-  std::vector<const Node*> consts;
-
-  Builder(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
-
-  int emit(uint16_t c, int a = -1, int b = -1, int cc = -1, int k = 0) {
-    VInstr v;
-    v.code = c;
-    v.dst = nvals++;
-    v.src[0] = a;
-    v.src[1] = b;
-    v.src[2] = cc;
-    v.k = k;
-    code.push_back(v);
-    return v.dst;
-  }
-  void refuse(std::string why) {
-    if (refusal.empty()) refusal = std::move(why);
-  }
-  // v of dtype `from` as the compute dtype `to` (expr_emitter.cpp's convert).
-  int convert(int v, DType from, DType to) {
-    if (from == to) return v;
-    const RegType f = reg_of(from), t = to == DType::Bool ? RBool : reg_of(to);
-    if (f == t) return v;
-    return emit(convert_code(f, t), v);
-  }
-  int operand(const Node* mem, const Node* key, Strides st) {
-    auto [it, fresh] = opnd_of.emplace(key, static_cast<int>(opnds.size()));
-    if (fresh) opnds.push_back(Opnd{mem, std::move(st), -1});
-    return it->second;
-  }
-  bool walks_into(const Node* n) const {
-    return n->k() == NodeKind::Elementwise && !reads_memory(n, bind) && !is_user_op(n->op) && !is_gather(*n) &&
-           !is_scatter(*n);
-  }
-  void visit(const Node* n) {
-    if (!refusal.empty()) return;
-    int v = -1;
-    Strides st;
-    if (n->dtype == DType::Complex64 || n->dtype == DType::Complex128)
-      return refuse(fmt::format("a {} value (the interpreter's registers are real)", name(n->dtype)));
-    if (reads_memory(n, bind)) {
-      v = emit(load_code(n->dtype), -1, -1, -1, operand(n, n, memory_layout(n, bind).strides));
-    } else if (strided_memory_view(n, bind, st)) {
-      v = emit(load_code(n->dtype), -1, -1, -1, operand(n->inputs[0].get(), n, st));
-    } else if (n->k() == NodeKind::Scalar) {
-      auto [it, fresh] = const_of.emplace(n, static_cast<int>(consts.size()));
-      if (fresh) consts.push_back(n);
-      v = emit(kConst, -1, -1, -1, it->second);
-    } else if (n->k() == NodeKind::Generator) {
-      return refuse("a generator (arange, linspace, random) computed inline");
-    } else if (is_gather(*n)) {
-      return refuse("a gather");
-    } else if (n->k() == NodeKind::View) {
-      return refuse("an index-remapping view");
-    } else if (n->k() != NodeKind::Elementwise) {
-      return refuse(fmt::format("a {} node", kind_name(n->k())));
-    } else if (is_user_op(n->op)) {
-      return refuse("a user kernel (ElementwiseKernel code)");
-    } else {
-      v = op(n);
-    }
-    val[n] = v;
-  }
-  int op(const Node* n) {
-    const OpRow& row = op_row(n->op);
-    DType in_dt[3];
-    int in_v[3] = {-1, -1, -1};
-    for (int k = 0; k < row.arity; ++k) {
-      in_dt[k] = n->inputs[k]->dtype;
-      in_v[k] = val.at(n->inputs[k].get());
-    }
-    if (row.id == Op::Cast) return emit(cast_code(reg_of(in_dt[0]), n->dtype), in_v[0]);
-    const OpTyping ty = type_op(row.id, in_dt, row.arity, n->dtype);
-    for (int k = 0; k < row.arity; ++k) in_v[k] = convert(in_v[k], in_dt[k], ty.compute[k]);
-    const RegType t = reg_of(ty.compute[row.arity > 1 ? 1 : 0]);
-    if (!has_op(static_cast<int>(row.id), t)) {
-      refuse(fmt::format("{} computing in {}", row.name, name(ty.compute[row.arity > 1 ? 1 : 0])));
-      return -1;
-    }
-    int v = emit(op_code(row.id, t), in_v[0], in_v[1], in_v[2]);
-    if (n->dtype == DType::Float16) v = emit(kRoundF16, v);
-    else if (n->dtype == DType::BFloat16) v = emit(kRoundBF16, v);
-    return v;
-  }
-
-  void build() {
-    for (const auto& o : outs) {
-      if (is_scatter(*o.node)) return refuse("a scatter");
-      walk_post_order(
-          o.node.get(), [&](const Node* x) { return val.count(x) != 0 || !refusal.empty(); },
-          [&](const Node* x) { return walks_into(x); }, [&](const Node* x) { visit(x); });
-      if (!refusal.empty()) return;
-    }
-    // Every value first, then the stores: an element's loads come before its stores.
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const int k = static_cast<int>(opnds.size());
-      opnds.push_back(Opnd{nullptr, outs[i].layout.strides, outs[i].buffer});
-      VInstr s;
-      s.code = store_code(outs[i].node->dtype);
-      s.src[0] = val.at(outs[i].node.get());
-      s.k = k;
-      code.push_back(s);
-    }
-  }
-};
+std::string ValueCode::unsupported(const Node* n) {
+  if (n->dtype == DType::Complex64 || n->dtype == DType::Complex128)
+    return fmt::format("a {} value (the interpreter's registers are real)", name(n->dtype));
+  if (n->k() == NodeKind::Generator) return "a generator (arange, linspace, random) computed inline";
+  if (is_gather(*n)) return "a gather";
+  if (n->k() == NodeKind::Elementwise && is_user_op(n->op)) return "a user kernel (ElementwiseKernel code)";
+  return {};
+}
 
 // Physical registers by liveness: a value's register is free after its last use.
 int allocate(std::vector<VInstr>& code, int nvals) {
@@ -182,6 +110,103 @@ int allocate(std::vector<VInstr>& code, int nvals) {
   }
   return n;
 }
+
+void write_code(CfiProgram& p, int at, const std::vector<VInstr>& code) {
+  for (size_t i = 0; i < code.size(); ++i) {
+    const VInstr& v = code[i];
+    CfiInstr& in = p.code[at + static_cast<int>(i)];
+    in.code = v.code;
+    in.dst = static_cast<unsigned char>(std::max(v.dst, 0));
+    in.a = static_cast<unsigned char>(std::max(v.src[0], 0));
+    in.b = static_cast<unsigned char>(std::max(v.src[1], 0));
+    in.c = static_cast<unsigned char>(std::max(v.src[2], 0));
+    in.k = static_cast<unsigned char>(v.k);
+  }
+}
+
+Patch operand_patch(size_t offset, const Node* mem, int buffer, const LeafBinding& bind) {
+  const int buf = mem ? (bind.buffer_of ? bind.buffer_of(mem) : -1) : buffer;
+  const DType t = mem ? mem->dtype : DType::UInt8;
+  if (!mem || (mem->k() != NodeKind::Buffer && buf >= 0))
+    return Patch{static_cast<uint32_t>(offset), PatchSrc::BufferPtr, t, static_cast<uint32_t>(buf)};
+  return Patch{static_cast<uint32_t>(offset), PatchSrc::LeafPtr, t, static_cast<uint32_t>(bind.leaf_index(mem))};
+}
+
+}  // namespace bc
+
+namespace {
+
+using namespace bc;
+
+struct Opnd {
+  const Node* mem;  // the node whose memory (pointer) is read; null for an output
+  Strides st;       // over the iteration dims (then collapsed)
+  int buffer = -1;  // an output's buffer
+};
+
+struct Builder : ValueCode {
+  const Shape& S;
+  const std::vector<EwOutput>& outs;
+  const LeafBinding& bind;
+
+  std::vector<Opnd> opnds;
+  std::unordered_map<const Node*, int> opnd_of, const_of, val;
+  std::vector<const Node*> consts;
+
+  Builder(const Shape& s, const std::vector<EwOutput>& o, const LeafBinding& b) : S(s), outs(o), bind(b) {}
+
+  int operand(const Node* mem, const Node* key, Strides st) {
+    auto [it, fresh] = opnd_of.emplace(key, static_cast<int>(opnds.size()));
+    if (fresh) opnds.push_back(Opnd{mem, std::move(st), -1});
+    return it->second;
+  }
+  bool walks_into(const Node* n) const {
+    return n->k() == NodeKind::Elementwise && !reads_memory(n, bind) && !is_user_op(n->op) && !is_gather(*n) &&
+           !is_scatter(*n);
+  }
+  void visit(const Node* n) {
+    if (!refusal.empty()) return;
+    int v = -1;
+    Strides st;
+    if (n->dtype == DType::Complex64 || n->dtype == DType::Complex128) return refuse(unsupported(n));
+    if (reads_memory(n, bind)) {
+      v = emit(load_code(n->dtype), -1, -1, -1, operand(n, n, memory_layout(n, bind).strides));
+    } else if (strided_memory_view(n, bind, st)) {
+      v = emit(load_code(n->dtype), -1, -1, -1, operand(n->inputs[0].get(), n, st));
+    } else if (n->k() == NodeKind::Scalar) {
+      auto [it, fresh] = const_of.emplace(n, static_cast<int>(consts.size()));
+      if (fresh) consts.push_back(n);
+      v = emit(kConst, -1, -1, -1, it->second);
+    } else if (std::string why = unsupported(n); !why.empty()) {
+      return refuse(why);
+    } else if (n->k() == NodeKind::View) {
+      return refuse("an index-remapping view");
+    } else if (n->k() != NodeKind::Elementwise) {
+      return refuse(fmt::format("a {} node", kind_name(n->k())));
+    } else {
+      int in[3] = {-1, -1, -1};
+      for (size_t k = 0; k < n->inputs.size() && k < 3; ++k) in[k] = val.at(n->inputs[k].get());
+      v = op(n, in);
+    }
+    val[n] = v;
+  }
+
+  void build() {
+    for (const auto& o : outs) {
+      if (is_scatter(*o.node)) return refuse("a scatter");
+      walk_post_order(
+          o.node.get(), [&](const Node* x) { return val.count(x) != 0 || !refusal.empty(); },
+          [&](const Node* x) { return walks_into(x); }, [&](const Node* x) { visit(x); });
+      if (!refusal.empty()) return;
+    }
+    // Every value first, then the stores: an element's loads come before its stores.
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const int k = static_cast<int>(opnds.size());
+      opnds.push_back(Opnd{nullptr, outs[i].layout.strides, outs[i].buffer});
+      put(store_code(outs[i].node->dtype), val.at(outs[i].node.get()), k);
+    }
+  }
+};
 
 }  // namespace
 
@@ -242,30 +267,15 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
   p.n_operands = static_cast<int>(b.opnds.size());
   for (int d = 0; d < cs.ndim(); ++d) p.shape[d] = cs[d];
   KernelSpec& k = out.spec;
-  auto patch = [&](size_t off, PatchSrc src, DType t, int index) {
-    k.patches.push_back(Patch{static_cast<uint32_t>(off), src, t, static_cast<uint32_t>(index)});
-  };
   for (size_t a = 0; a < b.opnds.size(); ++a) {
     for (int d = 0; d < cs.ndim(); ++d) p.opnd[a].st[d] = cst[a][d];
     const size_t off = offsetof(CfiProgram, opnd) + a * sizeof(CfiOperand) + offsetof(CfiOperand, ptr);
-    const Opnd& o = b.opnds[a];
-    const int buf = o.mem ? (bind.buffer_of ? bind.buffer_of(o.mem) : -1) : o.buffer;
-    const DType t = o.mem ? o.mem->dtype : DType::UInt8;
-    if (!o.mem || (o.mem->k() != NodeKind::Buffer && buf >= 0)) patch(off, PatchSrc::BufferPtr, t, buf);
-    else patch(off, PatchSrc::LeafPtr, t, bind.leaf_index(o.mem));
+    k.patches.push_back(operand_patch(off, b.opnds[a].mem, b.opnds[a].buffer, bind));
   }
   for (size_t c = 0; c < b.consts.size(); ++c)
-    patch(offsetof(CfiProgram, consts) + c * 8, PatchSrc::ScalarValue, b.consts[c]->dtype, bind.leaf_index(b.consts[c]));
-  for (size_t i = 0; i < b.code.size(); ++i) {
-    const VInstr& v = b.code[i];
-    CfiInstr& in = p.code[i];
-    in.code = v.code;
-    in.dst = static_cast<unsigned char>(std::max(v.dst, 0));
-    in.a = static_cast<unsigned char>(std::max(v.src[0], 0));
-    in.b = static_cast<unsigned char>(std::max(v.src[1], 0));
-    in.c = static_cast<unsigned char>(std::max(v.src[2], 0));
-    in.k = static_cast<unsigned char>(v.k);
-  }
+    k.patches.push_back(Patch{static_cast<uint32_t>(offsetof(CfiProgram, consts) + c * 8), PatchSrc::ScalarValue,
+                              b.consts[c]->dtype, static_cast<uint32_t>(bind.leaf_index(b.consts[c]))});
+  write_code(p, 0, b.code);
   k.name = kInterpKernelName;
   k.numel = p.numel;
   k.dims = interp_dims(p.numel, nregs);
@@ -290,7 +300,12 @@ std::string disassemble(const CfiProgram& p) {
       s += fmt::format("r{} = convert.{}.{} r{}\n", in.dst, kRegCType[(c - kConvert) / kRegTypes], kRegCType[(c - kConvert) % kRegTypes], in.a);
     else if (c >= kCast && c < kOp)
       s += fmt::format("r{} = astype.{} r{}\n", in.dst, dt((c - kCast) % kNumDTypes), in.a);
-    else if (c >= kOp && c < kCodeCount) {
+    else if (c >= kAcc && c < kRed) {
+      static const char* kinds[] = {"sum", "prod", "max", "min", "nanmax", "nanmin", "argmax", "argmin", "any", "all"};
+      s += fmt::format("acc.{}.{} #{} <- r{}\n", kinds[(c - kAcc) / kRegTypes], kRegCType[(c - kAcc) % kRegTypes], in.k, in.a);
+    } else if (c == kRed) s += fmt::format("r{} = red #{}\n", in.dst, in.k);
+    else if (c == kRedIndex) s += fmt::format("r{} = red.index #{}\n", in.dst, in.k);
+    else if (c >= kOp && c < kAcc) {
       const BcRow& row = kBcRows[(c - kOp) / kRegTypes];
       s += fmt::format("r{} = {}.{} r{}", in.dst, row.name, kRegCType[(c - kOp) % kRegTypes], in.a);
       if (row.arity > 1) s += fmt::format(", r{}", in.b);

@@ -1,5 +1,6 @@
-// codegen/bytecode.hpp: the pass that turns a fused elementwise group into a program for the
-// prebuilt bytecode interpreter (issue 35), from the same group the CUDA emitter gets. The
+// codegen/bytecode.hpp: the passes that turn a fused elementwise group (bytecode.cpp) or a
+// reduction group (bytecode_rows.cpp) into a program for the prebuilt bytecode interpreter
+// (issue 35), from the same group the CUDA emitter gets. The
 // program is the interpreter kernel's parameter struct (codegen/bytecode_format.hpp) as a byte
 // template with the same patches a generated kernel's has (pointers, scalar values), so the
 // executor binds and launches either alike.
@@ -16,11 +17,14 @@
 #include "codegen/bytecode_format.hpp"
 #include "codegen/elementwise_kernel.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/reduction_kernel.hpp"
 
 namespace cufuse::detail {
 
-// The interpreter kernel's entry name (tools/gen_interp.cpp writes it).
+// The interpreter kernels' entry names (tools/gen_interp.cpp writes them): elementwise
+// programs, and row programs (reduction groups).
 inline constexpr const char* kInterpKernelName = "cf_interp";
+inline constexpr const char* kInterpRowsKernelName = "cf_interp_rows";
 
 struct BytecodeProgram {
   // Empty when the interpreter runs the group; else why not ("a gather", "program limits:
@@ -33,6 +37,16 @@ struct BytecodeProgram {
 
 BytecodeProgram compile_elementwise_bytecode(const Shape& iter_shape, const std::vector<EwOutput>& outputs,
                                              const LeafBinding& bind);
+
+// A reduction group (the spec the reduction emitter gets) as a row program for
+// cf_interp_rows (codegen/bytecode_rows.cpp): sum, prod, max, min and their nan- and arg-
+// forms, any, all, with their prologues and epilogues, in phases (a later reduction reading
+// earlier ones' row values), and row-shaped outputs (softmax, layernorm). A block a row; a
+// group of few very long rows is refused (one block would run each).
+BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const LeafBinding& bind);
+// Its launch: a power-of-two block whose register file and combine scratch fit
+// CFI_SMEM_BYTES, a grid-stride loop over the rows.
+LaunchDims interp_row_dims(int64_t rows, int n_regs);
 
 // The launch shape of a program of `n_regs` registers over `numel` elements: threads per block
 // such that their register file fits CFI_SMEM_BYTES, a grid-stride loop over tiles.

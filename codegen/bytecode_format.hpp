@@ -13,12 +13,17 @@
 #define CFI_MAX_REGS 32      // register columns (codegen/bytecode.cpp allocates them by liveness)
 #define CFI_TILE 4           // elements each thread runs per instruction dispatch
 #define CFI_SMEM_BYTES 49152 // the register file's shared memory, at most (no opt-in needed)
+#define CFI_MAX_REDS 8       // row programs: reductions
+#define CFI_MAX_SECTIONS 8   // row programs: code sections (phases, the row's epilogue, row outputs)
+#define CFI_ROW_THREADS 256  // row programs: threads a row (a power of two: the combine's tree)
 
 // One array the program reads or writes: its data pointer (patched per run) and its element
-// strides over the collapsed iteration dims (0 where broadcast).
+// strides over the collapsed iteration dims (0 where broadcast); in a row program `st` runs
+// over the reduced dims and `kst` over the kept dims.
 struct CfiOperand {
   unsigned long long ptr;
   long long st[CFI_MAX_DIMS];
+  long long kst[CFI_MAX_DIMS];
 };
 
 // One instruction: `code` (bytecode_ops.hpp), destination and source registers, and `k`, the
@@ -28,10 +33,22 @@ struct CfiInstr {
   unsigned char dst, a, b, c, k, pad;
 };
 
+// A row program (the kernel cf_interp_rows: a reduction group, codegen/bytecode_rows.cpp) is
+// sections of code: per element of a row (a phase ending in ACC instructions into the
+// reductions' accumulators, then combined over the row's threads; or row-shaped outputs), or
+// once per row (the epilogue: reduced values and what is computed from them). RED reads a
+// reduction's row value in later sections.
 struct CfiProgram {
-  long long numel;  // elements of the iteration space
+  long long numel;  // elements of the iteration space (row programs: elements a row)
   int ndim, n_instrs, n_regs, n_operands;
-  long long shape[CFI_MAX_DIMS];  // collapsed, row-major
+  long long shape[CFI_MAX_DIMS];  // collapsed, row-major (row programs: the reduced dims)
+  long long rows;                 // row programs: rows (kept elements)
+  int kdim, n_sections, n_reds, pad0;
+  long long kshape[CFI_MAX_DIMS];  // row programs: the kept dims, collapsed
+  int sec[CFI_MAX_SECTIONS + 1];   // section s runs code[sec[s] .. sec[s + 1])
+  unsigned char sec_kind[CFI_MAX_SECTIONS];  // 0: per element of the row, 1: once per row
+  unsigned short red_code[CFI_MAX_REDS];     // each reduction's ACC code (op and accumulator type)
+  unsigned char red_sec[CFI_MAX_REDS];       // the section that accumulates it
   CfiOperand opnd[CFI_MAX_OPERANDS];
   unsigned long long consts[CFI_MAX_CONSTS];  // each a scalar in its compute type (low bytes)
   CfiInstr code[CFI_MAX_INSTRS];

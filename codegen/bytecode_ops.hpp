@@ -56,7 +56,27 @@ inline constexpr uint16_t kStore = kLoad + kNumDTypes;  // + dtype: operand k at
 inline constexpr uint16_t kConvert = 40;      // + from * 11 + to: a C conversion (to bool: != 0)
 inline constexpr uint16_t kCast = kConvert + kRegTypes * kRegTypes;  // + from * 13 + to dtype: astype
 inline constexpr uint16_t kOp = kCast + kRegTypes * kNumDTypes;      // + op * 11 + compute register type
-inline constexpr uint16_t kCodeCount = kOp + kNumOps * kRegTypes;
+// Row programs (bytecode_format.hpp): ACC combines a into reduction k's accumulator (+ kind *
+// 11 + accumulator register type; the index of arg kinds is the element's place in the row);
+// RED / RED_INDEX read reduction k's row value (its accumulator's bits) / index.
+enum RedKind : uint8_t { KSum, KProd, KMax, KMin, KNanMax, KNanMin, KArgMax, KArgMin, KAny, KAll };
+inline constexpr int kRedKinds = 10;
+inline constexpr uint16_t kAcc = kOp + kNumOps * kRegTypes;
+inline constexpr uint16_t kRed = kAcc + kRedKinds * kRegTypes;
+inline constexpr uint16_t kRedIndex = kRed + 1;
+inline constexpr uint16_t kCodeCount = kRedIndex + 1;
+constexpr uint16_t acc_code(RedKind k, RegType t) { return kAcc + k * kRegTypes + t; }
+// The accumulators the interpreter has: sums and products of 32/64-bit integers and floats,
+// max/min and their arg forms of every number, nan-forms of floats, any/all of bools.
+constexpr bool has_acc(int kind, RegType t) {
+  const bool fl = t == RF32 || t == RF64, wide = t == RI32 || t == RI64 || t == RU32 || t == RU64;
+  switch (kind) {
+    case KSum: case KProd: return fl || wide;
+    case KMax: case KMin: case KArgMax: case KArgMin: return t != RBool;
+    case KNanMax: case KNanMin: return fl;
+    default: return t == RBool;
+  }
+}
 
 constexpr uint16_t load_code(DType t) { return kLoad + static_cast<uint16_t>(t); }
 constexpr uint16_t store_code(DType t) { return kStore + static_cast<uint16_t>(t); }

@@ -9,6 +9,39 @@
 if(CMAKE_SCRIPT_MODE_FILE)
   # ------------------------------------------------------------ script mode: one case
   set(XY --arg "x=f32[4096,4096]" --arg "y=f32[4096]")
+  if(CASE STREQUAL "precompile")
+    # --precompile FILE in two processes over one fresh disk cache: the first compiles every
+    # kernel, the second finds them all on disk (src/cli/precompile.hpp).
+    set(dir ${WORKDIR}/precompile-cache)
+    file(REMOVE_RECURSE ${dir})
+    set(ENV{CUFUSE_CACHE_DIR} ${dir})
+    set(file ${WORKDIR}/precompile-programs.txt)
+    file(WRITE ${file} "# softmax rows, then an elementwise chain\n"
+                       "x=f32[512,256] : e = exp(x - max(x, axis=1, keepdims=True)) \\\n"
+                       "  ! e / sum(e, axis=1, keepdims=True)\n"
+                       "x=f32[1024] y=f32[1024] : sqrt(x*x + y)\n")
+    file(READ ${file} text)
+    string(REPLACE "!" ";" text "${text}")  # (a ';' in a CMake string would split a list)
+    file(WRITE ${file} "${text}")
+    foreach(run first second)
+      execute_process(COMMAND ${TOOL} --precompile ${file} --arch 80 RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                      ERROR_VARIABLE err)
+      if(run STREQUAL "first")
+        set(want "precompiled 2 program\\(s\\) for sm_80: 2 kernel\\(s\\), 2 compiled by NVRTC, 0 found on disk, 0 in memory")
+      else()
+        set(want "precompiled 2 program\\(s\\) for sm_80: 2 kernel\\(s\\), 0 compiled by NVRTC, 2 found on disk, 0 in memory")
+      endif()
+      if(NOT rc EQUAL 0 OR NOT out MATCHES "${want}")
+        message(FATAL_ERROR "${run} run: exit status ${rc}, stdout does not match '${want}':\n${out}\n--- stderr ---\n${err}")
+      endif()
+    endforeach()
+    execute_process(COMMAND ${TOOL} --precompile ${file} --arg "x=f32[4]" RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 2 OR NOT err MATCHES "--precompile takes its programs")
+      message(FATAL_ERROR "--precompile with --arg: exit status ${rc}, stderr:\n${err}")
+    endif()
+    file(REMOVE_RECURSE ${dir})
+    return()
+  endif()
   set(expect_rc 0)
   set(json_check "")
   if(CASE STREQUAL "example")
@@ -173,7 +206,7 @@ endif()
 if(TARGET cufuse-dump-kernels)
   set(CUFUSE_CLI_CASES example json multi_output multi_output_json syntax_error semantic_error unknown_function
       bad_dtype bad_arg matmul dot arch80 compile_failure list_functions inplace inplace_json inplace_cast_error
-      dist_example dist_json dist_bad_shard dist_needs_mesh dist_bad_mesh)
+      dist_example dist_json dist_bad_shard dist_needs_mesh dist_bad_mesh precompile)
   foreach(case ${CUFUSE_CLI_CASES})
     add_test(NAME cli_${case}
       COMMAND ${CMAKE_COMMAND} -DCASE=${case} -DTOOL=$<TARGET_FILE:cufuse-dump-kernels>

@@ -18,6 +18,7 @@
 #include "cufuse/memory.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/pinned.hpp"
+#include "cufuse/precompile.hpp"  // kernels compiled ahead of time (issue 35)
 #include "cufuse/print.hpp"
 #include "cufuse/profiler.hpp"
 #include "cufuse/random.hpp"

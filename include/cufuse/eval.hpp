@@ -38,6 +38,12 @@ struct Stats {
   uint64_t interpreted_launches = 0;
   uint64_t background_compiles = 0;
   uint64_t tier_swaps = 0;
+  // Process start (issue 35): at the first use of a device, a background thread loads the
+  // interpreter's image and warms NVRTC with a tiny compile (not with CUFUSE_TIERED=0).
+  // startup_warmups: those that finished (one per process); startup_waits: calls that found
+  // the image still loading and waited for it (only calls that needed it wait).
+  uint64_t startup_warmups = 0;
+  uint64_t startup_waits = 0;
 };
 Stats stats();
 void reset_stats();

@@ -216,6 +216,7 @@ class Fused {
   const FuseOptions& options() const { return opt_; }
   // internals (cufuse's own tests)
   const std::shared_ptr<detail::FuseEngine>& engine() const { return engine_; }
+  const F& callable() const { return *f_; }  // cufuse::precompile (cufuse/precompile.hpp)
 
  private:
   std::shared_ptr<F> f_;

@@ -6,6 +6,7 @@
 //   cufuse-dump-kernels --arg x=f16[1024,1024] --out a,b 'a = x * 2; b = exp(x)'   # one kernel, two outputs
 //   cufuse-dump-kernels --arg x=f32[64,64] --arg y=f32[64] 'x[1:] += y; x'        # a write in place, then x
 //   cufuse-dump-kernels --json ...    --dot plan.dot ...    --arch 80    --no-source
+//   cufuse-dump-kernels --precompile programs.txt --arch 90     (fill the disk cache: cli/precompile.hpp)
 //   cufuse-dump-kernels --mesh node=2,gpu=4 --shard x=gpu,none --arg x=f32[8192,8192] 'sum(exp(x) * 2, axis=0)'
 //       (over a device mesh: per-shard kernels and the collectives with their bytes; dist_program.hpp)
 //
@@ -24,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "cli/dist_program.hpp"
+#include "cli/precompile.hpp"
 #include "cli/evaluator.hpp"
 #include "cli/registry.hpp"
 #include "cli/report.hpp"
@@ -155,6 +157,12 @@ int run_tool(int argc, char** argv) {
   app.add_flag("--no-compile", no_compile, "plan and generate only; skip NVRTC");
   app.add_flag("--no-cache", no_cache, "ignore the disk kernel cache, so compile times are real (CUFUSE_CACHE=0)");
   app.add_flag("--list-functions", list, "list the functions a program can call, and exit");
+  std::string precompile_file;
+  app.add_option("--precompile", precompile_file,
+                 "compile the kernels of every program in FILE into the disk cache (CUFUSE_CACHE_DIR) and print a "
+                 "summary, so a service can ship a warm cache. FILE: one program per line, its inputs before a ':' "
+                 "(x=f32[4096,4096] y=f32[4096] : sqrt(x*x + y); out=a,b names the results; ': arange(8) * 2' has "
+                 "none), '\\' at a line's end continues it, '#' starts a comment; '-' reads standard input");
   std::string mesh_text;
   std::vector<std::string> shard_specs;
   app.add_option("--mesh", mesh_text, "plan over a device mesh, NAME=SIZE per axis: node=2,gpu=4 (no device needed)");
@@ -174,7 +182,7 @@ int run_tool(int argc, char** argv) {
     list_functions();
     return 0;
   }
-  if (program.empty()) {
+  if (program.empty() && precompile_file.empty()) {
     std::cerr << "cufuse-dump-kernels: error: no program given (try 'sqrt(x*x + y)' with --arg x=f32[64,64] --arg "
                  "y=f32[64]; --help for more)\n";
     return kExitBadProgram;
@@ -197,6 +205,23 @@ int run_tool(int argc, char** argv) {
   cfg.max_pending_nodes = std::numeric_limits<int32_t>::max();
   cfg.max_pinned_bytes = std::numeric_limits<uint64_t>::max();
   cufuse::set_config(cfg);
+
+  if (!precompile_file.empty()) {
+    if (!program.empty() || !arg_specs.empty() || !outs.empty() || !mesh_text.empty() || no_compile || no_cache)
+      return usage_error("--precompile takes its programs, inputs and results from FILE (no program, --arg, --out, "
+                         "--mesh, --no-compile or --no-cache beside it)");
+    std::string text;
+    if (precompile_file == "-") {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+      std::ifstream f(precompile_file, std::ios::binary);
+      if (!f) return usage_error("cannot read " + precompile_file);
+      text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    const int rc = cli::run_precompile(precompile_file, text, arch, std::cout, std::cerr);
+    std::cout.flush();
+    return rc;
+  }
 
   if (!mesh_text.empty() || !shard_specs.empty()) {
     if (mesh_text.empty()) {

@@ -80,6 +80,18 @@ Output compile_to_cubin(const std::string& source, const std::string& program_na
   return out;
 }
 
+double warm_up(const std::vector<std::string>& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Program prog;
+  if (nvrtcCreateProgram(&prog.p, "extern \"C\" __global__ void cf_warm_up(int* p) { if (p) *p = 1; }\n",
+                         "cf_warm_up.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS) {
+    std::vector<const char*> opts;
+    for (const auto& o : options) opts.push_back(o.c_str());
+    (void)nvrtcCompileProgram(prog.p, static_cast<int>(opts.size()), opts.data());
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 const std::string& version() {
   static const std::string v = [] {
     int major = 0, minor = 0;

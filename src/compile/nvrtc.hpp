@@ -25,6 +25,12 @@ struct Output {
 Output compile_to_cubin(const std::string& source, const std::string& program_name,
                         const std::vector<std::string>& options);
 
+// Compiles an empty kernel with `options`, uncounted and thrown away: the process's first
+// NVRTC compile pays NVRTC's start-up (loading its builtins), which the warm-up at process
+// start (exec/startup.hpp) takes off the first real compile's path. Returns its wall time in
+// ms; a failure is ignored (the real compile reports it).
+double warm_up(const std::vector<std::string>& options);
+
 // NVRTC's version as "major.minor" (read once).
 const std::string& version();
 

@@ -25,6 +25,8 @@ Stats stats() {
   s.interpreted_launches = c.interpreted_launches.load();
   s.background_compiles = c.background_compiles.load();
   s.tier_swaps = c.tier_swaps.load();
+  s.startup_warmups = c.startup_warmups.load();
+  s.startup_waits = c.startup_waits.load();
   return s;
 }
 
@@ -32,7 +34,8 @@ void reset_stats() {
   auto& c = detail::counters();
   for (auto* a : {&c.evaluations, &c.plans_built, &c.plan_cache_hits, &c.kernels_launched, &c.graph_launches,
                   &c.kernels_compiled, &c.memory_cache_hits, &c.disk_cache_hits, &c.auto_evaluations, &c.compile_us,
-                  &c.interpreted_launches, &c.background_compiles, &c.tier_swaps})
+                  &c.interpreted_launches, &c.background_compiles, &c.tier_swaps, &c.startup_warmups,
+                  &c.startup_waits})
     a->store(0);
 }
 

@@ -62,8 +62,8 @@ struct Executable {
 
 // `notes`: per root, why the evaluation computes it (empty: asked for), for dumps and logs.
 // `tiered` (with `compile`): a kernel step not in the caches may start on the interpreter
-// while NVRTC compiles it in the background (exec/tiered.hpp); lazy evaluation only, since
-// fuse() entries and typed sites keep their own copies of each step's kernel.
+// while NVRTC compiles it in the background (exec/tiered.hpp): lazy evaluation and fuse()
+// entries on the device (fuse/replay.cpp swaps the compiled kernel into the entry).
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch,

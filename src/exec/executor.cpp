@@ -126,6 +126,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           rs.outputs.push_back(RedOutput{g.outputs[k], g.out_kinds[k], l, g.output_buffer[k], aligned});
         }
         st.spec = emit_reduction_kernel(rs, bind);
+        if (tiered && compile) prog = compile_reduction_bytecode(rs, bind);
         break;
       }
       case GroupKind::Scan: {
@@ -412,7 +413,7 @@ class LazySite final : public RunSite {
     // one now, else the interpreter (where the device has an image for it).
     for (const Step& st : ex.steps) {
       const CompiledKernel* k = current_kernel(st);
-      if (!k && st.tier && !interpreter_kernel(device)) k = compiled_now(st).get();  // no image: wait
+      if (!k && st.tier && !interpreter_kernel(device, st.tier->interp.name)) k = compiled_now(st).get();  // no image: wait
       if (k && st.tier && !st.tier->swapped.exchange(true)) {
         counters().tier_swaps++;
         log(LogChannel::Launch, "kernel {} takes over from the interpreter", k->name);
@@ -435,7 +436,7 @@ class LazySite final : public RunSite {
   void* kernel(size_t s) const override {
     if (kernels_[s]) return kernels_[s]->kernel_for(device_);
     counters().interpreted_launches++;
-    return interpreter_kernel(device_);
+    return interpreter_kernel(device_, ex_.steps[s].tier->interp.name);
   }
   bool target(size_t b, void** ptr) const override {
     if (!ex_.buffers[b].is_target) return false;

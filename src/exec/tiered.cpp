@@ -19,11 +19,14 @@
 #include <fmt/format.h>
 
 #include "compile/interp_images.hpp"
+#include "compile/nvrtc.hpp"
+#include "exec/startup.hpp"
 #include "core/counters.hpp"
 #include "cufuse/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/env.hpp"
+#include "runtime/first_use.hpp"
 #include "runtime/launch.hpp"
 #include "runtime/log.hpp"
 
@@ -45,9 +48,11 @@ struct TierState {
   // thread-exit destructors while the process tears down (demo_fusion and seed002 crashed at
   // exit with a compile still running).
   bool stopping = false, exit_hook = false;
-  // The interpreter kernel per device (loaded once; 1 marks "no image").
-  std::mutex load_mu;
-  std::array<std::atomic<void*>, 64> interp{};
+  // The interpreter kernel per device (loaded once; 1 marks "no image"), loaded by the first
+  // call that needs it or by the start-up warm-up (exec/startup.hpp), whichever comes first.
+  LoadGate load_gate;
+  std::array<std::atomic<void*>, 64> interp{}, interp_rows{};  // cf_interp, cf_interp_rows
+  StartupWarmup startup;
 };
 
 TierState& tiers() { return runtime().state<TierState>(); }
@@ -156,30 +161,67 @@ void choose_tier(Step& st, BytecodeProgram prog, int arch) {
   st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
 }
 
-void* interpreter_kernel(int device) {
+namespace {
+void* load_interpreter(int device, bool warm_up, bool rows) {
   TierState& t = tiers();
   if (device < 0 || device >= static_cast<int>(t.interp.size())) return nullptr;
   static constexpr uintptr_t kNone = 1;
-  void* k = t.interp[static_cast<size_t>(device)].load(std::memory_order_acquire);
+  auto& slots = rows ? t.interp_rows : t.interp;
+  const char* name = rows ? kInterpRowsKernelName : kInterpKernelName;
+  void* k = slots[static_cast<size_t>(device)].load(std::memory_order_acquire);
   if (!k) {
-    std::lock_guard<std::mutex> lk(t.load_mu);
-    k = t.interp[static_cast<size_t>(device)].load(std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lk = t.load_gate.enter(warm_up);
+    struct Leave {
+      LoadGate& g;
+      bool on;
+      ~Leave() {
+        if (on) g.leave_warm_up();
+      }
+    } leave{t.load_gate, warm_up};
+    k = slots[static_cast<size_t>(device)].load(std::memory_order_relaxed);
     if (!k) {
       const InterpImage* im = interp_image_for(device_props(device).cc);
       if (im) {
         std::vector<char> bytes(reinterpret_cast<const char*>(im->data), reinterpret_cast<const char*>(im->data) + im->size);
-        k = load_kernel(bytes, kInterpKernelName, device);
-        log(LogChannel::Launch, "loaded the bytecode interpreter ({}_{}) on device {}", im->ptx ? "compute" : "sm",
+        k = load_kernel(bytes, name, device);
+        log(LogChannel::Launch, "loaded the bytecode interpreter {} ({}_{}) on device {}", name, im->ptx ? "compute" : "sm",
             im->arch, device);
       } else {
         k = reinterpret_cast<void*>(kNone);
         log(LogChannel::Launch, "no bytecode interpreter image for sm_{}: kernels wait for NVRTC", device_props(device).cc);
       }
-      t.interp[static_cast<size_t>(device)].store(k, std::memory_order_release);
+      slots[static_cast<size_t>(device)].store(k, std::memory_order_release);
     }
   }
   return k == reinterpret_cast<void*>(kNone) ? nullptr : k;
 }
+
+// The first use of a device (runtime/first_use.hpp): the start-up warm-up, unless nothing
+// would be interpreted (CUFUSE_TIERED=0).
+void on_first_device_use(int device) {
+  if (settings().tiered == TieredMode::Off) return;
+  StartupSteps steps;
+  steps.load_image = [](int d) {
+    load_interpreter(d, true, false);
+    load_interpreter(d, true, true);
+  };
+  steps.warm_compiler = [] {
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);  // as the pool's
+    nvrtc::warm_up(base_compile_options(default_arch()));
+  };
+  if (startup_warmup().start(device, std::move(steps))) std::atexit([] { startup_warmup().stop(); });
+}
+const bool g_first_use_hook = [] {
+  set_first_device_use_hook(&on_first_device_use);
+  return true;
+}();
+}  // namespace
+
+void* interpreter_kernel(int device, const std::string& name) {
+  return load_interpreter(device, false, name == kInterpRowsKernelName);
+}
+
+StartupWarmup& startup_warmup() { return tiers().startup; }
 
 const CompiledKernel* current_kernel(const Step& st) {
   if (st.kernel) return st.kernel.get();

@@ -3,8 +3,8 @@
 // interpreter (codegen/bytecode.hpp, images from src/compile/interp_images.hpp) while its
 // NVRTC compile waits on a small background pool at the lowest priority, one compile per key
 // however many steps want it; runs after the compile use the compiled kernel (a "swap").
-// Groups the interpreter cannot run (reductions, scans, gathers, user kernels, program
-// limits) compile as before. CUFUSE_TIERED (runtime/env.hpp): 0 off, interpret (never
+// Groups the interpreter cannot run (scans, gathers, user kernels, few very long rows,
+// program limits) compile as before. CUFUSE_TIERED (runtime/env.hpp): 0 off, interpret (never
 // compile what the interpreter runs), 1 (default) on. State: the runtime context's Tiers slot.
 #pragma once
 #include <atomic>
@@ -48,8 +48,9 @@ struct TieredStep {
 // the group's bytecode (its refusal says why a group waits for NVRTC).
 void choose_tier(Step& st, BytecodeProgram prog, int arch);
 
-// The interpreter kernel on `device`, loaded once; null where the build has no image for it.
-void* interpreter_kernel(int device);
+// The interpreter kernel `name` (kInterpKernelName or kInterpRowsKernelName) on `device`,
+// loaded once; null where the build has no image for it.
+void* interpreter_kernel(int device, const std::string& name = kInterpKernelName);
 
 // The compiled kernel a step launches now: its own, or its tier's once published (null: the
 // step runs interpreted).

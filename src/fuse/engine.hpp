@@ -11,6 +11,7 @@
 
 #include "core/node.hpp"
 #include "cufuse/fuse.hpp"
+#include "cufuse/precompile.hpp"
 #include "exec/executable.hpp"
 #include "graph/tracing.hpp"
 #include "runtime/storage.hpp"
@@ -46,7 +47,11 @@ struct LeafBind {
 struct StepBind {
   std::vector<unsigned char> params;  // every fixed patch already applied
   std::vector<Patch> dynamic;         // patches each call applies (arguments, buffers, workspace)
-  void* kernel = nullptr;             // the loaded kernel on the entry's device
+  void* kernel = nullptr;             // the loaded kernel on the entry's device (null while tiered)
+  // A step that started on the bytecode interpreter (Step::tier, exec/tiered.hpp): the
+  // interpreter's template, used until the background compile publishes the kernel.
+  std::vector<unsigned char> interp_params;
+  std::vector<Patch> interp_dynamic;
 };
 
 class KernelChain;  // runtime/kernel_chain.hpp: an entry's kernels as one graph launch
@@ -68,6 +73,12 @@ struct Entry {
   std::vector<std::pair<const Node*, int>> arg_scalar_nodes;  // Scalar leaves bound to arguments
   int kernel_steps = 0;
   std::shared_ptr<KernelChain> chain;  // cuda_graph on and the plan is kernels only
+  // Tiered first calls: a step still runs on the interpreter. The chain is made (under
+  // chain_mu) by the first call that finds every step compiled, then this is cleared
+  // (release: a call that reads it false sees the chain).
+  std::atomic<bool> tier_pending{false};
+  std::mutex chain_mu;
+  bool wants_chain = false;  // cuda_graph on, kernels only, graphs enabled: a chain once compiled
   uint64_t last_use = 0;
   ~Entry();
 };
@@ -82,8 +93,15 @@ struct FuseEngine {
 };
 
 // Traces `thunk` on the call's arguments (arrays already in memory) into a new entry.
+// `precompile` (cufuse::precompile, fuse/precompile.cpp): the array arguments are
+// placeholders standing for contiguous, aligned arrays on the current device (the host
+// without a device or on the reference backend), and the kernels are compiled for `arch`
+// into the caches, counted in *precompile.
 std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
-                                   int nout);
+                                   int nout, PrecompileStats* precompile = nullptr);
+// The entry's kernels as one graph launch (en.chain), every step's kernel loaded (at the
+// trace, or by the replay that swapped the last interpreted step for its compiled kernel).
+void make_entry_chain(Entry& en);
 // Does an array argument match what the trace assumed (in memory, dtype, shape, strides,
 // device, alignment)? Sets *data to its data address.
 inline bool array_matches(const ArgSig& s, const Array& a, const char** data) {

@@ -19,6 +19,7 @@
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
 #include "exec/run_path.hpp"
+#include "exec/tiered.hpp"
 #include "fuse/engine.hpp"
 #include "graph/realize.hpp"
 #include "reference/evaluator.hpp"
@@ -188,18 +189,66 @@ bool matches(const Entry& en, const FuseArg* args, int nargs, const char** data)
 
 namespace {
 // A fused call on the one run path (exec/run_path.hpp): each kernel step's parameters from
-// the entry's template, patched from the call's arguments; results as new Arrays.
+// the entry's template, patched from the call's arguments; results as new Arrays. While a
+// step is tiered (Entry::tier_pending), the call takes its kernel once, as lazy runs do
+// (exec/executor.cpp, LazySite): the compiled one if its background compile has landed (the
+// first such call counts the swap), else the interpreter with its own template.
 class ReplaySite final : public RunSite {
  public:
   ReplaySite(const Entry& en, const FuseArg* args, const char* const* data, Array* out)
-      : en_(en), args_(args), data_(data), out_(out), src_(en, args, data) {}
+      : en_(en), args_(args), data_(data), out_(out), src_(en, args, data),
+        pending_(en.tier_pending.load(std::memory_order_acquire)) {
+    if (!pending_) return;
+    for (size_t s = 0; s < en.steps.size(); ++s) {
+      const Step& st = en.ex->steps[s];
+      void* k = en.steps[s].kernel;
+      bool interp = false;
+      if (st.tier && st.spec.numel > 0) {
+        const CompiledKernel* ck = current_kernel(st);
+        if (!ck && !interpreter_kernel(en.device, st.tier->interp.name)) ck = compiled_now(st).get();  // no image: wait
+        if (ck && !st.tier->swapped.exchange(true)) {
+          counters().tier_swaps++;
+          log(LogChannel::Launch, "kernel {} takes over from the interpreter in a fused function", ck->name);
+        }
+        k = ck ? ck->kernel_for(en.device) : nullptr;
+        interp = !ck;
+      }
+      kernels_.push_back(k);
+      interp_.push_back(interp);
+      interpreted_ = interpreted_ || interp;
+    }
+  }
+  // A step runs on the interpreter in this call (no chain then).
+  bool interpreted() const { return interpreted_; }
+  // The entry still had tiered steps when this call began.
+  bool pending() const { return pending_; }
   const LeafSource& source() const override { return src_; }
   void bind(size_t s, void* const* buffers, void* workspace, std::vector<unsigned char>& out) const override {
-    bind_step(en_, s, args_, data_, buffers, workspace, out);
+    if (!pending_ || !interp_[s]) return bind_step(en_, s, args_, data_, buffers, workspace, out);
+    const StepBind& sb = en_.steps[s];
+    out.assign(sb.interp_params.begin(), sb.interp_params.end());
+    apply_patches(out.data(), sb.interp_dynamic.data(), sb.interp_dynamic.size(), src_, buffers, workspace);
   }
-  void* kernel(size_t s) const override { return en_.steps[s].kernel; }
+  void* kernel(size_t s) const override {
+    if (!pending_) return en_.steps[s].kernel;
+    if (!interp_[s]) return kernels_[s];
+    counters().interpreted_launches++;
+    return interpreter_kernel(en_.device, en_.ex->steps[s].tier->interp.name);
+  }
+  const LaunchDims& dims(size_t s, const Step& st) const override {
+    return pending_ && interp_[s] ? st.tier->interp.dims : st.spec.dims;
+  }
   void note_uses(void* stream, int device) const override { note_entry_uses(en_, args_, stream, device); }
   void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }
+  // Every step compiled now: their kernels into the entry, its chain made, pending cleared.
+  void settle(Entry& en) const {
+    std::lock_guard<std::mutex> lk(en.chain_mu);
+    if (!en.tier_pending.load(std::memory_order_relaxed)) return;  // another call settled it
+    for (size_t s = 0; s < en.steps.size(); ++s)
+      if (!en.steps[s].kernel) en.steps[s].kernel = kernels_[s];
+    if (en.wants_chain) make_entry_chain(en);
+    en.tier_pending.store(false, std::memory_order_release);
+  }
 
  private:
   const Entry& en_;
@@ -207,6 +256,9 @@ class ReplaySite final : public RunSite {
   const char* const* data_;
   Array* out_;
   const ReplaySource src_;
+  bool pending_ = false, interpreted_ = false;
+  SmallVec<void*, 8> kernels_;  // per step while pending: the kernel this call launches
+  SmallVec<bool, 8> interp_;    // per step while pending: on the interpreter
 };
 }  // namespace
 
@@ -220,7 +272,11 @@ void replay_entry(FuseEngine& e, Entry& en, const FuseArg* args, const char* con
   std::shared_ptr<Storage> small[8];
   std::vector<std::shared_ptr<Storage>> big(nb > 8 ? nb : 0);
   ReplaySite site(en, args, data, out);
-  const RunOutcome o = run_executable(*en.ex, site, en.chain.get(), current_stream(), en.device, nb > 8 ? big.data() : small);
+  // A tiered entry whose last interpreted step has compiled: its chain from this call on
+  // (runtime/kernel_chain.hpp holds only compiled kernels).
+  if (site.pending() && !site.interpreted()) site.settle(en);
+  KernelChain* chain = site.pending() ? (site.interpreted() ? nullptr : en.chain.get()) : en.chain.get();
+  const RunOutcome o = run_executable(*en.ex, site, chain, current_stream(), en.device, nb > 8 ? big.data() : small);
   if (o.graph) e.graph_launches++;
 }
 

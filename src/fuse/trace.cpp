@@ -23,6 +23,8 @@
 #include "core/op_table.hpp"
 #include "cufuse/backend.hpp"
 #include "exec/binding.hpp"
+#include "exec/precompile.hpp"
+#include "exec/tiered.hpp"
 #include "fuse/engine.hpp"
 #include "graph/realize.hpp"
 #include "graph/tracing.hpp"
@@ -179,8 +181,17 @@ class TraceSource final : public LeafSource {
 
 }  // namespace
 
+void make_entry_chain(Entry& en) {
+  std::vector<ChainNode> nodes;
+  for (size_t s = 0; s < en.steps.size(); ++s) {
+    const Step& st = en.ex->steps[s];
+    if (st.spec.numel > 0) nodes.push_back({en.steps[s].kernel, st.spec.dims, st.spec.params.size()});
+  }
+  if (!nodes.empty()) en.chain = std::make_shared<KernelChain>(std::move(nodes), en.device);
+}
+
 std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thunk, const FuseArg* args, int nargs,
-                                   int nout) {
+                                   int nout, PrecompileStats* precompile) {
   auto en = std::make_shared<Entry>();
   en->sig.resize(static_cast<size_t>(nargs));
   // ---- 1. the signature and the placeholders
@@ -205,9 +216,14 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
     s.dtype = n->dtype;
     s.shape = n->shape();
     s.strides = n->layout.strides;
-    s.device = static_cast<int16_t>(n->storage->device);
+    // A placeholder stands for an argument only when precompiling: contiguous and aligned, on
+    // the current device (the host on the reference backend or without a device).
+    if (!n->storage && !precompile) throw InternalError(fmt::format("{}: argument {} has no memory", e.opt.name, i));
+    const bool on_host = n->storage ? false : current_backend() == Backend::Reference || !precompile_has_device();
+    s.device = static_cast<int16_t>(n->storage ? n->storage->device : on_host ? -1 : current_device());
     const int isz = itemsize(n->dtype);
-    const auto addr = reinterpret_cast<uintptr_t>(n->storage->ptr) + static_cast<uintptr_t>(n->layout.offset * isz);
+    const auto addr = n->storage ? reinterpret_cast<uintptr_t>(n->storage->ptr) + static_cast<uintptr_t>(n->layout.offset * isz)
+                                 : uintptr_t{0};
     s.mod16 = static_cast<uint8_t>(addr % 16);
     s.residue = static_cast<int64_t>(s.mod16 / isz);
     if (device == -2) device = s.device;
@@ -321,7 +337,15 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   // ---- 4. plan once; bind each leaf
   GraphScan scan;
   scan_graph(en->roots, {}, scan);
-  en->ex = build_executable(en->roots, {}, scan, en->host ? settings().reference_compile : true, default_arch());
+  if (precompile) {  // every kernel compiled now, into the caches (exec/precompile.hpp)
+    en->ex = build_executable(en->roots, {}, scan, false, default_arch());
+    precompile_steps(*en->ex, default_arch(), *precompile);
+  } else {
+    // Device entries are tiered as lazy evaluation is (exec/tiered.hpp): a step whose kernel
+    // is in neither cache starts on the interpreter; replay swaps the compiled one in.
+    en->ex = build_executable(en->roots, {}, scan, en->host ? settings().reference_compile : true, default_arch(),
+                              nullptr, /*tiered=*/!en->host);
+  }
   en->leaves.assign(scan.leaves.begin(), scan.leaves.end());
   en->binds.resize(scan.leaves.size());
   for (size_t j = 0; j < scan.leaves.size(); ++j) {
@@ -357,33 +381,38 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
     }
   }
   const TraceSource fixed_src(*en);
+  // A kernel's parameter template with every fixed patch applied, and the patches a call applies.
+  auto split = [&](const KernelSpec& spec, std::vector<unsigned char>& params, std::vector<Patch>& dynamic) {
+    params = spec.params;
+    std::vector<Patch> fixed_patches;
+    for (const Patch& p : spec.patches) {
+      bool dyn = p.src == PatchSrc::BufferPtr || p.src == PatchSrc::Workspace ||
+                 ((p.src == PatchSrc::LeafPtr || p.src == PatchSrc::ScalarValue || p.src == PatchSrc::ScalarReciprocal) &&
+                  en->binds[p.index].kind != LeafBind::Kind::Fixed);
+      (dyn ? dynamic : fixed_patches).push_back(p);
+    }
+    apply_patches(params.data(), fixed_patches.data(), fixed_patches.size(), fixed_src, nullptr, nullptr);
+  };
+  bool tiered = false;
   for (const auto& st : en->ex->steps) {
     StepBind sb;
     if (!st.call) {
       ++en->kernel_steps;
-      sb.params = st.spec.params;
-      std::vector<Patch> fixed_patches;
-      for (const Patch& p : st.spec.patches) {
-        bool dyn = p.src == PatchSrc::BufferPtr || p.src == PatchSrc::Workspace ||
-                   ((p.src == PatchSrc::LeafPtr || p.src == PatchSrc::ScalarValue || p.src == PatchSrc::ScalarReciprocal) &&
-                    en->binds[p.index].kind != LeafBind::Kind::Fixed);
-        (dyn ? sb.dynamic : fixed_patches).push_back(p);
+      split(st.spec, sb.params, sb.dynamic);
+      if (st.tier) {  // on the interpreter until its compile lands (fuse/replay.cpp swaps)
+        split(st.tier->interp, sb.interp_params, sb.interp_dynamic);
+        tiered = true;
+      } else if (!en->host && st.spec.numel > 0) {
+        sb.kernel = st.kernel->kernel_for(en->device);
       }
-      apply_patches(sb.params.data(), fixed_patches.data(), fixed_patches.size(), fixed_src, nullptr, nullptr);
-      if (!en->host && st.spec.numel > 0) sb.kernel = st.kernel->kernel_for(en->device);
     }
     en->steps.push_back(std::move(sb));
   }
   bool kernels_only = true;
   for (const auto& st : en->ex->steps) kernels_only &= !st.call;
-  if (e.opt.cuda_graph && !en->host && kernels_only && chains_enabled()) {
-    std::vector<ChainNode> nodes;
-    for (size_t s = 0; s < en->steps.size(); ++s) {
-      const Step& st = en->ex->steps[s];
-      if (st.spec.numel > 0) nodes.push_back({en->steps[s].kernel, st.spec.dims, st.spec.params.size()});
-    }
-    if (!nodes.empty()) en->chain = std::make_shared<KernelChain>(std::move(nodes), en->device);
-  }
+  en->wants_chain = e.opt.cuda_graph && !en->host && kernels_only && chains_enabled();
+  en->tier_pending.store(tiered, std::memory_order_release);
+  if (en->wants_chain && !tiered) make_entry_chain(*en);
   for (const auto& r : en->roots) {
     en->root_layout.push_back(contiguous_layout(r->shape()));
     en->root_hash.push_back(make_buffer(r->dtype, en->root_layout.back(), nullptr)->hash);

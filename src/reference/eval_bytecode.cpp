@@ -45,4 +45,34 @@ void run_bytecode_on_host(const CfiProgram& p) {
   for (long long base = 0; base < p.numel; base += CFI_TILE) ref_kern::cfi_run(p, regs.data(), 1, 0, base);
 }
 
+void run_row_bytecode_on_host(const CfiProgram& p, int threads) {
+  const int n = threads;
+  std::vector<unsigned long long> regs(static_cast<size_t>(p.n_regs > 0 ? p.n_regs : 1) * CFI_TILE * n);
+  std::vector<unsigned long long> acc(static_cast<size_t>(CFI_MAX_REDS) * n), val(CFI_MAX_REDS), sv(n);
+  std::vector<long long> acci(acc.size()), vali(CFI_MAX_REDS), si(n), kofs(CFI_MAX_OPERANDS);
+  std::vector<ref_kern::CfiRow> rows(n);
+  for (int t = 0; t < n; ++t)
+    rows[t] = ref_kern::CfiRow{kofs.data(), acc.data() + t * CFI_MAX_REDS, acci.data() + t * CFI_MAX_REDS, val.data(),
+                               vali.data()};
+  for (long long r = 0; r < p.rows; ++r) {
+    ref_kern::cfi_row_offsets(p, r, kofs.data());
+    for (int t = 0; t < n; ++t) ref_kern::cfi_row_init(p, rows[t].acc, rows[t].acci);
+    for (int s = 0; s < p.n_sections; ++s) {
+      for (int t = 0; t < n; ++t)
+        if (p.sec_kind[s] == 0 || t == 0) ref_kern::cfi_row_section(p, regs.data(), n, t, s, &rows[t]);
+      for (int k = 0; k < p.n_reds; ++k) {  // the kernel's tree
+        if (p.red_sec[k] != s) continue;
+        for (int t = 0; t < n; ++t) {
+          sv[t] = rows[t].acc[k];
+          si[t] = rows[t].acci[k];
+        }
+        for (int o = n / 2; o > 0; o >>= 1)
+          for (int t = 0; t < o; ++t) ref_kern::cfi_red_combine(p.red_code[k], sv[t], si[t], sv[t + o], si[t + o]);
+        val[k] = sv[0];
+        vali[k] = si[0];
+      }
+    }
+  }
+}
+
 }  // namespace cufuse::detail

@@ -11,4 +11,8 @@ namespace cufuse::detail {
 // pointers (the program's patches applied), one tile of CFI_TILE elements at a time.
 void run_bytecode_on_host(const CfiProgram& p);
 
+// Runs a row program (a reduction group) as the kernel cf_interp_rows does: each row by
+// `threads` simulated threads (a power of two), their accumulators combined in the kernel's tree.
+void run_row_bytecode_on_host(const CfiProgram& p, int threads = 4);
+
 }  // namespace cufuse::detail

@@ -15,6 +15,7 @@
 
 #include "cufuse/backend.hpp"
 #include "runtime/context.hpp"
+#include "runtime/first_use.hpp"
 #include "runtime/runtime_internal.hpp"
 
 namespace cufuse::detail {
@@ -72,6 +73,8 @@ struct Devices {
   static constexpr StateSlot kSlot = StateSlot::Devices;
   PropsSlot props[kMaxDevices];
   std::atomic<StreamBoundaryHook> stream_boundary{nullptr};
+  std::atomic<FirstDeviceUseHook> first_use{nullptr};  // runtime/first_use.hpp
+  std::atomic<bool> first_used{false};
 };
 
 [[gnu::noinline]] int init_thread_device() {
@@ -85,6 +88,11 @@ struct Devices {
     if (d < 0 || d >= kMaxDevices) d = 0;
   }
   tls.device = d;
+  if (availability().count > 0) {
+    Devices& ds = runtime().state<Devices>();
+    if (!ds.first_used.load(std::memory_order_relaxed) && !ds.first_used.exchange(true))
+      if (FirstDeviceUseHook h = ds.first_use.load()) h(d);
+  }
   return d;
 }
 
@@ -266,6 +274,8 @@ DeviceScope::~DeviceScope() {
 }
 
 namespace detail {
+void set_first_device_use_hook(FirstDeviceUseHook hook) { runtime().state<Devices>().first_use.store(hook); }
+
 void set_stream_boundary_hook(StreamBoundaryHook hook) { runtime().state<Devices>().stream_boundary.store(hook); }
 void stream_boundary() {
   if (StreamBoundaryHook h = runtime().state<Devices>().stream_boundary.load(std::memory_order_acquire)) h();

@@ -152,7 +152,10 @@ bool typed_call(TypedCache& c, const void* fn, TraceThunk thunk, const FuseArg* 
     std::lock_guard<std::mutex> lk(c.engine->mu);
     if (!c.engine->entries.empty()) en = c.engine->entries.front();  // the one just used
   }
-  if (!en || en->host || !matches(*en, args, nargs, data)) return true;
+  // (an entry with a step still on the interpreter replays through fuse until its compiled
+  // kernels land: fuse/replay.cpp swaps them in; it is prepared at the next call after)
+  if (!en || en->host || en->tier_pending.load(std::memory_order_acquire) || !matches(*en, args, nargs, data))
+    return true;
   std::lock_guard<std::mutex> lk(c.mu);
   if (c.prepared.size() >= kMaxPrepared) return true;
   c.prepared.push_back(prepare(std::move(en), args, data));

@@ -3,9 +3,12 @@
 // (no NVRTC), checked against the host reference on random inputs: every op and dtype, casts,
 // layouts, several outputs, long programs, a grid-stride size. With the default, a new plan's
 // first run is interpreted, its kernel compiles in the background, and a later run swaps in
-// the compiled kernel with the same bits.
+// the compiled kernel with the same bits; fuse() entries too (and then their graph launch);
+// the process-start warm-up has loaded the image.
 #include "core/op_table.hpp"
+#include "exec/startup.hpp"
 #include "exec/tiered.hpp"
+#include "runtime/device.hpp"
 #include "gpu_compare.hpp"
 #include "op_cases.hpp"
 #include "test_sandbox.hpp"
@@ -115,8 +118,92 @@ TEST_CASE("groups the interpreter cannot run wait for their compile") {
   ScopedEnv tiered("CUFUSE_TIERED", "interpret");
   auto x = random_array(cf::f32, cf::Shape{64, 100}, kFinite);
   cf::reset_stats();
-  cf::Array s = cf::sum(x * x, 1);
-  CHECK(check_against_reference(s, red_tol(cf::f32), "sum") == 0);
+  cf::Array s = cf::cumsum(x * x, 1);
+  CHECK(check_against_reference(s, red_tol(cf::f32), "cumsum") == 0);
   CHECK(cf::stats().interpreted_launches == 0);
   CHECK(cf::stats().kernels_compiled == 1);
+}
+
+TEST_CASE("CUFUSE_TIERED=interpret: row reductions, their forms and the row normalizations run on the interpreter") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", "interpret");
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16, cf::i32, cf::i8, cf::u16, cf::i64}) {
+    auto x = random_array(t, cf::Shape{37, 1000}, kFinite);
+    const std::string dt(cf::name(t));
+    const bool fl = cf::is_float(t);
+    const double tol = fl ? red_tol(t) : 0;
+    check_interpreted(cf::sum(x, 1), tol, "sum " + dt);
+    check_interpreted(cf::max(x * 2, 1), 0, "max " + dt);
+    check_interpreted(cf::min(x, 0), 0, "min over axis 0 " + dt);
+    check_interpreted(cf::argmax(x, 1), 0, "argmax " + dt);
+    check_interpreted(cf::argmin(x, 0), 0, "argmin over axis 0 " + dt);
+    if (fl) {
+      check_interpreted(cf::prod(x * 0.01 + 1, 1), tol, "prod " + dt);
+      check_interpreted(cf::mean(x, 1), tol, "mean " + dt);
+      check_interpreted(cf::var(x, 1), 4 * tol, "var " + dt);
+    }
+  }
+  auto a = random_array(cf::f32, cf::Shape{129, 777}, kFinite);
+  auto g = random_array(cf::f32, cf::Shape{777}, kFinite), b = random_array(cf::f32, cf::Shape{777}, kFinite);
+  cf::Array e = cf::exp(a - cf::max(a, 1, true));
+  check_interpreted(e / cf::sum(e, 1, true), red_tol(cf::f32), "softmax");
+  cf::Array mu = cf::mean(a, 1, true);
+  check_interpreted((a - mu) / cf::sqrt(cf::var(a, 1, 0, true) + 1e-5f) * g + b, 4 * red_tol(cf::f32),
+                    "layernorm");
+  check_interpreted(cf::sum(a * a, {0, 1}), red_tol(cf::f32), "a full reduction");
+}
+
+TEST_CASE("fuse(): the first call is interpreted; a call after the compile swaps the kernel in, then graph launches") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  wait_for_background_compiles();
+  auto x = random_array(cf::f32, cf::Shape{1 << 20}), y = random_array(cf::f32, cf::Shape{1 << 20});
+  auto body = [](const cf::Array& a, const cf::Array& b) { return cf::tanh(a * 1.75f + b) * cf::exp(b * 0.625f) - a; };
+  auto f = cf::fuse(body);
+  cf::reset_stats();
+  cf::Array first = f(x, y);
+  CHECK(cf::stats().interpreted_launches == 1);
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(f.stats().graph_launches == 0);  // no graph holds the interpreter
+  wait_for_background_compiles();
+  CHECK(cf::stats().background_compiles == 1);
+  CHECK(cf::stats().kernels_compiled == 1);
+  cf::Array second = f(x, y);
+  CHECK(cf::stats().interpreted_launches == 1);  // the compiled kernel ran
+  CHECK(cf::stats().tier_swaps == 1);
+  CHECK(f.stats().graph_launches == 1);  // the entry's chain, made at the swap
+  CHECK(same_bits(first, second));
+  for (int i = 0; i < 3; ++i) (void)f(x, y);
+  CHECK(f.stats().graph_launches == 4);
+  CHECK(f.stats().traces == 1);
+  CHECK(cf::stats().tier_swaps == 1);
+  CHECK(cf::stats().interpreted_launches == 1);
+  CHECK(cf::allclose(second, body(x, y), 1e-6, 1e-6));
+
+  // Without graphs: each call launches the compiled kernel once the swap is made.
+  auto g = cf::fuse([](const cf::Array& a) { return cf::sin(a) * 3.5f + a; }, cf::FuseOptions{false, 64, "g"});
+  cf::reset_stats();
+  cf::Array g1 = g(x);
+  wait_for_background_compiles();
+  cf::Array g2 = g(x);
+  cf::Array g3 = g(x);
+  CHECK(cf::stats().interpreted_launches == 1);
+  CHECK(cf::stats().tier_swaps == 1);
+  CHECK(cf::stats().kernels_launched == 3);
+  CHECK(g.stats().graph_launches == 0);
+  CHECK(same_bits(g1, g3));
+}
+
+TEST_CASE("process start: the interpreter's image is loaded and NVRTC warmed on a background thread") {
+  // The test process used a device before this case: the warm-up started then, unless the
+  // process began with CUFUSE_TIERED=0 (ctest's default for the GPU tests).
+  const char* t = std::getenv("CUFUSE_TIERED");
+  if (t && std::string(t) == "0") {
+    CHECK(startup_warmup().phase() == StartupWarmup::Phase::Idle);
+    return;
+  }
+  startup_warmup().wait();
+  CHECK(startup_warmup().phase() == StartupWarmup::Phase::Done);
+  CHECK(interpreter_kernel(cf::detail::current_device()) != nullptr);
+  MESSAGE("start-up warm-up: image " << startup_warmup().load_ms() << " ms, NVRTC " << startup_warmup().warm_ms() << " ms");
 }

@@ -1,0 +1,52 @@
+// codegen/bytecode_values.hpp: what the two bytecode passes share (internal to codegen/):
+// elementwise groups (bytecode.cpp) and reduction groups (bytecode_rows.cpp). Values are
+// numbered as they are emitted and get registers by liveness (allocate); an op node's value
+// is the emitter's (its row's compute type, the same conversions, half rounding after it).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/bytecode_format.hpp"
+#include "codegen/bytecode_ops.hpp"
+#include "codegen/kernel.hpp"
+#include "core/node.hpp"
+
+namespace cufuse::detail::bc {
+
+struct VInstr {
+  uint16_t code;
+  int dst = -1;  // value defined, or -1
+  int src[3] = {-1, -1, -1};
+  int k = 0;     // operand, constant or reduction
+};
+
+struct ValueCode {
+  std::string refusal;
+  std::vector<VInstr> code;
+  int nvals = 0;
+
+  int emit(uint16_t c, int a = -1, int b = -1, int cc = -1, int k = 0);
+  void put(uint16_t c, int a, int k);  // an instruction that defines no value (STORE, ACC)
+  void refuse(std::string why) {
+    if (refusal.empty()) refusal = std::move(why);
+  }
+  // v of dtype `from` as the compute dtype `to` (expr_emitter.cpp's convert).
+  int convert(int v, DType from, DType to);
+  // Elementwise node n over its inputs' values `in` (one per input); -1 after a refusal.
+  int op(const Node* n, const int* in);
+  // A node the passes cannot run at all: why (empty: none of those).
+  static std::string unsupported(const Node* n);
+};
+
+// Physical registers by liveness over `code` (values < nvals); returns how many.
+int allocate(std::vector<VInstr>& code, int nvals);
+
+// Writes `code` into p.code from instruction `at` on.
+void write_code(CfiProgram& p, int at, const std::vector<VInstr>& code);
+
+// The pointer patch of an operand reading `mem` (a leaf's memory, or a buffer an earlier group
+// wrote), or of an output into `buffer` (mem null).
+Patch operand_patch(size_t offset, const Node* mem, int buffer, const LeafBinding& bind);
+
+}  // namespace cufuse::detail::bc

@@ -1,0 +1,223 @@
+// tests/test_bytecode_rows.cpp: row programs of the bytecode interpreter on the host (issue
+// 35): reduction groups as the planner makes them (codegen/bytecode_rows.cpp), run by the
+// generated core compiled for the host (src/reference/eval_bytecode.cpp: the kernel
+// cf_interp_rows's own sections and combine tree, with simulated threads), every plan's
+// groups in order (elementwise ones on the elementwise interpreter), against the host
+// reference evaluator: each reduce op on each dtype, mean/var, prologues and epilogues,
+// softmax and layernorm (phases and row outputs), reductions over outer and several axes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <cufuse/cufuse.hpp>
+
+#include "codegen/bytecode.hpp"
+#include "exec/binding.hpp"
+#include "op_cases.hpp"
+#include "plan/plan.hpp"
+#include "plan/signature.hpp"
+#include "reference/eval_bytecode.hpp"
+#include "reference/evaluator.hpp"
+
+namespace cf = cufuse;
+using namespace cf::detail;
+
+namespace {
+
+std::mt19937_64& gen() {
+  static std::mt19937_64 g(777);
+  return g;
+}
+
+// Random values of dtype t (floats of mixed magnitudes and signs, a NaN where `nan`; integers
+// over a small range, so that sums and products stay exact).
+cf::Array random_array(cf::DType t, const cf::Shape& s, bool nan = false) {
+  const int64_t n = cf::numel(s);
+  std::vector<double> v(static_cast<size_t>(n));
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    double x = cf::is_float(t) ? u(gen()) * 4 : std::trunc(u(gen()) * (cf::is_unsigned_int(t) ? 9 : 5) + 4);
+    if (t == cf::bool_) x = (gen()() % 3) == 0;
+    if (nan && cf::is_float(t) && i % 211 == 17) x = NAN;
+    v[static_cast<size_t>(i)] = x;
+  }
+  cf::Array a = cf::from_host(v.data(), cf::f64, s);
+  if (t != cf::f64) a = a.astype(t);
+  a.eval();
+  return a;
+}
+
+struct Run {
+  std::string refusal;   // of the first group the interpreter refused
+  int row_groups = 0;    // reduction groups run as row programs
+  std::vector<HostArray> out;
+};
+
+// Every group of the plan for `outs`, in order, on the host interpreter.
+Run interpret(const std::vector<cf::Array>& outs) {
+  std::vector<NodePtr> roots;
+  for (const auto& a : outs) roots.push_back(a.node());
+  GraphScan scan;
+  scan_graph(roots, {}, scan);
+  Plan plan = make_plan(roots, {});
+  std::vector<std::vector<unsigned char>> mem(plan.buffers.size());
+  std::vector<void*> ptrs(plan.buffers.size());
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    mem[b].assign(static_cast<size_t>(plan.buffers[b]->numel() * cf::itemsize(plan.buffers[b]->dtype)) + 8, 0xA5);
+    ptrs[b] = mem[b].data();
+  }
+  std::vector<const Node*> written;
+  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); }, [](const Node*) { return true; },
+                   [&](const Node* n) {
+                     for (const Node* w : written)
+                       if (w == n) return plan.buffer_of(n);
+                     return -1;
+                   }};
+  Run r;
+  ScanSource src(scan);
+  for (const Group& g : plan.groups) {
+    BytecodeProgram prog;
+    if (g.kind == GroupKind::Elementwise) {
+      std::vector<EwOutput> eo;
+      for (size_t k = 0; k < g.outputs.size(); ++k)
+        eo.push_back(EwOutput{g.outputs[k], contiguous_layout(g.outputs[k]->shape()), g.output_buffer[k], true});
+      prog = compile_elementwise_bytecode(g.iter_shape, eo, bind);
+    } else if (g.kind == GroupKind::Reduction) {
+      ReductionSpec rs;
+      rs.S = g.iter_shape;
+      rs.axes = g.axes;
+      for (const auto& x : g.reductions) rs.reductions.push_back(x.get());
+      rs.phase = g.phase;
+      rs.multipass = g.multipass;
+      for (size_t k = 0; k < g.outputs.size(); ++k)
+        rs.outputs.push_back(RedOutput{g.outputs[k], g.out_kinds[k], contiguous_layout(g.outputs[k]->shape()),
+                                       g.output_buffer[k], true});
+      prog = compile_reduction_bytecode(rs, bind);
+    } else {
+      prog.refusal = "not a reduction or elementwise group";
+    }
+    if (!prog.refusal.empty()) {
+      r.refusal = prog.refusal;
+      return r;
+    }
+    std::vector<unsigned char> bytes;
+    apply_patches(bytes, prog.spec, src, ptrs, nullptr);
+    const auto* p = reinterpret_cast<const CfiProgram*>(bytes.data());
+    if (g.kind == GroupKind::Reduction) {
+      REQUIRE(prog.spec.name == kInterpRowsKernelName);
+      run_row_bytecode_on_host(*p, 4);
+      ++r.row_groups;
+    } else {
+      run_bytecode_on_host(*p);
+    }
+    for (const auto& o : g.outputs) written.push_back(o.get());
+  }
+  for (const auto& n : roots) {
+    HostArray h;
+    h.dtype = n->dtype;
+    h.shape = n->shape();
+    const int b = plan.buffer_of(n.get());
+    REQUIRE(b >= 0);
+    h.bytes.assign(mem[b].begin(), mem[b].begin() + static_cast<std::ptrdiff_t>(n->numel() * cf::itemsize(n->dtype)));
+    r.out.push_back(std::move(h));
+  }
+  return r;
+}
+
+// Compares with the reference: exact for integers, bools and arg reductions; `rtol` for floats;
+// `want_row_groups` (-1: any) reduction groups ran as row programs.
+void check(const std::vector<cf::Array>& outs, const std::string& what, double rtol = 0, int want_row_groups = 1) {
+  Run r = interpret(outs);
+  REQUIRE_MESSAGE(r.refusal.empty(), what << ": " << r.refusal);
+  if (want_row_groups >= 0) CHECK_MESSAGE(r.row_groups == want_row_groups, what);
+  std::vector<NodePtr> roots;
+  for (const auto& a : outs) roots.push_back(a.node());
+  std::vector<HostArray> want = reference_evaluate(roots);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const HostArray& got = r.out[i];
+    REQUIRE(got.size() == want[i].size());
+    int64_t bad = 0;
+    std::string first;
+    for (int64_t e = 0; e < got.size(); ++e) {
+      const double g = got.get_double(e), w = want[i].get_double(e);
+      const bool same = (std::isnan(g) && std::isnan(w)) || g == w ||
+                        (cf::is_float(got.dtype) && std::fabs(g - w) <= rtol * std::max(1.0, std::fabs(w)));
+      if (!same && bad++ == 0) first = fmt::format("element {}: interpreter {} reference {}", e, g, w);
+    }
+    CHECK_MESSAGE(bad == 0, what << " output " << i << ": " << bad << " wrong, " << first);
+  }
+}
+
+double tol(cf::DType t) { return t == cf::f64 ? 1e-12 : t == cf::f32 ? 1e-5 : 1e-2; }
+
+}  // namespace
+
+TEST_CASE("row programs: each reduce op on each dtype, over the last axis, the first axis and all axes") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  for (cf::DType t : {cf::f64, cf::f32, cf::f16, cf::bf16, cf::i64, cf::i32, cf::i16, cf::i8, cf::u64, cf::u32, cf::u8}) {
+    const std::string dt(cf::name(t));
+    cf::Array x = random_array(t, cf::Shape{13, 301});
+    for (int axis : {1, 0}) {
+      const std::string ax = " axis " + std::to_string(axis) + " " + dt;
+      check({cf::sum(x, axis)}, "sum" + ax, tol(t));
+      check({cf::max(x, axis)}, "max" + ax);
+      check({cf::min(x, axis)}, "min" + ax);
+      check({cf::argmax(x, axis)}, "argmax" + ax);
+      check({cf::argmin(x, axis)}, "argmin" + ax);
+      if (cf::is_float(t)) {
+        check({cf::prod(x * 0.25 + 1, axis)}, "prod" + ax, tol(t));
+        check({cf::mean(x, axis)}, "mean" + ax, tol(t));
+        check({cf::var(x, axis)}, "var" + ax, 4 * tol(t), -1);
+      }
+    }
+    check({cf::sum(x)}, "sum of all " + dt, tol(t));
+    check({cf::max(x)}, "max of all " + dt);
+  }
+}
+
+TEST_CASE("row programs: NaN in max/min/argmax and the nan-forms; any/all; prologue, epilogue, several outputs") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array x = random_array(cf::f32, cf::Shape{29, 500}, true), y = random_array(cf::f32, cf::Shape{29, 500});
+  check({cf::max(x, 1), cf::min(x, 1)}, "max/min with NaN (siblings)");
+  check({cf::argmax(x, 1)}, "argmax with NaN");
+  check({cf::nanmax(x, 1), cf::nanmin(x, 1)}, "nanmax/nanmin");
+  check({cf::any(x > 3.5f, 1), cf::all(y < 3.9f, 1)}, "any/all");
+  check({cf::sum(x * y - y, 1) * 0.5f + 1.0f}, "prologue and epilogue", 1e-5);
+  check({cf::sqrt(cf::sum(y * y, 1, true)) / 3.0f}, "a norm, keepdims", 1e-5);
+  cf::Array b = random_array(cf::f64, cf::Shape{29, 1});
+  check({cf::sum(y * b, 1)}, "a broadcast column read in the prologue (f32 * f64)", 1e-12);
+  cf::Array c = random_array(cf::i8, cf::Shape{29, 500});
+  check({cf::sum(c, 1), cf::max(c, 1)}, "narrow integers accumulate in 32 bits");
+}
+
+TEST_CASE("row programs: the row normalizations (softmax, layernorm) in phases with row outputs") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  for (cf::DType t : {cf::f32, cf::f64, cf::f16}) {
+    const std::string dt(cf::name(t));
+    cf::Array a = random_array(t, cf::Shape{17, 333});
+    cf::Array e = cf::exp(a - cf::max(a, 1, true));
+    check({e / cf::sum(e, 1, true)}, "softmax " + dt, 4 * tol(t));
+    cf::Array g = random_array(t, cf::Shape{333}), bias = random_array(t, cf::Shape{333});
+    cf::Array mu = cf::mean(a, 1, true);
+    check({(a - mu) / cf::sqrt(cf::var(a, 1, 0, true) + 1e-5) * g + bias}, "layernorm " + dt, 8 * tol(t));
+  }
+  // Over a transposed input (the rows strided), and over the middle axis of a 3-d array.
+  cf::Array t = random_array(cf::f32, cf::Shape{300, 11}).T();
+  cf::Array e = cf::exp(t - cf::max(t, 1, true));
+  check({e / cf::sum(e, 1, true)}, "softmax of a transpose", 4e-5);
+  cf::Array z = random_array(cf::f32, cf::Shape{5, 64, 7});
+  check({cf::sum(z, 1)}, "sum over a middle axis", 1e-5);
+  check({cf::sum(z, {0, 2})}, "sum over two axes", 1e-5);
+}
+
+TEST_CASE("row programs: what the interpreter refuses, with the reason") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array x = random_array(cf::f32, cf::Shape{8, 64});
+  CHECK(interpret({cf::sum(x + cf::arange(64.0f), 1)}).refusal.find("generator") != std::string::npos);
+  cf::Array big = random_array(cf::f32, cf::Shape{(int64_t(1) << 20) + 1});
+  CHECK(interpret({cf::sum(big)}).refusal.find("one block") != std::string::npos);
+  cf::Array c = random_array(cf::f32, cf::Shape{8, 64}).astype(cf::c64);
+  CHECK(!interpret({cf::sum(c, 1)}).refusal.empty());
+}
