@@ -6,6 +6,7 @@
 
 #include "cufuse/array.hpp"
 #include "core/registry.hpp"
+#include "core/slice_bounds.hpp"
 #include "cufuse/ops.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/gather.hpp"
@@ -375,29 +376,8 @@ Array Array::index(const std::vector<Index>& idx) const {
       any_slice = true;
       ++d;
     } else if (auto s = std::get_if<Slice>(&v)) {
-      if (s->step == 0) throw ValueError("slice step cannot be zero");
-      const int64_t n = in[d], step = s->step;
-      // Python's PySlice_AdjustIndices
-      int64_t start, stop;
-      if (!s->start) start = step < 0 ? n - 1 : 0;
-      else {
-        start = *s->start;
-        if (start < 0) start = std::max<int64_t>(start + n, step < 0 ? -1 : 0);
-        else if (start >= n) start = step < 0 ? n - 1 : n;
-      }
-      if (!s->stop) stop = step < 0 ? -1 : n;
-      else {
-        stop = *s->stop;
-        if (stop < 0) stop = std::max<int64_t>(stop + n, step < 0 ? -1 : 0);
-        else if (stop >= n) stop = step < 0 ? n - 1 : n;
-      }
-      int64_t len = 0;
-      if (step < 0) {
-        // |step| as unsigned: step may be INT64_MIN (x[::-2**63]), whose negation overflows.
-        if (stop < start) len = int64_t(uint64_t(start - stop - 1) / (0 - uint64_t(step)) + 1);
-      } else if (start < stop) {
-        len = (stop - start - 1) / step + 1;
-      }
+      const int64_t n = in[d];
+      const auto [start, step, len] = detail::slice_bounds(*s, n);  // Python's PySlice_AdjustIndices
       sl.start[d] = start;
       sl.step[d] = step;
       sl.len[d] = len;
