@@ -36,6 +36,7 @@ TEST_CASE("a dead rank: the allreduce raises a CollectiveError within the timeou
     CHECK(waited < 5.0);
     CHECK(e.timed_out());
     CHECK(e.kind() == cf::ErrorKind::Cuda);
+    CHECK(dynamic_cast<const cf::CudaError*>(&e) != nullptr);  // caught as any CUDA failure
     CHECK(e.collective() == "allreduce over 'gpu'");
     CHECK(e.ranks() == std::vector<int>{2, 3});  // the group of device 3 over 'gpu'
     CHECK(contains(e.what(), "did not complete within 0.25 s (CUFUSE_DIST_TIMEOUT)"));

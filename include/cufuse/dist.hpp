@@ -64,7 +64,7 @@ int world_size();           // devices in the world (over all processes)
 // on every surviving rank, instead of hanging; the GPU worlds' communicators are aborted
 // (ncclCommAbort) and the world is broken: every later collective raises at once, naming the
 // first failure, until dist::finalize() (then init again).
-class CollectiveError : public Error {  // kind: CudaError
+class CollectiveError : public CudaError {  // a CudaError (ErrorKind::Cuda): NCCL is CUDA's library
  public:
   CollectiveError(const std::string& what, std::string collective, std::vector<int> ranks, bool timed_out);
   const std::string& collective() const noexcept { return collective_; }  // "allreduce over 'gpu'"

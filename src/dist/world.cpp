@@ -103,7 +103,7 @@ void check_not_broken(const std::string& collective, const std::vector<int>& ran
 
 CollectiveError::CollectiveError(const std::string& what, std::string collective, std::vector<int> ranks,
                                  bool timed_out)
-    : Error(ErrorKind::Cuda, what), collective_(std::move(collective)), ranks_(std::move(ranks)), timed_out_(timed_out) {}
+    : CudaError(what), collective_(std::move(collective)), ranks_(std::move(ranks)), timed_out_(timed_out) {}
 
 void init(World w, int devices) {
   auto& dw = detail::dist_world();
