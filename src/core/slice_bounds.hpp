@@ -1,15 +1,35 @@
-// src/core/slice_bounds.hpp: a Slice (start:stop:step, NumPy's rules) resolved against an
-// axis of n elements, as Python's PySlice_AdjustIndices: the first index, the step and the
-// number of elements. One copy for Array::index (graph/array.cpp) and the DArray views
-// (dist/select.cpp). ValueError for a zero step.
+// src/core/slice_bounds.hpp: basic indexing's shared rules, one copy for Array::index
+// (graph/array.cpp) and the DArray views (dist/select.cpp): how many dimensions an index
+// consumes (IndexError for two ellipses or too many indices), and a Slice (start:stop:step)
+// resolved against an axis of n elements as Python's PySlice_AdjustIndices: the first index,
+// the step and the number of elements (ValueError for a zero step).
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <variant>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "cufuse/array.hpp"
 #include "cufuse/error.hpp"
 
 namespace cufuse::detail {
+
+// The dimensions `idx` consumes (integers and slices) of an array of nd dimensions.
+inline int consumed_dims(const std::vector<Index>& idx, int nd) {
+  int consumed = 0, ellipses = 0;
+  for (const auto& i : idx) {
+    const auto& v = i.get();
+    if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
+    if (std::holds_alternative<EllipsisT>(v)) ++ellipses;
+  }
+  if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
+  if (consumed > nd)
+    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", nd,
+                                 consumed));
+  return consumed;
+}
 
 struct SliceBounds {
   int64_t start = 0, step = 1, len = 0;

@@ -26,20 +26,12 @@ DimSel resolve_slice(const Slice& s, int64_t n) {
 
 Selection resolve(const Shape& shape, const std::vector<Index>& idx, const char* what) {
   const int nd = static_cast<int>(shape.size());
-  int consumed = 0, ellipses = 0;
-  for (const auto& i : idx) {
-    const auto& v = i.get();
-    if (std::holds_alternative<std::shared_ptr<const Array>>(v))
+  for (const auto& i : idx)
+    if (std::holds_alternative<std::shared_ptr<const Array>>(i.get()))
       throw NotSupportedError(fmt::format("{}: integer or bool array indices on a DArray (gather the array, or use "
                                           "basic indexing: integers, slices, newaxis, ellipsis)",
                                           what));
-    if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
-    if (std::holds_alternative<EllipsisT>(v)) ++ellipses;
-  }
-  if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
-  if (consumed > nd)
-    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", nd,
-                                 consumed));
+  const int consumed = cufuse::detail::consumed_dims(idx, nd);
   Selection sel;
   sel.dims.resize(static_cast<size_t>(nd));
   int d = 0;

@@ -346,16 +346,7 @@ Array Array::index(const std::vector<Index>& idx) const {
   CUFUSE_VIEW_PRELUDE("index");
   const Shape& in = node->shape();
   const int nd = in.ndim();
-  int consumed = 0, ellipses = 0;
-  for (const auto& i : idx) {
-    const auto& v = i.get();
-    if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
-    if (std::holds_alternative<EllipsisT>(v)) ++ellipses;
-  }
-  if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
-  if (consumed > nd)
-    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", nd,
-                                 consumed));
+  const int consumed = detail::consumed_dims(idx, nd);
   Movement sl{Movement::Slice, {}, {}, {}, {}, {}};
   sl.start.resize(nd, 0);
   sl.step.resize(nd, 1);
