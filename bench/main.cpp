@@ -27,6 +27,7 @@ void add_indexing_workloads(Registry& r); // indexing_workloads.cpp: I1-I3 (issu
 void add_statistics_workloads(Registry& r);  // statistics_workloads.cpp: H1, H2 (issue 33)
 void add_sorting_workloads(Registry& r);  // sorting_workloads.cpp: SR1-SR6 (issue 33)
 void add_fft_workloads(Registry& r);  // fft_workloads.cpp: FF1-FF3 (issue 33)
+void add_dist_workloads(Registry& r);  // dist_workloads.cpp: D1-D3, D8, DS (issue 32; 2 GPUs)
 
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
@@ -34,7 +35,7 @@ const std::vector<std::string>& all_workload_ids() {
                                             "W16", "L1",  "L2",  "L3",  "R10k", "M1", "M2", "M3", "I1",  "I2",  "I3",
                                             "H1",  "H2",
                                             "SR1", "SR2", "SR3", "SR4", "SR5", "SR6", "W1-interp", "W2-interp", "W3-interp",
-                                            "W4-interp"};
+                                            "W4-interp", "D1",  "D2",  "D3",  "D8",  "DS"};
   return ids;
 }
 
@@ -185,6 +186,7 @@ int run(int argc, char** argv) {
   add_fft_workloads(reg);
   add_cold_start_workloads(reg);
   add_tiered_workloads(reg);  // (wraps W1..W4: after them)
+  add_dist_workloads(reg);
 
   if (list) {
     for (const auto& id : all_workload_ids()) {

@@ -108,6 +108,24 @@ else
   STEPS+=(ctest); STATUS[ctest]="skipped (no CTest files)"; SECS[ctest]=0
 fi
 
+# ------------------------------------------------------------------ several GPUs: dist under mpirun
+# With 2 or more GPUs (issue 32): tests/programs/dist_mpi_check under `mpirun -np 2`, one process
+# per GPU, every result compared with the unsharded run; then its failure mode (rank 1 sits out
+# an allreduce: rank 0 must raise a CollectiveError within CUFUSE_DIST_TIMEOUT=3, not hang).
+# The single-process multi-GPU suite (gpu_dist) runs in ctest above.
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [ "$PART" = bench ] || [ "$PART" = sanitize ]; then
+  STEPS+=(dist_mpi); STATUS[dist_mpi]="skipped (GPU_CHECK_PART=$PART)"; SECS[dist_mpi]=0
+elif [ "${NGPU:-0}" -lt 2 ]; then
+  STEPS+=(dist_mpi); STATUS[dist_mpi]="skipped (${NGPU:-0} GPU)"; SECS[dist_mpi]=0
+elif ! command -v mpirun >/dev/null || [ ! -x "$BUILD/tests/dist_mpi_check" ]; then
+  STEPS+=(dist_mpi); STATUS[dist_mpi]="skipped (no mpirun, or no tests/dist_mpi_check)"; SECS[dist_mpi]=0
+else
+  step dist_mpi 120 $RESERVE_TAIL "$LOGS/dist_mpi.log" bash -c \
+    "mpirun --allow-run-as-root --oversubscribe -np 2 '$BUILD/tests/dist_mpi_check' &&
+     CUFUSE_DIST_TIMEOUT=3 mpirun --allow-run-as-root --oversubscribe -np 2 -x CUFUSE_DIST_TIMEOUT '$BUILD/tests/dist_mpi_check' failure"
+fi
+
 # ------------------------------------------------------------------ examples
 EX_OK=0; EX_FAIL=(); EX_SKIP=0
 : >"$LOGS/examples.log"

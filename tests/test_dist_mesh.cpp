@@ -1,6 +1,7 @@
 // tests/test_dist_mesh.cpp: dist::init's worlds, Mesh and Sharding, and the clear errors of
 // bad inputs: a mesh larger than the world, indivisible dimensions, unknown or repeated
 // axes, operands on different meshes, a second init.
+#include "dist/mpi.hpp"
 #include "test_dist_helpers.hpp"
 
 TEST_CASE("a mesh over a host world: sizes, names, coordinates") {
@@ -51,7 +52,12 @@ TEST_CASE("world kinds: the host world needs the reference backend; MPI and GPUs
     CHECK(contains(error_of([] { dist::init(dist::World::Host, 2); }, cf::ErrorKind::Value), "reference backend"));
   }
   CHECK_FALSE(dist::initialized());
-  CHECK(contains(error_of([] { dist::init(dist::World::Mpi); }, cf::ErrorKind::NotSupported), "mpirun"));
+  // One process per GPU: without MPI in the build, NotSupported; with it (MPI starts as a
+  // singleton here), the device check: no GPU on this machine.
+  if (!cufuse::dist::detail::mpi_available())
+    CHECK(contains(error_of([] { dist::init(dist::World::Mpi); }, cf::ErrorKind::NotSupported), "mpirun"));
+  else if (!cf::Device::available())
+    CHECK(contains(error_of([] { dist::init(dist::World::Mpi); }, cf::ErrorKind::NoDevice), "rank 0 of 1 has no GPU"));
   CHECK(contains(error_of([] { dist::init(dist::World::Host, 0); }, cf::ErrorKind::Value), "n > 0"));
   if (!cf::Device::available())  // this machine: no GPU, so a GPU world cannot start
     CHECK(contains(error_of([] { dist::init(); }, cf::ErrorKind::NoDevice), "no GPU"));

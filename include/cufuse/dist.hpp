@@ -13,8 +13,10 @@
 // Worlds. init() takes the visible GPUs (NCCL, one communicator per device); init(World::Host,
 // n) simulates n devices on the host reference backend (each shard a host array, the
 // collectives done on the host: tests and CI); init(World::Plan, n) has no memory at all
-// (shards are placeholders; for plan dumps and the CLI). Under mpirun, init(World::Mpi)
-// (one process per GPU) needs a build with MPI; without it, it is a NotSupportedError.
+// (shards are placeholders; for plan dumps and the CLI). Under mpirun, init() (seeing
+// OMPI_COMM_WORLD_SIZE) or init(World::Mpi) starts one process per GPU: each rank drives the
+// GPU of its local rank and holds its own shard (the others' are placeholders), NCCL's id is
+// broadcast over MPI; it needs a build with MPI, else it is a NotSupportedError.
 //
 // Shards are even: a dimension sharded over a mesh axis of size k must be divisible by k,
 // else a ValueError naming the dimension (NCCL's collectives take equal counts; NumPy's
@@ -38,6 +40,7 @@
 
 #include "cufuse/array.hpp"
 #include "cufuse/dtype.hpp"
+#include "cufuse/error.hpp"
 #include "cufuse/scalar.hpp"
 #include "cufuse/shape.hpp"
 
@@ -54,6 +57,35 @@ bool initialized();
 World world();
 int rank();                 // this process's rank (0 in a single process)
 int world_size();           // devices in the world (over all processes)
+// (The world is process state of the runtime context, StateSlot::DistWorld.)
+
+// Failures. A collective that does not complete within CUFUSE_DIST_TIMEOUT seconds (a rank
+// died or hangs), or that fails, raises a CollectiveError naming the collective and its ranks
+// on every surviving rank, instead of hanging; the GPU worlds' communicators are aborted
+// (ncclCommAbort) and the world is broken: every later collective raises at once, naming the
+// first failure, until dist::finalize() (then init again).
+class CollectiveError : public CudaError {  // a CudaError (ErrorKind::Cuda): NCCL is CUDA's library
+ public:
+  CollectiveError(const std::string& what, std::string collective, std::vector<int> ranks, bool timed_out);
+  const std::string& collective() const noexcept { return collective_; }  // "allreduce over 'gpu'"
+  const std::vector<int>& ranks() const noexcept { return ranks_; }       // the group's mesh devices
+  bool timed_out() const noexcept { return timed_out_; }
+
+ private:
+  std::string collective_;
+  std::vector<int> ranks_;
+  bool timed_out_;
+};
+// The host world simulates failures (tests): from the `after_collectives`-th collective on
+// that includes `device` (0: the next one), Dead: it never arrives (the others wait
+// CUFUSE_DIST_TIMEOUT, then raise); Error: it reports an error at once. ValueError in other worlds.
+enum class Failure { Dead, Error };
+struct SimulatedFailure {
+  int device = 0;
+  Failure kind = Failure::Dead;
+  int after = 0;
+};
+void simulate_failure(int device, Failure kind, int after_collectives = 0);
 
 // ------------------------------------------------------------------ mesh and sharding
 // Axis sizes and names over the world's first size() devices, row-major (the last axis
@@ -106,6 +138,7 @@ const char* partial_op_name(PartialOp op);  // "sum", "prod", "max", "min"
 namespace detail {
 struct DArrayState;
 }
+class DSubscript;
 
 // A global shape and dtype, a sharding over a mesh, and one local lazy Array per device of
 // the mesh (devices that share a slice hold equal replicas). A partial result's shards hold
@@ -129,8 +162,67 @@ class DArray {
   std::string str() const;  // "DArray(float32, (8, 4), (gpu, none) over Mesh(gpu=2))"
   const std::shared_ptr<const detail::DArrayState>& state() const { return s_; }
 
+  // ---- views (NumPy's basic indexing: integers, slices, newaxis, ellipsis; integer or bool
+  // arrays are a NotSupportedError). Along a replicated dimension each shard indexes itself
+  // and the sharding stays; along a sharded one a slice that falls shard by shard on the
+  // shards (x[::2], x[1::2], x[:]) stays local, any other (x[3], x[2:7], x[::-1]) gathers the
+  // selected elements only (one allgather of each device's part) and keeps the dimension
+  // sharded where its new size divides, else replicated. A local view shares the shards'
+  // memory as NumPy's views do; one that needed a collective is a copy.
+  DArray index(const std::vector<Index>& idx) const;
+  DSubscript operator[](std::initializer_list<Index> idx);
+  DArray operator[](std::initializer_list<Index> idx) const { return index(std::vector<Index>(idx)); }
+  // Shard by shard where each sharded dimension leads its group of the new shape with a size
+  // its axis divides ((8, 6) rows -> (48,), (8, 6) rows -> (4, 2, 6)); else the dimensions in
+  // the way are gathered first (named in the plan). One -1 allowed.
+  DArray reshape(const Shape& shape) const;
+  DArray transpose(const Axes& axes = {}) const;  // the sharding permuted with the axes; local
+
+  // ---- writes, NumPy's in-place semantics: the result is cast to this array's dtype (unsafe
+  // casting), the value broadcasts to this shape, the sharding stays; each shard writes its
+  // part (a DArray value of another sharding is resharded to this one first).
+  DArray& operator+=(const DArray& v);
+  DArray& operator-=(const DArray& v);
+  DArray& operator*=(const DArray& v);
+  DArray& operator/=(const DArray& v);
+  DArray& operator+=(const Scalar& v);
+  DArray& operator-=(const Scalar& v);
+  DArray& operator*=(const Scalar& v);
+  DArray& operator/=(const Scalar& v);
+  // d[idx] = v (basic indexing as index()): each device writes the part of the selection its
+  // shard holds, the value's matching part (a replicated Array or scalar, or a DArray).
+  DArray& set(const std::vector<Index>& idx, const DArray& v);
+  DArray& set(const std::vector<Index>& idx, const Array& v);
+  DArray& set(const std::vector<Index>& idx, const Scalar& v);
+
  private:
   std::shared_ptr<const detail::DArrayState> s_;
+};
+
+// d[{idx...}] on a named DArray: reads as index() (converts to the view), writes into d:
+// `d[{0, _}] = e; d[{_, cf::slice(1, 3)}] += 1;`. Name the type to take the view
+// (`dist::DArray v = d[{0}];`): `auto` keeps the subscript.
+class DSubscript {
+ public:
+  DSubscript(DArray& d, std::vector<Index> idx) : d_(d), idx_(std::move(idx)) {}
+  operator DArray() const { return d_.index(idx_); }  // NOLINT: reads as the view
+  DArray& operator=(const DArray& v) { return d_.set(idx_, v); }
+  DArray& operator=(const Array& v) { return d_.set(idx_, v); }
+  DArray& operator=(const Scalar& v) { return d_.set(idx_, v); }
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  DArray& operator=(T v) { return d_.set(idx_, Scalar(v)); }
+  DArray& operator+=(const DArray& v);
+  DArray& operator-=(const DArray& v);
+  DArray& operator*=(const DArray& v);
+  DArray& operator/=(const DArray& v);
+  DArray& operator+=(const Scalar& v);
+  DArray& operator-=(const Scalar& v);
+  DArray& operator*=(const Scalar& v);
+  DArray& operator/=(const Scalar& v);
+
+ private:
+  DArray& d_;
+  std::vector<Index> idx_;
 };
 
 // Distributes a (its slice to each device; a copy per device on GPUs). ValueError: a spec of

@@ -2,9 +2,12 @@
 // groups: the rearrangements around the dimension-0 form, the step each records, and the
 // host world's dimension-0 forms (bytes combined on the host; no kernel is launched, so
 // kernel counts are the shards' own).
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
@@ -70,7 +73,9 @@ void combine(DType t, PartialOp op, std::vector<uint8_t>& acc, const std::vector
     case DType::BFloat16: return combine_as<bfloat16_t>(op, acc.data(), x.data(), n);
     case DType::Float32: return combine_as<float>(op, acc.data(), x.data(), n);
     case DType::Float64: return combine_as<double>(op, acc.data(), x.data(), n);
+    default: break;
   }
+  throw NotSupportedError(fmt::format("dist: no collective reduction of {} (as NCCL)", cufuse::name(t)));
 }
 
 // One group's dimension-0 collective on the host; `in` are the members' shards.
@@ -110,28 +115,75 @@ std::vector<Array> host_group_collective(Coll c, const std::vector<Array>& in, P
   return res;
 }
 
+const char* coll_name(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return "allreduce";
+    case Coll::AllGather: return "allgather";
+    case Coll::ReduceScatter: return "reducescatter";
+    case Coll::AllToAll: return "alltoall";
+  }
+  return "?";
+}
+
+// The host world's simulated failures (simulate_failure) for one group's collective: a
+// member that reports an error fails it at once; one that never arrives makes the others
+// wait CUFUSE_DIST_TIMEOUT, then fail. Either breaks the world.
+void host_failures(const std::vector<int>& group, const std::string& label) {
+  auto& dw = dist_world();
+  std::unique_lock<std::mutex> lk(dw.mu);
+  auto& s = dw.s;
+  if (s.collectives_seen.size() < static_cast<size_t>(s.devices)) s.collectives_seen.resize(static_cast<size_t>(s.devices), 0);
+  std::vector<int> dead, erred;
+  for (int dev : group) {
+    const int seen = s.collectives_seen[static_cast<size_t>(dev)]++;
+    for (const auto& f : s.failures)
+      if (f.device == dev && seen >= f.after) (f.kind == Failure::Dead ? dead : erred).push_back(dev);
+  }
+  lk.unlock();
+  if (!erred.empty())
+    fail_collective(label, group, false, fmt::format("rank {} reported an error (simulated)", fmt::join(erred, ", ")));
+  if (!dead.empty()) {
+    // The survivors wait for the missing ranks as long as the timeout allows.
+    std::this_thread::sleep_for(std::chrono::duration<double>(collective_timeout()));
+    fail_collective(label, group, true, fmt::format("rank {} did not arrive (simulated: dead)", fmt::join(dead, ", ")));
+  }
+}
+
 // The dimension-0 collective over every group of `axes`; out_shape: each member's result.
+// Under MPI this process takes part in its own group only (the other devices' shards are
+// placeholders, as the plan world's).
 std::vector<Array> run_groups(Coll c, const Mesh& mesh, const std::vector<Array>& in, const std::vector<std::string>& axes,
                               PartialOp op, const Shape& out_shape) {
   std::vector<Array> out(in.size());
-  if (world_is(World::Plan)) {
-    for (size_t i = 0; i < in.size(); ++i)
-      out[i] = Array(cufuse::detail::make_placeholder(in[i].dtype(), out_shape));
-    return out;
-  }
+  std::string label = coll_name(c);
+  for (size_t i = 0; i < axes.size(); ++i) label += (i ? ",'" : " over '") + axes[i] + "'";
+  const bool plan = world_is(World::Plan);
   for (const auto& g : groups_over(mesh, axes)) {
+    bool here = false;
+    for (int dev : g) here |= is_local(dev);
+    if (plan || !here) {
+      for (int dev : g)
+        out[static_cast<size_t>(dev)] = Array(cufuse::detail::make_placeholder(in[static_cast<size_t>(dev)].dtype(), out_shape));
+      continue;
+    }
+    check_not_broken(label, g);
+    if (world_is(World::Host)) host_failures(g, label);
     std::vector<Array> gin;
     for (int dev : g) {
       Array a = in[static_cast<size_t>(dev)];
-      on_device(dev, [&] {
-        if (!a.is_contiguous()) a = a.copy();
-        a.eval();
-      });
+      if (is_local(dev))
+        on_device(dev, [&] {
+          if (!a.is_contiguous()) a = a.copy();
+          a.eval();
+        });
       gin.push_back(a);
     }
-    auto gout = world_is(World::Gpus) ? nccl_group_collective(c, g, gin, op, out_shape)
-                                      : host_group_collective(c, gin, op, out_shape);
-    for (size_t r = 0; r < g.size(); ++r) out[static_cast<size_t>(g[r])] = gout[r];
+    auto gout = world_is(World::Host) ? host_group_collective(c, gin, op, out_shape)
+                                      : nccl_group_collective(c, g, gin, op, out_shape, label);
+    for (size_t r = 0; r < g.size(); ++r) {
+      Array& o = out[static_cast<size_t>(g[r])];
+      o = gout[r].defined() ? gout[r] : Array(cufuse::detail::make_placeholder(gin[r].dtype(), out_shape));
+    }
   }
   return out;
 }

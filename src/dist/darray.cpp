@@ -154,7 +154,7 @@ DArray shard(const Array& a, const Mesh& mesh, const Sharding& spec) {
   const bool placeholder = a.node()->is_placeholder();
   for (int dev = 0; dev < mesh.size(); ++dev) {
     Array& out = shards[static_cast<size_t>(dev)];
-    if (placeholder) {
+    if (placeholder || !detail::is_local(dev)) {  // another process's shard (MPI): a placeholder
       out = Array(cufuse::detail::make_placeholder(a.dtype(), local, a.node()->placeholder_slot));
       continue;
     }
@@ -165,6 +165,13 @@ DArray shard(const Array& a, const Mesh& mesh, const Sharding& spec) {
 }
 
 Array gather(const DArray& d) {
+  if (detail::world_is(World::Mpi)) {
+    // One process per device: the whole array reaches every rank by allgathers (a reshard to
+    // replicated); this rank's shard is then all of it.
+    DArray r = reshard(d, Sharding::replicated(d.ndim()));
+    const Array& x = r.shard(rank());
+    return x.to_device(Device::current().id());
+  }
   DArray w = detail::finish_partial(d, nullptr, "gather");
   const auto& s = *w.state();
   const Mesh& mesh = s.mesh;
@@ -196,6 +203,7 @@ DArray& eval(DArray& d) {
   d = detail::finish_partial(d, nullptr, "eval");
   for (size_t i = 0; i < d.shards().size(); ++i) {
     if (detail::world_is(World::Plan)) break;
+    if (!detail::is_local(static_cast<int>(i))) continue;
     Array x = d.shards()[i];
     detail::on_device(static_cast<int>(i), [&] { x.eval(); });
   }
@@ -209,9 +217,15 @@ DArray born(const Shape& shape, const Mesh& mesh, const Sharding& spec, const ch
   detail::check_spec(mesh, spec, shape, what);
   std::vector<Array> shards(static_cast<size_t>(mesh.size()));
   for (int dev = 0; dev < mesh.size(); ++dev)
-    shards[static_cast<size_t>(dev)] =
-        detail::on_device(dev, [&] { return make_global_or_local(detail::local_range(mesh, spec, shape, dev)); });
-  const DType t = shards[0].dtype();
+    if (detail::is_local(dev))
+      shards[static_cast<size_t>(dev)] =
+          detail::on_device(dev, [&] { return make_global_or_local(detail::local_range(mesh, spec, shape, dev)); });
+  // Another process's shards (MPI): placeholders of the same dtype and local shape.
+  const DType t = shards[static_cast<size_t>(detail::first_local(mesh.size()))].dtype();
+  for (int dev = 0; dev < mesh.size(); ++dev)
+    if (!detail::is_local(dev))
+      shards[static_cast<size_t>(dev)] =
+          Array(cufuse::detail::make_placeholder(t, detail::local_shape(mesh, spec, shape)));
   return detail::make_darray(mesh, spec, shape, t, std::move(shards), {});
 }
 Shape sizes_of(const std::vector<std::pair<int64_t, int64_t>>& r) {

@@ -1,24 +1,35 @@
-// src/dist/nccl.cpp: the GPU world's NCCL communicators and collectives (see nccl.hpp).
-// One communicator per device from ncclCommInitAll; a group of mesh devices gets its own
-// communicators from ncclCommSplit (color: the group's first device), made once per group.
-// Each device has a communication stream: it waits on an event recorded on the compute
-// stream (the shard's work and the output's allocation), runs the collective, and the
-// compute stream waits on an event recorded after it. Every NCCL and CUDA call is checked.
+// src/dist/nccl.cpp: the GPU worlds' NCCL communicators and collectives (see nccl.hpp).
+// The communicators of this process's devices are made together, non-blocking
+// (ncclCommInitRankConfig, config.blocking = 0), from one unique id (made here, or rank 0's
+// broadcast over MPI); a group of mesh devices gets its own communicators from ncclCommSplit
+// (color: the group's first device), made once per group. Each device has a communication
+// stream: it waits on an event recorded on the compute stream (the shard's work and the
+// output's allocation), runs the collective, and the compute stream waits on an event
+// recorded after it. The host then polls that event and ncclCommGetAsyncError until the
+// collective completes, fails, or CUFUSE_DIST_TIMEOUT passes (then every communicator is
+// aborted: a rank that died cannot hang the others). The state is a StateSlot of the
+// runtime context (DistNccl).
 #include "dist/nccl.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cufuse/error.hpp"
+#include "dist/world.hpp"
 
 #ifdef CUFUSE_HAVE_NCCL
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include "cufuse/creation.hpp"
 #include "cufuse/stream.hpp"
+#include "dist/mpi.hpp"
 #endif
 
 namespace cufuse::dist::detail {
@@ -29,9 +40,10 @@ void nccl_init(int) {
   throw NotSupportedError("dist::init(): this build of cufuse has no NCCL (nccl.h and libnccl were not found); "
                           "dist::init(World::Host, n) simulates devices on the host");
 }
+void nccl_init_rank(int, int, int) { nccl_init(0); }
 void nccl_finalize() {}
 std::vector<Array> nccl_group_collective(Coll, const std::vector<int>&, const std::vector<Array>&, PartialOp,
-                                         const Shape&) {
+                                         const Shape&, const std::string&) {
   throw NotSupportedError("dist: this build of cufuse has no NCCL");
 }
 
@@ -40,7 +52,7 @@ std::vector<Array> nccl_group_collective(Coll, const std::vector<int>&, const st
 namespace {
 
 void check(ncclResult_t r, const char* call) {
-  if (r == ncclSuccess) return;
+  if (r == ncclSuccess || r == ncclInProgress) return;  // non-blocking: completion is polled
   throw CudaError(fmt::format("dist: {} failed: {} ({})", call, ncclGetErrorString(r), ncclGetLastError(nullptr)));
 }
 void check_cuda(cudaError_t r, const char* call) {
@@ -48,17 +60,96 @@ void check_cuda(cudaError_t r, const char* call) {
   throw CudaError(fmt::format("dist: {} failed: {}", call, cudaGetErrorString(r)));
 }
 
+// This process's devices: mesh device numbers and their CUDA devices, with a communicator,
+// a communication stream and two events each.
 struct NcclWorld {
+  static constexpr cufuse::detail::StateSlot kSlot = cufuse::detail::StateSlot::DistNccl;
   std::mutex m;
-  int devices = 0;
-  std::vector<ncclComm_t> comms;          // by device
-  std::vector<cudaStream_t> comm_streams;  // by device
-  std::vector<cudaEvent_t> before, after;  // by device
-  std::map<std::vector<int>, std::vector<ncclComm_t>> groups;  // by member devices: one per member
+  int world_size = 0;            // ranks of the world communicator
+  std::vector<int> mesh_dev;     // by local slot: the mesh device (= NCCL world rank)
+  std::vector<int> cuda_dev;     // by local slot
+  std::vector<ncclComm_t> comms;          // by local slot
+  std::vector<cudaStream_t> comm_streams;  // by local slot
+  std::vector<cudaEvent_t> before, after;  // by local slot
+  // By group (member mesh devices): this process's members' communicators, by local slot
+  // (nullptr for slots outside the group).
+  std::map<std::vector<int>, std::vector<ncclComm_t>> groups;
+  bool aborted = false;
 };
-NcclWorld& nw() {
-  static NcclWorld w;
-  return w;
+NcclWorld& nw() { return cufuse::detail::runtime().state<NcclWorld>(); }
+
+int slot_of(const NcclWorld& w, int mesh_device) {
+  for (size_t i = 0; i < w.mesh_dev.size(); ++i)
+    if (w.mesh_dev[i] == mesh_device) return static_cast<int>(i);
+  return -1;
+}
+
+// Every communicator this process holds, once.
+std::vector<ncclComm_t> all_comms(const NcclWorld& w) {
+  std::vector<ncclComm_t> out = w.comms;
+  for (const auto& [g, cs] : w.groups)
+    for (auto c : cs)
+      if (c != nullptr && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  return out;
+}
+
+// Aborts every communicator (a rank died or a collective failed): NCCL's kernels stop, the
+// streams drain, and the communicators are freed (ncclCommAbort), so finalize destroys none.
+void abort_all(NcclWorld& w) {
+  if (w.aborted) return;
+  for (auto c : all_comms(w))
+    if (c != nullptr) (void)ncclCommAbort(c);  // best effort: the error being raised says why
+  w.aborted = true;
+}
+
+// Polls until `done()` or a communicator reports an error or the timeout passes; then
+// aborts and raises CollectiveError naming `label` and `ranks`.
+template <class Done>
+void wait_bounded(NcclWorld& w, const std::vector<ncclComm_t>& comms, const std::string& label,
+                  const std::vector<int>& ranks, Done done) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const auto limit = std::chrono::duration<double>(collective_timeout());
+  for (int spins = 0;; ++spins) {
+    for (auto c : comms) {  // errors first: a failed communicator may also look "done"
+      if (c == nullptr) continue;
+      ncclResult_t async = ncclSuccess;
+      const ncclResult_t q = ncclCommGetAsyncError(c, &async);
+      const ncclResult_t bad = q != ncclSuccess ? q : async;
+      if (bad != ncclSuccess && bad != ncclInProgress) {
+        const std::string msg = fmt::format("NCCL reports {} ({})", ncclGetErrorString(bad), ncclGetLastError(c));
+        abort_all(w);
+        fail_collective(label, ranks, false, msg);
+      }
+    }
+    if (done()) return;
+    if (clock::now() - start > limit) {
+      abort_all(w);
+      fail_collective(label, ranks, true, "a rank did not take part (it died, hangs, or runs another program)");
+    }
+    if (spins < 2000) std::this_thread::yield();  // a short collective: answer within microseconds
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// Every communicator ready (a non-blocking init or split completes asynchronously).
+void wait_ready(NcclWorld& w, const std::vector<ncclComm_t>& comms, const std::string& label,
+                const std::vector<int>& ranks) {
+  wait_bounded(w, comms, label, ranks, [&] {
+    for (auto c : comms) {
+      if (c == nullptr) continue;
+      ncclResult_t async = ncclSuccess;
+      (void)ncclCommGetAsyncError(c, &async);  // errors: raised by wait_bounded before this
+      if (async == ncclInProgress) return false;
+    }
+    return true;
+  });
+}
+
+ncclConfig_t nonblocking_config() {
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  return cfg;
 }
 
 ncclDataType_t nccl_type(DType t) {
@@ -91,31 +182,53 @@ ncclRedOp_t nccl_op(PartialOp op) {
   return ncclSum;
 }
 
-// The group's communicators (one per member, in rank order), split from the world's once.
-const std::vector<ncclComm_t>& group_comms(const std::vector<int>& group) {
-  auto& w = nw();
+std::vector<int> iota(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+
+// The group's communicators for this process's slots, split from the world's once. The
+// split is collective over the world communicator: every local slot calls it, those outside
+// the group with NCCL_SPLIT_NOCOLOR (under MPI every process does the same at the same
+// collective, SPMD, each with its own group's color).
+const std::vector<ncclComm_t>& group_comms(NcclWorld& w, const std::vector<int>& group) {
   auto it = w.groups.find(group);
   if (it != w.groups.end()) return it->second;
-  std::vector<ncclComm_t> comms(group.size(), nullptr);
-  if (static_cast<int>(group.size()) == w.devices) {
+  std::vector<ncclComm_t> comms(w.comms.size(), nullptr);
+  if (static_cast<int>(group.size()) == w.world_size) {
     comms = w.comms;
   } else {
-    // ncclCommSplit is collective over the parent: every device calls it, those outside the
-    // group with NCCL_SPLIT_NOCOLOR.
-    std::vector<ncclComm_t> all(static_cast<size_t>(w.devices), nullptr);
     check(ncclGroupStart(), "ncclGroupStart");
-    for (int d = 0; d < w.devices; ++d) {
+    for (size_t s = 0; s < w.comms.size(); ++s) {
       int pos = -1;
       for (size_t r = 0; r < group.size(); ++r)
-        if (group[r] == d) pos = static_cast<int>(r);
-      check(ncclCommSplit(w.comms[static_cast<size_t>(d)], pos < 0 ? NCCL_SPLIT_NOCOLOR : group[0], pos < 0 ? 0 : pos,
-                          &all[static_cast<size_t>(d)], nullptr),
+        if (group[r] == w.mesh_dev[s]) pos = static_cast<int>(r);
+      ncclConfig_t cfg = nonblocking_config();
+      DeviceScope scope(w.cuda_dev[s]);
+      check(ncclCommSplit(w.comms[s], pos < 0 ? NCCL_SPLIT_NOCOLOR : group[0], pos < 0 ? 0 : pos, &comms[s], &cfg),
             "ncclCommSplit");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    for (size_t r = 0; r < group.size(); ++r) comms[r] = all[static_cast<size_t>(group[r])];
+    std::vector<ncclComm_t> wait = w.comms;  // the parents finish the split with the children
+    for (auto c : comms)
+      if (c != nullptr) wait.push_back(c);
+    wait_ready(w, wait, fmt::format("ncclCommSplit of mesh devices {}", fmt::join(group, ", ")), group);
   }
   return w.groups.emplace(group, std::move(comms)).first->second;
+}
+
+void make_streams(NcclWorld& w) {
+  const size_t n = w.comms.size();
+  w.comm_streams.assign(n, nullptr);
+  w.before.assign(n, nullptr);
+  w.after.assign(n, nullptr);
+  for (size_t s = 0; s < n; ++s) {
+    DeviceScope scope(w.cuda_dev[s]);
+    check_cuda(cudaStreamCreateWithFlags(&w.comm_streams[s], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check_cuda(cudaEventCreateWithFlags(&w.before[s], cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventCreateWithFlags(&w.after[s], cudaEventDisableTiming), "cudaEventCreate");
+  }
 }
 
 }  // namespace
@@ -123,105 +236,144 @@ const std::vector<ncclComm_t>& group_comms(const std::vector<int>& group) {
 void nccl_init(int devices) {
   auto& w = nw();
   std::lock_guard<std::mutex> lk(w.m);
-  w.devices = devices;
+  w.world_size = devices;
+  w.mesh_dev = iota(devices);
+  w.cuda_dev = iota(devices);
   w.comms.assign(static_cast<size_t>(devices), nullptr);
-  std::vector<int> ids(static_cast<size_t>(devices));
-  for (int d = 0; d < devices; ++d) ids[static_cast<size_t>(d)] = d;
-  check(ncclCommInitAll(w.comms.data(), devices, ids.data()), "ncclCommInitAll");
-  w.comm_streams.assign(static_cast<size_t>(devices), nullptr);
-  w.before.assign(static_cast<size_t>(devices), nullptr);
-  w.after.assign(static_cast<size_t>(devices), nullptr);
+  w.aborted = false;
+  ncclUniqueId id;
+  check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  check(ncclGroupStart(), "ncclGroupStart");
   for (int d = 0; d < devices; ++d) {
     DeviceScope scope(d);
-    check_cuda(cudaStreamCreateWithFlags(&w.comm_streams[static_cast<size_t>(d)], cudaStreamNonBlocking),
-               "cudaStreamCreateWithFlags");
-    check_cuda(cudaEventCreateWithFlags(&w.before[static_cast<size_t>(d)], cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventCreateWithFlags(&w.after[static_cast<size_t>(d)], cudaEventDisableTiming), "cudaEventCreate");
+    ncclConfig_t cfg = nonblocking_config();
+    check(ncclCommInitRankConfig(&w.comms[static_cast<size_t>(d)], devices, id, d, &cfg), "ncclCommInitRankConfig");
   }
+  check(ncclGroupEnd(), "ncclGroupEnd");
+  wait_ready(w, w.comms, "ncclCommInitRankConfig (dist::init)", iota(devices));
+  make_streams(w);
+}
+
+void nccl_init_rank(int rank, int size, int device) {
+  auto& w = nw();
+  std::lock_guard<std::mutex> lk(w.m);
+  w.world_size = size;
+  w.mesh_dev = {rank};
+  w.cuda_dev = {device};
+  w.comms.assign(1, nullptr);
+  w.aborted = false;
+  ncclUniqueId id;
+  if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  mpi_broadcast(&id, sizeof(id), 0);
+  DeviceScope scope(device);
+  ncclConfig_t cfg = nonblocking_config();
+  check(ncclCommInitRankConfig(&w.comms[0], size, id, rank, &cfg), "ncclCommInitRankConfig");
+  wait_ready(w, w.comms, fmt::format("ncclCommInitRankConfig (dist::init under mpirun, rank {} of {})", rank, size),
+             iota(size));
+  make_streams(w);
 }
 
 void nccl_finalize() {
   auto& w = nw();
   std::lock_guard<std::mutex> lk(w.m);
-  for (int d = 0; d < w.devices; ++d) {
-    DeviceScope scope(d);
-    cudaStreamSynchronize(w.comm_streams[static_cast<size_t>(d)]);
+  for (size_t s = 0; s < w.comms.size(); ++s) {
+    DeviceScope scope(w.cuda_dev[s]);
+    (void)cudaStreamSynchronize(w.comm_streams[s]);  // after an abort the kernels have stopped
   }
-  for (auto& [g, comms] : w.groups)
-    if (comms != w.comms)
-      for (auto c : comms) ncclCommDestroy(c);
+  if (!w.aborted) {
+    for (auto& [g, comms] : w.groups)
+      if (comms != w.comms)
+        for (auto c : comms)
+          if (c != nullptr) (void)ncclCommDestroy(c);
+    for (auto c : w.comms) (void)ncclCommDestroy(c);
+  }
   w.groups.clear();
-  for (int d = 0; d < w.devices; ++d) {
-    DeviceScope scope(d);
-    ncclCommDestroy(w.comms[static_cast<size_t>(d)]);
-    cudaStreamDestroy(w.comm_streams[static_cast<size_t>(d)]);
-    cudaEventDestroy(w.before[static_cast<size_t>(d)]);
-    cudaEventDestroy(w.after[static_cast<size_t>(d)]);
+  for (size_t s = 0; s < w.comms.size(); ++s) {
+    DeviceScope scope(w.cuda_dev[s]);
+    (void)cudaStreamDestroy(w.comm_streams[s]);
+    (void)cudaEventDestroy(w.before[s]);
+    (void)cudaEventDestroy(w.after[s]);
   }
   w.comms.clear();
   w.comm_streams.clear();
   w.before.clear();
   w.after.clear();
-  w.devices = 0;
+  w.mesh_dev.clear();
+  w.cuda_dev.clear();
+  w.world_size = 0;
+  w.aborted = false;
 }
 
 std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, const std::vector<Array>& in,
-                                         PartialOp op, const Shape& out_shape) {
+                                         PartialOp op, const Shape& out_shape, const std::string& label) {
   auto& w = nw();
   std::lock_guard<std::mutex> lk(w.m);
-  const auto& comms = group_comms(group);
+  if (w.aborted) check_not_broken(label, group);
+  const auto& comms = group_comms(w, group);
   const size_t k = group.size();
-  const DType t = in[0].dtype();
+  // This process's members: (rank in the group, local slot).
+  std::vector<std::pair<size_t, int>> mine;
+  for (size_t r = 0; r < k; ++r)
+    if (int s = slot_of(w, group[r]); s >= 0) mine.emplace_back(r, s);
+  const DType t = in[mine.at(0).first].dtype();
   const ncclDataType_t nt = nccl_type(t);
   std::vector<Array> out(k);
   std::vector<const void*> send(k);
   std::vector<void*> recv(k);
   // Inputs evaluated and outputs allocated on each compute stream; the comm stream waits.
-  for (size_t r = 0; r < k; ++r) {
-    const int d = group[r];
-    DeviceScope scope(d);
+  for (auto [r, s] : mine) {
+    DeviceScope scope(w.cuda_dev[static_cast<size_t>(s)]);
     out[r] = empty(out_shape, t);
     send[r] = in[r].data_ptr();
     recv[r] = out[r].data_ptr();
     auto compute = static_cast<cudaStream_t>(Stream::current().native());
-    check_cuda(cudaEventRecord(w.before[static_cast<size_t>(d)], compute), "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(w.comm_streams[static_cast<size_t>(d)], w.before[static_cast<size_t>(d)], 0),
+    check_cuda(cudaEventRecord(w.before[static_cast<size_t>(s)], compute), "cudaEventRecord");
+    check_cuda(cudaStreamWaitEvent(w.comm_streams[static_cast<size_t>(s)], w.before[static_cast<size_t>(s)], 0),
                "cudaStreamWaitEvent");
   }
-  const size_t n = static_cast<size_t>(in[0].size());
+  const size_t n = static_cast<size_t>(in[mine[0].first].size());
   check(ncclGroupStart(), "ncclGroupStart");
-  for (size_t r = 0; r < k; ++r) {
-    const int d = group[r];
-    cudaStream_t s = w.comm_streams[static_cast<size_t>(d)];
+  for (auto [r, s] : mine) {
+    cudaStream_t st = w.comm_streams[static_cast<size_t>(s)];
+    ncclComm_t cm = comms[static_cast<size_t>(s)];
     switch (c) {
-      case Coll::AllReduce:
-        check(ncclAllReduce(send[r], recv[r], n, nt, nccl_op(op), comms[r], s), "ncclAllReduce");
-        break;
-      case Coll::AllGather: check(ncclAllGather(send[r], recv[r], n, nt, comms[r], s), "ncclAllGather"); break;
+      case Coll::AllReduce: check(ncclAllReduce(send[r], recv[r], n, nt, nccl_op(op), cm, st), "ncclAllReduce"); break;
+      case Coll::AllGather: check(ncclAllGather(send[r], recv[r], n, nt, cm, st), "ncclAllGather"); break;
       case Coll::ReduceScatter:
-        check(ncclReduceScatter(send[r], recv[r], n / k, nt, nccl_op(op), comms[r], s), "ncclReduceScatter");
+        check(ncclReduceScatter(send[r], recv[r], n / k, nt, nccl_op(op), cm, st), "ncclReduceScatter");
         break;
       case Coll::AllToAll: {
         const size_t part = n / k, bytes = part * static_cast<size_t>(itemsize(t));
         for (size_t p = 0; p < k; ++p) {
-          check(ncclSend(static_cast<const char*>(send[r]) + p * bytes, part, nt, static_cast<int>(p), comms[r], s),
+          check(ncclSend(static_cast<const char*>(send[r]) + p * bytes, part, nt, static_cast<int>(p), cm, st),
                 "ncclSend");
-          check(ncclRecv(static_cast<char*>(recv[r]) + p * bytes, part, nt, static_cast<int>(p), comms[r], s),
-                "ncclRecv");
+          check(ncclRecv(static_cast<char*>(recv[r]) + p * bytes, part, nt, static_cast<int>(p), cm, st), "ncclRecv");
         }
         break;
       }
     }
   }
-  check(ncclGroupEnd(), "ncclGroupEnd");
-  for (size_t r = 0; r < k; ++r) {
-    const int d = group[r];
-    DeviceScope scope(d);
+  check(ncclGroupEnd(), "ncclGroupEnd");  // ncclInProgress: still being queued (polled below)
+  std::vector<ncclComm_t> used;
+  for (auto [r, s] : mine) used.push_back(comms[static_cast<size_t>(s)]);
+  // Queued: every used communicator out of ncclInProgress.
+  wait_ready(w, used, label, group);
+  for (auto [r, s] : mine) {
+    DeviceScope scope(w.cuda_dev[static_cast<size_t>(s)]);
     auto compute = static_cast<cudaStream_t>(Stream::current().native());
-    check_cuda(cudaEventRecord(w.after[static_cast<size_t>(d)], w.comm_streams[static_cast<size_t>(d)]),
+    check_cuda(cudaEventRecord(w.after[static_cast<size_t>(s)], w.comm_streams[static_cast<size_t>(s)]),
                "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(compute, w.after[static_cast<size_t>(d)], 0), "cudaStreamWaitEvent");
+    check_cuda(cudaStreamWaitEvent(compute, w.after[static_cast<size_t>(s)], 0), "cudaStreamWaitEvent");
   }
+  // Completed (or failed, or timed out: then aborted and raised).
+  wait_bounded(w, used, label, group, [&] {
+    for (auto [r, s] : mine) {
+      const cudaError_t q = cudaEventQuery(w.after[static_cast<size_t>(s)]);
+      if (q == cudaErrorNotReady) return false;
+      check_cuda(q, "cudaEventQuery");
+    }
+    return true;
+  });
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "core/node.hpp"
 #include "cufuse/error.hpp"
 #include "dist/state.hpp"
+#include "dist/world.hpp"
 #include "exec/executable.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
@@ -39,12 +40,12 @@ HistoryPtr record(Step step, std::vector<HistoryPtr> prev) {
 }
 
 std::optional<Step> pending_kernels(const std::vector<Array>& shards, std::string why, bool with_source) {
-  if (shards.empty() || !shards[0].defined() || shards[0].node()->is_materialized() ||
-      shards[0].node()->is_placeholder())
-    return std::nullopt;
-  // Every shard of one local shape runs the same plan (SPMD): shard 0's stands for them.
+  if (shards.empty()) return std::nullopt;
+  // Every shard of one local shape runs the same plan (SPMD): this process's first stands for them.
+  const Array& x0 = shards[static_cast<size_t>(first_local(static_cast<int>(shards.size())))];
+  if (!x0.defined() || x0.node()->is_materialized() || x0.node()->is_placeholder()) return std::nullopt;
   std::lock_guard<std::recursive_mutex> lk(cufuse::detail::graph_mutex());
-  std::vector<cufuse::detail::NodePtr> roots{shards[0].node()};
+  std::vector<cufuse::detail::NodePtr> roots{x0.node()};
   cufuse::detail::eliminate_common_subexpressions(roots);
   cufuse::detail::GraphScan scan;
   std::vector<const cufuse::detail::Target*> targets(1, nullptr);

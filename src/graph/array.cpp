@@ -6,6 +6,7 @@
 
 #include "cufuse/array.hpp"
 #include "core/registry.hpp"
+#include "core/slice_bounds.hpp"
 #include "cufuse/ops.hpp"
 #include "graph/elementwise.hpp"
 #include "graph/gather.hpp"
@@ -345,16 +346,7 @@ Array Array::index(const std::vector<Index>& idx) const {
   CUFUSE_VIEW_PRELUDE("index");
   const Shape& in = node->shape();
   const int nd = in.ndim();
-  int consumed = 0, ellipses = 0;
-  for (const auto& i : idx) {
-    const auto& v = i.get();
-    if (std::holds_alternative<int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
-    if (std::holds_alternative<EllipsisT>(v)) ++ellipses;
-  }
-  if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
-  if (consumed > nd)
-    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", nd,
-                                 consumed));
+  const int consumed = detail::consumed_dims(idx, nd);
   Movement sl{Movement::Slice, {}, {}, {}, {}, {}};
   sl.start.resize(nd, 0);
   sl.step.resize(nd, 1);
@@ -375,29 +367,8 @@ Array Array::index(const std::vector<Index>& idx) const {
       any_slice = true;
       ++d;
     } else if (auto s = std::get_if<Slice>(&v)) {
-      if (s->step == 0) throw ValueError("slice step cannot be zero");
-      const int64_t n = in[d], step = s->step;
-      // Python's PySlice_AdjustIndices
-      int64_t start, stop;
-      if (!s->start) start = step < 0 ? n - 1 : 0;
-      else {
-        start = *s->start;
-        if (start < 0) start = std::max<int64_t>(start + n, step < 0 ? -1 : 0);
-        else if (start >= n) start = step < 0 ? n - 1 : n;
-      }
-      if (!s->stop) stop = step < 0 ? -1 : n;
-      else {
-        stop = *s->stop;
-        if (stop < 0) stop = std::max<int64_t>(stop + n, step < 0 ? -1 : 0);
-        else if (stop >= n) stop = step < 0 ? n - 1 : n;
-      }
-      int64_t len = 0;
-      if (step < 0) {
-        // |step| as unsigned: step may be INT64_MIN (x[::-2**63]), whose negation overflows.
-        if (stop < start) len = int64_t(uint64_t(start - stop - 1) / (0 - uint64_t(step)) + 1);
-      } else if (start < stop) {
-        len = (stop - start - 1) / step + 1;
-      }
+      const int64_t n = in[d];
+      const auto [start, step, len] = detail::slice_bounds(*s, n);  // Python's PySlice_AdjustIndices
       sl.start[d] = start;
       sl.step[d] = step;
       sl.len[d] = len;

@@ -45,6 +45,8 @@ enum class StateSlot : uint8_t {
   StreamUses,   // exec/binding.cpp: the lock on a Storage's other-stream uses
   IndexErrors,  // graph/gather.cpp: each device's index-error word
   Tiers,        // exec/tiered.cpp: the background compile pool, its keys, the interpreter's kernels
+  DistWorld,    // dist/world.cpp: dist::init's world (kind, devices, rank), its failure injection
+  DistNccl,     // dist/nccl.cpp: the NCCL communicators, communication streams and events
   kCount
 };
 

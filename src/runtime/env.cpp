@@ -137,6 +137,15 @@ bool parse_tiered(std::string_view v, Settings& s) {
   return true;
 }
 
+// Seconds, a decimal number > 0 and <= 1e6 (fractions allowed: tests use short timeouts).
+bool parse_dist_timeout(std::string_view v, Settings& s) {
+  double x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || !(x > 0) || x > 1e6) return false;
+  s.dist_timeout = x;
+  return true;
+}
+
 constexpr std::array kVariables = {
     EnvVar{"CUFUSE_CACHE_DIR", "a directory", "$XDG_CACHE_HOME/cufuse, else ~/.cache/cufuse",
            "disk cache of compiled kernels", parse_cache_dir},
@@ -171,6 +180,9 @@ constexpr std::array kVariables = {
            "1: a plan whose kernels are not compiled yet runs on the prebuilt interpreter while NVRTC "
            "compiles them in the background; 0: wait for the compile; interpret: never compile what the "
            "interpreter runs", parse_tiered},
+    EnvVar{"CUFUSE_DIST_TIMEOUT", "a number of seconds > 0 (fractions allowed)", "300",
+           "a dist:: collective (or a rank it waits on) that takes longer fails with an error naming it",
+           parse_dist_timeout},
 };
 
 constexpr std::array kExternal = {
@@ -179,6 +191,9 @@ constexpr std::array kExternal = {
     ExternalEnvVar{"CUDA_HOME", "the toolkit headers (cuda_fp16.h) NVRTC includes, when the build's are absent"},
     ExternalEnvVar{"CUDA_PATH", "as CUDA_HOME"},
     ExternalEnvVar{"CUDA_VISIBLE_DEVICES", "quoted in the message when no device is found"},
+    ExternalEnvVar{"OMPI_COMM_WORLD_SIZE", "dist::init: started by Open MPI's mpirun, one process per GPU"},
+    ExternalEnvVar{"OMPI_COMM_WORLD_RANK", "dist::init under mpirun: this process's rank"},
+    ExternalEnvVar{"OMPI_COMM_WORLD_LOCAL_RANK", "dist::init under mpirun: the local GPU this process takes"},
 };
 
 std::optional<std::string>* external_field(Settings& s, std::string_view name) {
@@ -187,6 +202,9 @@ std::optional<std::string>* external_field(Settings& s, std::string_view name) {
   if (name == "CUDA_HOME") return &s.cuda_home;
   if (name == "CUDA_PATH") return &s.cuda_path;
   if (name == "CUDA_VISIBLE_DEVICES") return &s.cuda_visible_devices;
+  if (name == "OMPI_COMM_WORLD_SIZE") return &s.ompi_world_size;
+  if (name == "OMPI_COMM_WORLD_RANK") return &s.ompi_world_rank;
+  if (name == "OMPI_COMM_WORLD_LOCAL_RANK") return &s.ompi_local_rank;
   return nullptr;
 }
 

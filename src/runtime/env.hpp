@@ -37,9 +37,12 @@ struct Settings {
   int64_t max_kernel_ops = 0;       // CUFUSE_MAX_KERNEL_OPS (0: the planner's default)
   int64_t split_blocks = 0;         // CUFUSE_SPLIT_BLOCKS (0: per SM of the device)
   TieredMode tiered = TieredMode::On;  // CUFUSE_TIERED
+  double dist_timeout = 300.0;      // CUFUSE_DIST_TIMEOUT: seconds a dist:: collective may take
 
   // Other programs' variables cufuse consults, as they are (no validation, nullopt: unset).
   std::optional<std::string> home, xdg_cache_home, cuda_home, cuda_path, cuda_visible_devices;
+  // Open MPI's process placement (mpirun): dist::init starts one process per GPU under it.
+  std::optional<std::string> ompi_world_size, ompi_world_rank, ompi_local_rank;
 
   uint64_t generation = 0;  // which parse this is (RuntimeContext::reload_settings counts)
 };

@@ -90,3 +90,46 @@ TEST_CASE("dist GPU: random creation per shard equals the unsharded generator; i
   auto i = dist::arange(1000, mesh, {"gpu"}, cf::i64);
   cf::testing::assert_array_equal(dist::gather(dist::sum(i)), cf::sum(cf::arange(0, 1000, 1, cf::i64)));
 }
+
+TEST_CASE("dist GPU: views and writes of DArrays equal the unsharded run") {
+  if (!enough_gpus()) return;
+  GpuWorld w;
+  dist::Mesh mesh({2}, {"gpu"});
+  cf::DeviceScope d0(0);
+  auto x = cf::random::uniform({512, 96}, cf::f32, 8);
+  auto v = cf::random::uniform({512, 96}, cf::f32, 9);
+  x.eval();
+  v.eval();
+  auto rows = dist::shard(x, mesh, {"gpu", dist::none});
+  // Local views (no collective) and views that gather the selected rows (one allgather).
+  check_close(dist::gather(rows.index({cf::slice(1, cf::none, 2), cf::slice(3, 40)})),
+              x.index({cf::slice(1, cf::none, 2), cf::slice(3, 40)}));
+  check_close(dist::gather(rows.index({cf::slice(100, 300)})), x.index({cf::slice(100, 300)}));
+  check_close(dist::gather(rows.index({cf::slice(cf::none, cf::none, -3)})), x.index({cf::slice(cf::none, cf::none, -3)}));
+  check_close(dist::gather(rows.index({300})), x.index({300}));
+  check_close(dist::gather(rows.reshape({256, 192})), x.reshape({256, 192}));
+  check_close(dist::gather(rows.transpose()), x.transpose());
+  // Writes: each device its part; the sharding stays.
+  auto d = dist::shard(x, mesh, {"gpu", dist::none});
+  auto want = x.copy();
+  d += dist::shard(v, mesh, {dist::none, "gpu"});
+  want += v;
+  d[{cf::slice(200, 400), cf::slice(0, 96, 5)}] = 2.0;
+  want.index({cf::slice(200, 400), cf::slice(0, 96, 5)}) = 2.0;
+  d[{cf::slice(cf::none, cf::none, -2)}] *= dist::shard(v, mesh, {"gpu", dist::none}).index({cf::slice(0, 256)});
+  want.index({cf::slice(cf::none, cf::none, -2)}) *= v.index({cf::slice(0, 256)});
+  CHECK(d.sharding() == dist::Sharding{"gpu", dist::none});
+  CHECK(d.shard(1).device() == 1);
+  check_close(dist::gather(d), want);
+}
+
+TEST_CASE("dist GPU: the world's communicators are non-blocking; a collective after finalize and init works") {
+  if (!enough_gpus()) return;
+  cf::DeviceScope d0(0);
+  for (int round = 0; round < 2; ++round) {
+    GpuWorld w;
+    dist::Mesh mesh({2}, {"gpu"});
+    auto i = dist::arange(4096, mesh, {"gpu"}, cf::i64);
+    cf::testing::assert_array_equal(dist::gather(dist::sum(i)), cf::sum(cf::arange(0, 4096, 1, cf::i64)));
+  }
+}
