@@ -2,7 +2,7 @@
 // backend: dtype facts and names, NumPy 2 promotion (weak C++ complex scalars included), host
 // transfers and item, creation, arithmetic and the complex functions against std::complex,
 // casts (complex -> real keeps the real part: the documented choice where NumPy warns),
-// comparisons (== and != only), reductions (sum, prod, mean, var; max/min refused), printing,
+// comparisons and max/min/sort in NumPy's order, reductions (sum, prod, mean, var), printing,
 // .npy files, and kernel counts. NumPy's own values are tests/test_complex_oracle.cpp's.
 #include <complex>
 #include <filesystem>
@@ -197,7 +197,7 @@ TEST_CASE("complex casts: to real keeps the real part, to bool tests both parts,
   CHECK(cf::array({true, false}).astype(cf::c64).to_host<c64>()[0] == c64(1, 0));
 }
 
-TEST_CASE("complex comparisons: == and != only; ordering and real-only ops raise TypeError") {
+TEST_CASE("complex comparisons: NumPy's order (real part, then imaginary part); real-only ops raise TypeError") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto a = cf::array({c64(1, 2), c64(1, 0), c64(NAN, 0)});
   auto b = cf::array({c64(1, 2), c64(1, 1), c64(NAN, 0)});
@@ -207,14 +207,94 @@ TEST_CASE("complex comparisons: == and != only; ordering and real-only ops raise
   CHECK(cf::isnan(a).to_host<bool>() == std::vector<bool>{false, false, true});
   CHECK(cf::isfinite(a).to_host<bool>() == std::vector<bool>{true, true, false});
   CHECK(cf::logical_not(a).to_host<bool>() == std::vector<bool>{false, false, false});
-  CHECK_THROWS_AS(a < b, cf::TypeError);
-  CHECK_THROWS_AS(cf::maximum(a, b), cf::TypeError);
   CHECK_THROWS_AS(cf::floor(a), cf::TypeError);
   CHECK_THROWS_AS(cf::arctan2(a, b), cf::TypeError);
   CHECK_THROWS_AS(a % b, cf::TypeError);
-  CHECK_THROWS_AS(cf::max(a), cf::TypeError);
-  CHECK_THROWS_AS(cf::argmin(a), cf::TypeError);
-  CHECK_THROWS_AS(cf::sort(a), cf::NotSupportedError);
+  CHECK_THROWS_AS(cf::cbrt(a), cf::TypeError);
+
+  // Every pair of values from a set with ties, signed zeros, infinities and NaN parts, against
+  // the order written out with std::complex: (ar < br, neither imaginary part NaN) or
+  // (ar == br and ai < bi); maximum keeps the first operand on a tie and propagates NaN.
+  const double inf = INFINITY, nan = NAN;
+  std::vector<c128> set;
+  for (double r : {-1.0, 0.0, -0.0, 2.0, inf, nan})
+    for (double i : {-inf, -1.0, 0.0, 3.0, nan}) set.push_back({r, i});
+  std::vector<c128> xs, ys;
+  for (const c128& x : set)
+    for (const c128& y : set) xs.push_back(x), ys.push_back(y);
+  auto lt = [](c128 p, c128 q) {
+    return (p.real() < q.real() && !std::isnan(p.imag()) && !std::isnan(q.imag())) ||
+           (p.real() == q.real() && p.imag() < q.imag());
+  };
+  auto le = [](c128 p, c128 q) {
+    return (p.real() < q.real() && !std::isnan(p.imag()) && !std::isnan(q.imag())) ||
+           (p.real() == q.real() && p.imag() <= q.imag());
+  };
+  auto isn = [](c128 p) { return std::isnan(p.real()) || std::isnan(p.imag()); };
+  const auto X = cf::from_host(xs), Y = cf::from_host(ys);
+  const auto l = (X < Y).to_host<bool>(), lq = (X <= Y).to_host<bool>(), g = (X > Y).to_host<bool>(),
+             gq = (X >= Y).to_host<bool>();
+  const auto mx = cf::maximum(X, Y).to_host<c128>(), mn = cf::minimum(X, Y).to_host<c128>(),
+             fx = cf::fmax(X, Y).to_host<c128>();
+  auto same = [&](c128 p, c128 q) {  // bit for bit, NaNs alike
+    return (std::isnan(p.real()) ? std::isnan(q.real()) : p.real() == q.real() && std::signbit(p.real()) == std::signbit(q.real())) &&
+           (std::isnan(p.imag()) ? std::isnan(q.imag()) : p.imag() == q.imag() && std::signbit(p.imag()) == std::signbit(q.imag()));
+  };
+  int bad = 0;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    const c128 x = xs[k], y = ys[k];
+    const bool ok = l[k] == lt(x, y) && lq[k] == le(x, y) && g[k] == lt(y, x) && gq[k] == le(y, x) &&
+                    same(mx[k], isn(x) || le(y, x) ? x : y) && same(mn[k], isn(x) || le(x, y) ? x : y) &&
+                    same(fx[k], isn(y) || le(y, x) ? x : y);
+    if (!ok && bad++ < 3) CHECK_MESSAGE(false, x << " vs " << y);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("complex max/min/argmax/argmin and sort in NumPy's order") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const double nan = NAN;
+  // argmax: the first NaN (either part) wins, else the largest by real then imaginary part
+  auto v = cf::array({c128(1, 5), c128(2, -1), c128(2, 3), c128(-4, 9), c128(2, 3)});
+  CHECK(cf::argmax(v).item<int64_t>() == 2);
+  CHECK(cf::argmin(v).item<int64_t>() == 3);
+  CHECK(cf::max(v).item<c128>() == c128(2, 3));
+  CHECK(cf::min(v).item<c128>() == c128(-4, 9));
+  auto w = cf::array({c128(1, 5), c128(0, nan), c128(9, 0), c128(nan, 0)});
+  CHECK(cf::argmax(w).item<int64_t>() == 1);
+  CHECK(cf::argmin(w).item<int64_t>() == 1);
+  CHECK(std::isnan(cf::max(w).item<c128>().imag()));
+  CHECK(cf::nanmax(w).item<c128>() == c128(9, 0));
+  CHECK(cf::nanmin(w).item<c128>() == c128(1, 5));
+  CHECK_THROWS_AS(cf::max(cf::zeros({0}, cf::c64)), cf::ValueError);
+  CHECK(cf::any(cf::array({c64(0, 0), c64(0, 1)})).item<bool>());  // truth values: either part nonzero
+  CHECK_FALSE(cf::all(cf::array({c64(0, 0), c64(0, 1)})).item<bool>());
+
+  // sort: finite values by (re, im), then NaN imaginary parts by re, NaN real parts by im, then both NaN
+  const std::vector<c128> in_v = {c128(nan, 2),  c128(3, nan), c128(1, 2),   c128(nan, nan), c128(1, -1),
+                          c128(-2, nan), c128(nan, -5), c128(-0.0, 1), c128(0, 0),     c128(1, 2)};
+  const std::vector<c128>& in = in_v;
+  const cf::Array arr = cf::from_host(in_v);
+  const auto s = cf::sort(arr).to_host<c128>();
+  const auto idx = cf::argsort(arr).to_host<int64_t>();
+  const std::vector<int64_t> want_idx = {8, 7, 4, 2, 9, 5, 1, 6, 0, 3};  // stable: ties keep their order
+  CHECK(idx == want_idx);
+  for (size_t k = 0; k < in.size(); ++k) {
+    const c128 e = in[static_cast<size_t>(want_idx[k])];
+    CHECK(((std::isnan(e.real()) && std::isnan(s[k].real())) || e.real() == s[k].real()));
+    CHECK(((std::isnan(e.imag()) && std::isnan(s[k].imag())) || e.imag() == s[k].imag()));
+  }
+  // searchsorted on the sorted values finds each value's first and last place
+  const cf::Array sorted = cf::sort(arr);
+  const auto left = cf::searchsorted(sorted, cf::array({c128(1, 2), c128(nan, 0), c128(-1, 0)})).to_host<int64_t>();
+  const auto right = cf::searchsorted(sorted, cf::array({c128(1, 2), c128(nan, 0), c128(-1, 0)}), "right").to_host<int64_t>();
+  CHECK(left == std::vector<int64_t>{3, 8, 0});
+  CHECK(right == std::vector<int64_t>{5, 8, 0});
+  // unique: every value with a NaN part is one value (NumPy 2's equal_nan), the first in order
+  const cf::UniqueResult u = cf::unique(arr, true, false, true);
+  CHECK(u.values.size() == 5);
+  CHECK(u.indices.to_host<int64_t>() == std::vector<int64_t>{8, 7, 4, 2, 5});
+  CHECK(u.counts.to_host<int64_t>() == std::vector<int64_t>{1, 1, 1, 2, 5});
 }
 
 TEST_CASE("complex reductions: sum, prod, mean, var, cumsum") {

@@ -1,6 +1,7 @@
 // tests/test_complex_codegen.cpp: complex64 / complex128 kernels compile with NVRTC for sm_90
 // (no GPU needed): every op row that takes complex, casts to and from every dtype, scalar
-// parameters, reductions (block, row and scan kernels with their warp shuffles of pairs), and
+// parameters, reductions (block, row and scan kernels with their warp shuffles of pairs; max,
+// min, argmax, argmin in NumPy's order), and
 // the preamble carries the pair type only into kernels that use it.
 #include <complex>
 
@@ -86,5 +87,19 @@ TEST_CASE("complex reductions and scans compile (pairs shuffled part by part)") 
     auto longrow = plan_of({cf::cumprod(cf::placeholder(t, {100000}))}, true);
     CHECK(longrow->steps[0].kernel->cubin.size() > 0);
     CHECK((longrow->steps[0].spec.summary.find("a block per row") != std::string::npos) == (t == cf::c128));
+  }
+}
+
+TEST_CASE("complex max/min/argmax/argmin reductions compile (NumPy's order, pairs shuffled)") {
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto m = cf::placeholder(t, {300, 257});
+    std::vector<cf::Array> outs = {cf::max(m), cf::min(m, 1), cf::nanmax(m, 0), cf::nanmin(m, 1),
+                                   cf::argmax(m, 1), cf::argmin(m, 0), cf::argmax(m)};
+    for (const auto& o : outs) {
+      auto ex = plan_of({o}, true);
+      for (auto& s : ex->steps)
+        if (s.kernel) CHECK(s.kernel->cubin.size() > 0);
+    }
+    CHECK(plan_of({cf::max(m)}, true)->steps[0].spec.source.find("cf_red_max") != std::string::npos);
   }
 }

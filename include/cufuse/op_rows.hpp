@@ -37,7 +37,9 @@
 // The expression sees a, b, c of the compute type T and the result type R (src/core/op_table.hpp
 // has the type rules and dtype kinds). kKC marks the rows that take complex64/complex128
 // (their T is cf_cplx<float/double>, codegen/device_helpers.inc); every other row raises
-// TypeError on a complex operand, as NumPy has no loop (ordering comparisons, max/min, floor...).
+// TypeError on a complex operand, as NumPy has no loop (floor, remainder, arctan2, cbrt...).
+// Ordering comparisons and maximum/minimum/fmax/fmin on complex use NumPy's order (real part,
+// then imaginary part; cf_cplx's operators).
 #define CUFUSE_ELEMENTWISE_OPS(X)                                                                   \
   X(Add, add, "+", BINARY, Same, kKAll | kKC, false, EXACT, cf_add(a, b))                                 \
   X(Subtract, subtract, "-", BINARY, Same, kKNum | kKC, false, EXACT, cf_sub(a, b))                       \
@@ -46,17 +48,17 @@
   X(FloorDivide, floor_divide, "//", BINARY, Same, kKAll, true, EXACT, cf_floor_divide(a, b))       \
   X(Remainder, remainder, "%", BINARY, Same, kKAll, true, EXACT, cf_remainder(a, b))                \
   X(Power, power, "**", BINARY, Same, kKAll | kKC, true, ULPS(4), cf_power(a, b))                         \
-  X(Maximum, maximum, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_maximum(a, b))                  \
-  X(Minimum, minimum, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_minimum(a, b))                  \
-  X(Fmax, fmax, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_fmax(a, b))                           \
-  X(Fmin, fmin, "", BINARY, Same, kKAll, false, EXACT_PM0, cf_fmin(a, b))                           \
+  X(Maximum, maximum, "", BINARY, Same, kKAll | kKC, false, EXACT_PM0, cf_maximum(a, b))                  \
+  X(Minimum, minimum, "", BINARY, Same, kKAll | kKC, false, EXACT_PM0, cf_minimum(a, b))                  \
+  X(Fmax, fmax, "", BINARY, Same, kKAll | kKC, false, EXACT_PM0, cf_fmax(a, b))                           \
+  X(Fmin, fmin, "", BINARY, Same, kKAll | kKC, false, EXACT_PM0, cf_fmin(a, b))                           \
   X(Arctan2, arctan2, "", BINARY, Float, kKAll, false, ULPS(3), atan2(a, b))                        \
   X(Hypot, hypot, "", BINARY, Float, kKAll, false, ULPS(3), hypot(a, b))                            \
   X(Copysign, copysign, "", BINARY, Float, kKAll, false, EXACT, copysign(a, b))                     \
-  X(Less, less, "<", BINARY, Compare, kKAll, false, EXACT, a < b)                                   \
-  X(LessEqual, less_equal, "<=", BINARY, Compare, kKAll, false, EXACT, a <= b)                      \
-  X(Greater, greater, ">", BINARY, Compare, kKAll, false, EXACT, a > b)                             \
-  X(GreaterEqual, greater_equal, ">=", BINARY, Compare, kKAll, false, EXACT, a >= b)                \
+  X(Less, less, "<", BINARY, Compare, kKAll | kKC, false, EXACT, a < b)                                   \
+  X(LessEqual, less_equal, "<=", BINARY, Compare, kKAll | kKC, false, EXACT, a <= b)                      \
+  X(Greater, greater, ">", BINARY, Compare, kKAll | kKC, false, EXACT, a > b)                             \
+  X(GreaterEqual, greater_equal, ">=", BINARY, Compare, kKAll | kKC, false, EXACT, a >= b)                \
   X(Equal, equal, "==", BINARY, Compare, kKAll | kKC, false, EXACT, a == b)                               \
   X(NotEqual, not_equal, "!=", BINARY, Compare, kKAll | kKC, false, EXACT, a != b)                        \
   X(LogicalAnd, logical_and, "", BINARY, Logical, kKAll | kKC, false, EXACT, a && b)                      \
@@ -70,13 +72,13 @@
   X(Negative, negative, "", UNARY, Same, kKNum | kKC, false, EXACT, cf_neg(a))                            \
   X(Positive, positive, "", UNARY, Same, kKNum | kKC, false, EXACT, a)                                    \
   X(Absolute, absolute, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_abs(a))                            \
-  X(Sign, sign, "", UNARY, Same, kKNum, false, EXACT_PM0, cf_sign(a))                               \
+  X(Sign, sign, "", UNARY, Same, kKNum | kKC, false, EXACT_PM0, cf_sign(a))                               \
   X(Square, square, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_mul(a, a))                              \
   X(Reciprocal, reciprocal, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_reciprocal(a))                  \
   X(Floor, floor, "", UNARY, Same, kKAll, false, EXACT, cf_floor(a))                                \
   X(Ceil, ceil, "", UNARY, Same, kKAll, false, EXACT, cf_ceil(a))                                   \
   X(Trunc, trunc, "", UNARY, Same, kKAll, false, EXACT, cf_trunc(a))                                \
-  X(Rint, rint, "", UNARY, Float, kKAll, false, EXACT, rint(a))                                     \
+  X(Rint, rint, "", UNARY, Float, kKAll | kKC, false, EXACT, rint(a))                                     \
   X(LogicalNot, logical_not, "", UNARY, Logical, kKAll | kKC, false, EXACT, !a)                           \
   X(Invert, invert, "~", UNARY, Same, kKB | kKInt, false, EXACT, cf_invert(a))                      \
   X(IsNan, isnan, "", UNARY, Predicate, kKAll | kKC, false, EXACT, cf_isnan(a))                           \
@@ -85,24 +87,24 @@
   X(Sqrt, sqrt, "", UNARY, Float, kKAll | kKC, false, EXACT, sqrt(a))                                     \
   X(Cbrt, cbrt, "", UNARY, Float, kKAll, false, ULPS(2), cbrt(a))                                   \
   X(Exp, exp, "", UNARY, Float, kKAll | kKC, false, ULPS(2), exp(a))                                      \
-  X(Exp2, exp2, "", UNARY, Float, kKAll, false, ULPS(2), exp2(a))                                   \
-  X(Expm1, expm1, "", UNARY, Float, kKAll, false, ULPS(2), expm1(a))                                \
+  X(Exp2, exp2, "", UNARY, Float, kKAll | kKC, false, ULPS(2), exp2(a))                                   \
+  X(Expm1, expm1, "", UNARY, Float, kKAll | kKC, false, ULPS(2), expm1(a))                                \
   X(Log, log, "", UNARY, Float, kKAll | kKC, false, ULPS(2), log(a))                                      \
-  X(Log2, log2, "", UNARY, Float, kKAll, false, ULPS(2), log2(a))                                   \
-  X(Log10, log10, "", UNARY, Float, kKAll, false, ULPS(2), log10(a))                                \
-  X(Log1p, log1p, "", UNARY, Float, kKAll, false, ULPS(2), log1p(a))                                \
+  X(Log2, log2, "", UNARY, Float, kKAll | kKC, false, ULPS(2), log2(a))                                   \
+  X(Log10, log10, "", UNARY, Float, kKAll | kKC, false, ULPS(2), log10(a))                                \
+  X(Log1p, log1p, "", UNARY, Float, kKAll | kKC, false, ULPS(2), log1p(a))                                \
   X(Sin, sin, "", UNARY, Float, kKAll | kKC, false, ULPS(2), sin(a))                                      \
   X(Cos, cos, "", UNARY, Float, kKAll | kKC, false, ULPS(2), cos(a))                                      \
   X(Tan, tan, "", UNARY, Float, kKAll | kKC, false, ULPS(4), tan(a))                                      \
-  X(Arcsin, arcsin, "", UNARY, Float, kKAll, false, ULPS(4), asin(a))                               \
-  X(Arccos, arccos, "", UNARY, Float, kKAll, false, ULPS(4), acos(a))                               \
-  X(Arctan, arctan, "", UNARY, Float, kKAll, false, ULPS(2), atan(a))                               \
+  X(Arcsin, arcsin, "", UNARY, Float, kKAll | kKC, false, ULPS(4), asin(a))                               \
+  X(Arccos, arccos, "", UNARY, Float, kKAll | kKC, false, ULPS(4), acos(a))                               \
+  X(Arctan, arctan, "", UNARY, Float, kKAll | kKC, false, ULPS(2), atan(a))                               \
   X(Sinh, sinh, "", UNARY, Float, kKAll | kKC, false, ULPS(3), sinh(a))                                   \
   X(Cosh, cosh, "", UNARY, Float, kKAll | kKC, false, ULPS(2), cosh(a))                                   \
   X(Tanh, tanh, "", UNARY, Float, kKAll | kKC, false, ULPS(2), tanh(a))                                   \
-  X(Arcsinh, arcsinh, "", UNARY, Float, kKAll, false, ULPS(3), asinh(a))                            \
-  X(Arccosh, arccosh, "", UNARY, Float, kKAll, false, ULPS(4), acosh(a))                            \
-  X(Arctanh, arctanh, "", UNARY, Float, kKAll, false, ULPS(3), atanh(a))                            \
+  X(Arcsinh, arcsinh, "", UNARY, Float, kKAll | kKC, false, ULPS(3), asinh(a))                            \
+  X(Arccosh, arccosh, "", UNARY, Float, kKAll | kKC, false, ULPS(4), acosh(a))                            \
+  X(Arctanh, arctanh, "", UNARY, Float, kKAll | kKC, false, ULPS(3), atanh(a))                            \
   X(Where, where, "", WHERE, Where, kKAll | kKC, false, EXACT, cf_where<T>(a, b, c))                      \
   X(Cast, astype, "", CAST, Cast, kKAll | kKC, false, EXACT, cf_cast<R>(a))                               \
   X(Logaddexp, logaddexp, "", BINARY, Float, kKAll, false, ULPS(2), cf_logaddexp(a, b))             \

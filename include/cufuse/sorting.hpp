@@ -4,7 +4,10 @@
 // Order: NumPy's. NaNs sort after +inf (any sign, any payload; a sorted NaN comes back as the
 // dtype's default quiet NaN); argsort is always stable (radix sort), so equal keys, -0.0 and
 // 0.0 included, keep their order. sort() of values alone puts -0.0 just before 0.0 (NumPy's
-// default sort is not stable, so either order is one of its answers).
+// default sort is not stable, so either order is one of its answers). complex64/complex128 sort
+// in NumPy's complex order: by real part, then imaginary part; values with a NaN imaginary
+// part next (by real part), then a NaN real part (by imaginary part), then NaN in both; on the
+// device three stable sorts of real keys and a gather (library_build/sorting.cpp).
 //
 // On the device, sort/argsort are one library node (CUB's radix sort, segmented along the
 // axis, between generated key-loading and store kernels); the functions built on it (partition,

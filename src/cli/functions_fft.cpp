@@ -35,6 +35,10 @@ template <Array (*F)(const Array&, std::optional<fft::Sizes>, fft::AxisList, std
 Value two_d(const Args& a) {
   return Value::of(F(a.array("a"), opt_s(a), axes2(a), norm_of(a)));
 }
+template <Array (*F)(const Array&, int, std::string_view)>
+Value half(const Args& a) {
+  return Value::of(F(a.array("x"), static_cast<int>(a.integer("rank")), norm_of(a)));
+}
 template <Array (*F)(int64_t, double, DType)>
 Value freq(const Args& a) {
   return Value::of(F(a.integer("n"), a.real("d"), a.dtype("dtype").value_or(DType::Float64)));
@@ -64,6 +68,12 @@ const std::vector<FunctionRow>& fft_function_rows() {
     {"fft.irfft2", "a, s=None, axes=None, norm=None", two_d<fft::irfft2>, false, "inverse of rfft2"},
     {"fft.fftfreq", "n, d=1.0, dtype=None", freq<fft::fftfreq>, false, "sample frequencies (a generator)"},
     {"fft.rfftfreq", "n, d=1.0, dtype=None", freq<fft::rfftfreq>, false, "non-negative sample frequencies"},
+    {"fft.fft_half", "x, rank=1, norm=None", half<fft::fft_half>, false,
+     "half-precision DFT of complex32 (float16 pairs, last axis 2); power-of-two sizes"},
+    {"fft.ifft_half", "x, rank=1, norm=None", half<fft::ifft_half>, false, "inverse of fft_half"},
+    {"fft.rfft_half", "x, rank=1, norm=None", half<fft::rfft_half>, false,
+     "half-precision DFT of real float16, n/2+1 frequencies as float16 pairs"},
+    {"fft.irfft_half", "x, rank=1, norm=None", half<fft::irfft_half>, false, "inverse of rfft_half"},
     {"fft.fftshift", "x, axes=None", shift<fft::fftshift>, false, "zero frequency to the middle (a roll)"},
     {"fft.ifftshift", "x, axes=None", shift<fft::ifftshift>, false, "inverse of fftshift"},
   };

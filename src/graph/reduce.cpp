@@ -16,12 +16,10 @@ namespace cufuse {
 namespace detail {
 
 NodePtr make_reduce(ReduceOp op, NodePtr input, Axes axes, bool keepdims) {
-  // Complex values have sums and products; cufuse gives them no ordering (max, min, argmax,
-  // any/all of truth values aside): NumPy's lexicographic order is a documented omission.
-  if (is_complex(input->dtype) && op != ReduceOp::Sum && op != ReduceOp::Prod && op != ReduceOp::CumSum &&
-      op != ReduceOp::CumProd)
-    throw TypeError(fmt::format("reduction {} is not supported for {} (complex values have no ordering in cufuse)",
-                                reduce_name(op), name(input->dtype)));
+  // Complex values: sums, products and NumPy's order (max, min, nanmax, nanmin, argmax, argmin:
+  // real part, then imaginary part; a NaN in either part propagates as NumPy's maximum does).
+  if (is_complex(input->dtype) && (op == ReduceOp::Any || op == ReduceOp::All || op == ReduceOp::User))
+    throw TypeError(fmt::format("reduction {} is not supported for {}", reduce_name(op), name(input->dtype)));
   auto n = new_node(NodeKind::Reduce);
   n->op = static_cast<uint16_t>(op);
   n->dtype = is_arg(op) ? DType::Int64 : (op == ReduceOp::Any || op == ReduceOp::All ? DType::Bool : input->dtype);
@@ -156,12 +154,14 @@ Array min(const Array& a, AxisArg axis, bool keepdims) {
 Array nanmax(const Array& a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "nanmax");
   require_nonempty(a, axes, "fmax");
-  return reduce_node(is_float(a.dtype()) ? ReduceOp::NanMax : ReduceOp::Max, a, axes, keepdims, a.dtype());
+  const bool nans = is_float(a.dtype()) || is_complex(a.dtype());
+  return reduce_node(nans ? ReduceOp::NanMax : ReduceOp::Max, a, axes, keepdims, a.dtype());
 }
 Array nanmin(const Array& a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "nanmin");
   require_nonempty(a, axes, "fmin");
-  return reduce_node(is_float(a.dtype()) ? ReduceOp::NanMin : ReduceOp::Min, a, axes, keepdims, a.dtype());
+  const bool nans = is_float(a.dtype()) || is_complex(a.dtype());
+  return reduce_node(nans ? ReduceOp::NanMin : ReduceOp::Min, a, axes, keepdims, a.dtype());
 }
 Array ptp(const Array& a, AxisArg axis, bool keepdims) {
   return subtract(max(a, axis, keepdims), min(a, axis, keepdims));

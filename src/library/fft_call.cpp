@@ -15,6 +15,7 @@
 #include "cufuse/error.hpp"
 #include "library/blas_runtime.hpp"
 #include "reference/evaluator.hpp"
+#include "reference/host_data.hpp"
 
 namespace cufuse::detail {
 
@@ -22,7 +23,7 @@ FftCall::FftCall(FftKind kind, bool inverse, DType cdtype, Shape in_shape, std::
     : kind_(kind), inverse_(kind == FftKind::C2C ? inverse : kind == FftKind::C2R), cdtype_(cdtype),
       in_shape_(std::move(in_shape)), n_(std::move(n)) {
   const int rank = static_cast<int>(n_.size());
-  if (rank < 1 || rank > 3 || rank > in_shape_.ndim() || !is_complex(cdtype_))
+  if (rank < 1 || rank > 3 || rank > in_shape_.ndim() || !(is_complex(cdtype_) || cdtype_ == DType::Float16))
     throw InternalError(fmt::format("FFT call of rank {} over shape {} in {}", rank, to_string(in_shape_), name(cdtype_)));
   for (int d = 0; d + rank < in_shape_.ndim(); ++d) batch_ *= in_shape_[d];
 }
@@ -32,6 +33,7 @@ Shape FftCall::output_shape(int) const {
   const int last = s.ndim() - 1;
   if (kind_ == FftKind::R2C) s[last] = n_.back() / 2 + 1;
   if (kind_ == FftKind::C2R) s[last] = n_.back();
+  if (half() && kind_ != FftKind::C2R) s.push_back(2);  // complex32 as float16 pairs
   return s;
 }
 
@@ -49,7 +51,8 @@ int64_t FftCall::out_dist() const {
 std::string FftCall::describe() const {
   static const char* kinds[] = {"c2c", "r2c", "c2r"};
   return fmt::format("fft {}{} {} sizes ({}) x batch {}, cuFFT (host: FFTW)", kinds[static_cast<int>(kind_)],
-                     kind_ == FftKind::C2C ? (inverse_ ? " inverse" : " forward") : "", name(cdtype_),
+                     kind_ == FftKind::C2C ? (inverse_ ? " inverse" : " forward") : "",
+                     half() ? "complex32 (float16 pairs)" : name(cdtype_),
                      fmt::join(n_, ", "), batch_);
 }
 
@@ -137,8 +140,20 @@ void FftCall::run_reference(const std::vector<const HostArray*>& inputs, std::ve
       throw NotSupportedError(fmt::format("{}: the host reference takes 32-bit sizes", describe()));
   const void* in = inputs.at(0)->bytes.data();
   void* out = outputs.at(0).bytes.data();
-  if (cdtype_ == DType::Complex64) fftw_run<float, fftwf_complex, fftwf_plan, FftwFloat>(*this, in, out);
-  else fftw_run<double, fftw_complex, fftw_plan, FftwDouble>(*this, in, out);
+  if (half()) {  // float32 from the float16 values, FFTW in float32, each result rounded to float16 once
+    const int64_t n_in = batch_ * in_dist() * (kind_ == FftKind::R2C ? 1 : 2);
+    const int64_t n_out = batch_ * out_dist() * (kind_ == FftKind::C2R ? 1 : 2);
+    std::vector<float> fin(static_cast<size_t>(n_in)), fout(static_cast<size_t>(n_out));
+    const auto* hin = static_cast<const uint16_t*>(in);
+    for (int64_t i = 0; i < n_in; ++i) fin[static_cast<size_t>(i)] = ref::f16_to_float(hin[i]);
+    fftw_run<float, fftwf_complex, fftwf_plan, FftwFloat>(*this, fin.data(), fout.data());
+    auto* hout = static_cast<uint16_t*>(out);
+    for (int64_t i = 0; i < n_out; ++i) hout[i] = ref::float_to_f16(fout[static_cast<size_t>(i)]);
+  } else if (cdtype_ == DType::Complex64) {
+    fftw_run<float, fftwf_complex, fftwf_plan, FftwFloat>(*this, in, out);
+  } else {
+    fftw_run<double, fftw_complex, fftw_plan, FftwDouble>(*this, in, out);
+  }
 }
 #else
 void FftCall::run_reference(const std::vector<const HostArray*>&, std::vector<HostArray>&) const {

@@ -5,7 +5,10 @@
 //   C2C  complex -> complex, forward (exp(-2 pi i ...)) or inverse (exp(+2 pi i ...));
 //   R2C  real -> complex, the last axis n -> n / 2 + 1 (the non-negative frequencies);
 //   C2R  complex -> real, the last axis n / 2 + 1 -> n (the input taken as Hermitian).
-// float32 / complex64 stay single precision; float64 / complex128 double.
+// float32 / complex64 stay single precision; float64 / complex128 double. Precision float16 is
+// cuFFT's half transforms (fft.hpp's *_half: power-of-two sizes): a complex side is complex32
+// stored as float16 (re, im) pairs, so its array has one more axis, of length 2, than the
+// call's shapes count; the host reference computes those in float32 and rounds once.
 //
 // On the device (library/fft_cuda.cpp): cuFFT, its plan from the cache of library/blas_runtime
 // (keyed by kind, precision, sizes, batch and device; the contiguous layout is the only one
@@ -25,11 +28,13 @@ class FftCall : public LibraryCall {
  public:
   // `in_shape`: the input's (batch axes, then the transform's); `n`: the transform's logical
   // sizes (C2C, R2C: the input's last axes; C2R: the output's, the input's last axis n/2 + 1).
-  // `cdtype`: complex64 or complex128, the transform's precision.
+  // `cdtype`: complex64, complex128 or float16 (complex32 pairs), the transform's precision.
   FftCall(FftKind kind, bool inverse, DType cdtype, Shape in_shape, std::vector<int64_t> n);
   std::string describe() const override;
   int num_outputs() const override { return 1; }
-  DType output_dtype(int) const override { return kind_ == FftKind::C2R ? real_dtype(cdtype_) : cdtype_; }
+  DType output_dtype(int) const override {
+    return half() ? DType::Float16 : kind_ == FftKind::C2R ? real_dtype(cdtype_) : cdtype_;
+  }
   Shape output_shape(int) const override;
   void run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const override;
   void run_reference(const std::vector<const HostArray*>& inputs, std::vector<HostArray>& outputs) const override;
@@ -38,6 +43,9 @@ class FftCall : public LibraryCall {
   FftKind kind() const { return kind_; }
   bool inverse() const { return inverse_; }
   DType cdtype() const { return cdtype_; }
+  bool half() const { return cdtype_ == DType::Float16; }
+  // Bytes of one complex element of the transform (a float16 pair for half precision).
+  int64_t complex_bytes() const { return half() ? 4 : itemsize(cdtype_); }
   const std::vector<int64_t>& sizes() const { return n_; }
   int64_t batch() const { return batch_; }
   // Elements of one transform's input and output (per batch entry).

@@ -4,6 +4,7 @@
 // on the call's stream. Every cuFFT call's status is checked and named in the error.
 #include <cuda_runtime_api.h>
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <fmt/format.h>
 
@@ -56,8 +57,8 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
   const bool dbl = cdtype_ == DType::Complex128;
   const cufftType type = cufft_type(kind_, dbl);
   const int dev = current_device();
-  const std::string key = fmt::format("{}:{}:{}:{}:{}", dev, static_cast<int>(type), fmt::join(n_, ","), batch_,
-                                      "contiguous");
+  const std::string key = fmt::format("{}:{}{}:{}:{}:{}", dev, half() ? "f16-" : "", static_cast<int>(type),
+                                      fmt::join(n_, ","), batch_, "contiguous");
   auto plan = fft_plan(key, [&](FftPlan& p) {
     cufftHandle h = 0;
     CUFUSE_CUFFT_CHECK(cufftCreate(&h));
@@ -66,8 +67,15 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
       long long n[3] = {};
       for (size_t i = 0; i < n_.size(); ++i) n[i] = n_[i];
       size_t work = 0;
-      CUFUSE_CUFFT_CHECK(cufftMakePlanMany64(h, static_cast<int>(n_.size()), n, nullptr, 1, in_dist(), nullptr, 1,
-                                             out_dist(), type, batch_, &work));
+      if (half()) {  // cuFFT's half precision: complex32 pairs (CUDA_C_16F), real float16 (CUDA_R_16F)
+        const cudaDataType it = kind_ == FftKind::R2C ? CUDA_R_16F : CUDA_C_16F;
+        const cudaDataType ot = kind_ == FftKind::C2R ? CUDA_R_16F : CUDA_C_16F;
+        CUFUSE_CUFFT_CHECK(cufftXtMakePlanMany(h, static_cast<int>(n_.size()), n, nullptr, 1, in_dist(), it, nullptr,
+                                               1, out_dist(), ot, batch_, &work, CUDA_C_16F));
+      } else {
+        CUFUSE_CUFFT_CHECK(cufftMakePlanMany64(h, static_cast<int>(n_.size()), n, nullptr, 1, in_dist(), nullptr, 1,
+                                               out_dist(), type, batch_, &work));
+      }
       p.handle = h;
       p.work_bytes = work;
     } catch (...) {
@@ -84,12 +92,16 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
   void* out = outputs.at(0).ptr;
   std::shared_ptr<Storage> copy;
   if (kind_ == FftKind::C2R) {  // cuFFT's C2R may overwrite its input, which may be a user's array
-    const size_t bytes = static_cast<size_t>(batch_ * in_dist()) * static_cast<size_t>(itemsize(cdtype_));
+    const size_t bytes = static_cast<size_t>(batch_ * in_dist()) * static_cast<size_t>(complex_bytes());
     copy = device_scratch(bytes);
     CUFUSE_CUDA_CHECK(cudaMemcpyAsync(copy->ptr, in, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream)));
     in = copy->ptr;
   }
   const int dir = inverse_ ? CUFFT_INVERSE : CUFFT_FORWARD;
+  if (half()) {
+    CUFUSE_CUFFT_CHECK(cufftXtExec(h, in, out, dir));
+    return;
+  }
   switch (type) {
     case CUFFT_C2C:
       CUFUSE_CUFFT_CHECK(cufftExecC2C(h, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), dir));

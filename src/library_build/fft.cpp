@@ -6,7 +6,7 @@
 // by a weak scalar, fused into the kernel that reads the result. NumPy's rules: dtypes (float32
 // and the half types in complex64; irfft/hfft of a half input give that half type), defaults
 // of s and axes (_cook_nd_args), hfft/ihfft as irfft/rfft with the norm's direction swapped,
-// and its errors.
+// and its errors. At the end, the half-precision transforms (fft_half & co, no NumPy name).
 #include <algorithm>
 #include <cmath>
 
@@ -301,5 +301,73 @@ Array shift(const Array& x, const std::optional<AxisList>& axes, bool inverse, c
 
 Array fftshift(const Array& x, std::optional<AxisList> axes) { return shift(x, axes, false, "fftshift"); }
 Array ifftshift(const Array& x, std::optional<AxisList> axes) { return shift(x, axes, true, "ifftshift"); }
+
+// ---------------------------------------------------------------- half precision
+// (cufuse/fft.hpp: *_half) FFT nodes of precision float16: complex32 values as float16 pairs
+// (the last axis, of length 2), power-of-two sizes, the norm's factor a lazy float16 multiply.
+namespace {
+
+// Checks x (float16, at least rank axes of values, plus the pair axis where `pairs`) and
+// returns the shape of its values (the pair axis dropped).
+Shape half_values(const Array& x, int rank, bool pairs, const char* what) {
+  require(x, what);
+  if (x.dtype() != DType::Float16)
+    throw TypeError(fmt::format("{}: the input must be float16 (got {}); complex32 is float16 pairs", what,
+                                name(x.dtype())));
+  if (rank < 1 || rank > 3) throw ValueError(fmt::format("{}: rank must be 1, 2 or 3 (got {})", what, rank));
+  if (x.ndim() < rank + (pairs ? 1 : 0) || (pairs && x.shape(x.ndim() - 1) != 2))
+    throw ValueError(fmt::format("{}: expected {} axes of values{} (got shape {})", what, rank,
+                                 pairs ? " and a last axis of 2 (real, imaginary)" : "", to_string(x.shape())));
+  Shape v = x.shape();
+  if (pairs) v.pop_back();
+  return v;
+}
+
+std::vector<int64_t> half_sizes(const Shape& v, int rank, bool c2r, const char* what) {
+  std::vector<int64_t> n;
+  for (int d = v.ndim() - rank; d < v.ndim(); ++d) n.push_back(v[d]);
+  if (c2r) n.back() = 2 * (n.back() - 1);
+  for (int64_t m : n)
+    if (m < 1 || (m & (m - 1)) != 0)
+      throw ValueError(fmt::format("{}: cuFFT's half-precision transforms take power-of-two sizes (got {})", what, m));
+  return n;
+}
+
+Array half_call(FftKind kind, bool inverse, const Array& x, const Shape& values, const std::vector<int64_t>& n,
+                std::string_view norm) {
+  check_norm(norm);
+  auto call = std::make_shared<FftCall>(kind, inverse, DType::Float16, values, n);
+  Array r;
+  if (x.size() == 0) {
+    r = zeros(call->output_shape(0), DType::Float16);
+  } else {
+    detail::InputVec ins;
+    ins.push_back(x.node());
+    r = Array(detail::make_library_nodes(std::move(call), std::move(ins)).at(0));
+  }
+  double N = 1;
+  for (int64_t m : n) N *= static_cast<double>(m);
+  return scaled(r, scale_of(norm, inverse, N), DType::Float16);
+}
+
+Array c2c_half(const Array& x, int rank, bool inverse, std::string_view norm, const char* what) {
+  const Shape v = half_values(x, rank, true, what);
+  return half_call(FftKind::C2C, inverse, x, v, half_sizes(v, rank, false, what), norm);
+}
+
+}  // namespace
+
+Array fft_half(const Array& x, int rank, std::string_view norm) { return c2c_half(x, rank, false, norm, "fft_half"); }
+Array ifft_half(const Array& x, int rank, std::string_view norm) { return c2c_half(x, rank, true, norm, "ifft_half"); }
+
+Array rfft_half(const Array& x, int rank, std::string_view norm) {
+  const Shape v = half_values(x, rank, false, "rfft_half");
+  return half_call(FftKind::R2C, false, x, v, half_sizes(v, rank, false, "rfft_half"), norm);
+}
+
+Array irfft_half(const Array& x, int rank, std::string_view norm) {
+  const Shape v = half_values(x, rank, true, "irfft_half");
+  return half_call(FftKind::C2R, true, x, v, half_sizes(v, rank, true, "irfft_half"), norm);
+}
 
 }  // namespace cufuse::fft

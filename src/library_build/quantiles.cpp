@@ -154,6 +154,7 @@ Array stack_q(const std::vector<Array>& per_q, const Shape& out_shape) {
 Array quantile_impl(const Array& a, const std::vector<double>& qs, bool vector_q, const AxisArg& axis,
                     std::string_view method, bool keepdims, bool nan, const char* what, double scale) {
   detail::require_defined(a, what);
+  if (is_complex(a.dtype())) throw TypeError("a must be an array of real numbers");  // NumPy's quantile/percentile
   for (double q : qs)
     if (!(q >= 0 && q <= 1))
       throw ValueError(scale == 100 ? "Percentiles must be in the range [0, 100]" : "Quantiles must be in the range [0, 1]");
@@ -200,7 +201,8 @@ Array median_impl(const Array& a, const AxisArg& axis, bool keepdims, bool nan, 
   if (n == 0) return mean(s, -1).reshape(out_shape);  // NumPy: NaN (mean of an empty slice)
   Shape cshape = r.kept;
   cshape.push_back(1);
-  if (nan && is_float(a.dtype())) {
+  const bool has_nan = is_float(a.dtype()) || is_complex(a.dtype());  // complex NaNs sort last too
+  if (nan && has_nan) {
     // The middle of each row's non-NaN prefix: one value, or the mean of two.
     const Array c = sum(logical_not(isnan(s)), -1, true, DType::Int64);
     const Array lo = at(s, maximum(floor_divide(c - 1, int64_t(2)), int64_t(0)));
@@ -213,7 +215,7 @@ Array median_impl(const Array& a, const AxisArg& axis, bool keepdims, bool nan, 
   const int64_t h = n / 2;
   const Array mid = s.index({ellipsis, n % 2 ? slice(h, h + 1) : slice(h - 1, h + 1)});
   Array res = mean(mid, -1, true);
-  if (is_float(a.dtype())) {
+  if (has_nan) {
     const Array last = s.index({ellipsis, slice(n - 1, n)});
     res = where(isnan(last), last.astype(res.dtype()), res);
   }

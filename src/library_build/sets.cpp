@@ -26,7 +26,7 @@ Array differs_from_previous(const Array& s, bool equal_nan) {
   const int64_t n = s.shape(0);
   const Array hi = s.index({slice(1, n)}), lo = s.index({slice(0, n - 1)});
   Array ne = not_equal(hi, lo);
-  if (equal_nan && is_float(s.dtype())) ne = logical_and(ne, logical_not(logical_and(isnan(hi), isnan(lo))));
+  if (equal_nan && (is_float(s.dtype()) || is_complex(s.dtype()))) ne = logical_and(ne, logical_not(logical_and(isnan(hi), isnan(lo))));
   return ne;
 }
 

@@ -28,9 +28,31 @@ std::pair<Array, int> sort_axis(const Array& a, std::optional<int> axis, const c
   return {a, manip_axis(*axis, a.ndim(), what)};
 }
 
+namespace {
+
+// Complex values in NumPy's sort order (npysort's complex LT): by real part, then imaginary
+// part; after every value without a NaN, those with a NaN imaginary part (by real part), then
+// those with a NaN real part (by imaginary part), then NaN in both. Three stable argsorts of
+// real keys, least significant first (lexsort's way): the imaginary part, the real part, the
+// NaN class; a NaN part reads as 0 in its key, so it ties within its class. The values are
+// gathered in that order. (-0.0 ties with 0.0, as the real keys with indices do.)
+Sorted sort_complex(const Array& a, int axis, bool values, bool indices, const char* what) {
+  const Array re = real(a), im = imag(a), nr = isnan(re), ni = isnan(im);
+  const Array cls = nr.astype(DType::Int8) * 2 + ni.astype(DType::Int8);
+  const Array kre = where(nr, 0.0, re), kim = where(ni, 0.0, im);
+  Array idx = sort_along(kim, axis, false, true, what).indices;
+  for (const Array* k : {&kre, &cls})
+    idx = take_along_axis(idx, sort_along(take_along_axis(*k, idx, axis), axis, false, true, what).indices, axis);
+  Sorted r;
+  if (values) r.values = take_along_axis(a, idx, axis);
+  if (indices) r.indices = idx;
+  return r;
+}
+
+}  // namespace
+
 Sorted sort_along(const Array& a, int axis, bool values, bool indices, const char* what) {
-  if (is_complex(a.dtype()))  // NumPy sorts complex lexicographically; the radix keys here are real
-    throw NotSupportedError(fmt::format("{}: {} is not supported (cufuse sorts real dtypes only)", what, name(a.dtype())));
+  if (is_complex(a.dtype())) return sort_complex(a, axis, values, indices, what);
   const int last = a.ndim() - 1;
   const Array t = axis == last ? a : a.moveaxis(axis, last);
   const Shape S = t.shape();
@@ -119,6 +141,24 @@ Array lexsort(const Array& keys, int axis) {
   return lexsort(ks, axis);
 }
 
+namespace {
+
+// searchsorted of complex values (s sorted in NumPy's complex order): one stable complex
+// argsort of s and v together, v first for side "left" (an element of s equal to a value of v
+// sorts after it) and s first for "right"; a value's insertion point is the number of elements
+// of s before it in that order.
+Array searchsorted_complex(const Array& s, const Array& v, bool right) {
+  const int64_t n = s.size(), m = v.size();
+  const Array vf = v.ravel();
+  const Array order = argsort(right ? concatenate({s, vf}) : concatenate({vf, s}));
+  const Array from_s = right ? less(order, n) : greater_equal(order, m);
+  const Array before = cumsum(from_s.astype(DType::Int64));
+  const Array pos = argsort(order);  // where each element went
+  return take(before, pos.index({right ? slice(n, n + m) : slice(0, m)})).reshape(v.shape());
+}
+
+}  // namespace
+
 Array searchsorted(const Array& a, const Array& v, std::string_view side, const std::optional<Array>& sorter) {
   detail::require_defined(a, "searchsorted");
   detail::require_defined(v, "searchsorted");
@@ -137,6 +177,7 @@ Array searchsorted(const Array& a, const Array& v, std::string_view side, const 
   const DType t = promote_types(a.dtype(), v.dtype());
   const int64_t n = s.size();
   if (n == 0 || v.size() == 0) return zeros(v.shape(), DType::Int64);
+  if (is_complex(t)) return searchsorted_complex(s.dtype() == t ? s : s.astype(t), v.dtype() == t ? v : v.astype(t), right);
   auto call = std::make_shared<detail::SearchCall>(t, n, v.shape(), right);
   detail::InputVec ins;
   ins.push_back((s.dtype() == t ? s : s.astype(t)).node());
@@ -147,6 +188,10 @@ Array searchsorted(const Array& a, const Array& v, std::string_view side, const 
 Array digitize(const Array& x, const Array& bins, bool right) {
   detail::require_defined(x, "digitize");
   detail::require_defined(bins, "digitize");
+  if (is_complex(x.dtype())) throw TypeError("x may not be complex");  // NumPy's digitize
+  if (is_complex(bins.dtype()))
+    throw TypeError(fmt::format("Cannot cast array data from dtype('{}') to dtype('float64') according to the rule 'safe'",
+                                name(bins.dtype())));
   if (bins.ndim() == 0) throw ValueError("object of too small depth for desired array");
   if (bins.ndim() > 1) throw ValueError("object too deep for desired array");
   const int64_t n = bins.size();

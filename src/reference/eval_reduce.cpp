@@ -54,9 +54,16 @@ unsigned char truth(T v) {
 template <class T>
 T identity(ReduceOp op) {
   using namespace ref_kern;
-  if constexpr (is_cplx_v<T>)  // complex: sums and products only (graph/reduce.cpp refuses the rest)
-    return op == ReduceOp::Prod || op == ReduceOp::CumProd ? T(1) : T(0);
-  else switch (op) {
+  if constexpr (is_cplx_v<T>) {  // complex: sums, products and NumPy's order (graph/reduce.cpp refuses any/all)
+    switch (op) {
+      case ReduceOp::Prod: case ReduceOp::CumProd: return T(1);
+      case ReduceOp::Max: case ReduceOp::ArgMax: return cf_lowest<T>();
+      case ReduceOp::Min: case ReduceOp::ArgMin: return cf_highest<T>();
+      case ReduceOp::NanMax: return cf_nan_or<T>(cf_lowest<T>());
+      case ReduceOp::NanMin: return cf_nan_or<T>(cf_highest<T>());
+      default: return T(0);
+    }
+  } else switch (op) {
     case ReduceOp::Sum: case ReduceOp::CumSum: return T(0);
     case ReduceOp::Prod: case ReduceOp::CumProd: return T(1);
     case ReduceOp::Max: case ReduceOp::ArgMax: return cf_lowest<T>();
@@ -73,9 +80,16 @@ T identity(ReduceOp op) {
 template <class T>
 T combine(ReduceOp op, T a, T b) {
   using namespace ref_kern;
-  if constexpr (is_cplx_v<T>)
-    return op == ReduceOp::Prod || op == ReduceOp::CumProd ? cf_mul(a, b) : cf_add(a, b);
-  else switch (op) {
+  if constexpr (is_cplx_v<T>) {
+    switch (op) {
+      case ReduceOp::Prod: case ReduceOp::CumProd: return cf_mul(a, b);
+      case ReduceOp::Max: return cf_red_max(a, b);
+      case ReduceOp::Min: return cf_red_min(a, b);
+      case ReduceOp::NanMax: return cf_red_nanmax(a, b);
+      case ReduceOp::NanMin: return cf_red_nanmin(a, b);
+      default: return cf_add(a, b);
+    }
+  } else switch (op) {
     case ReduceOp::Sum: case ReduceOp::CumSum:
       if constexpr (std::is_same_v<T, bool>) return a || b; else return cf_add(a, b);
     case ReduceOp::Prod: case ReduceOp::CumProd:
@@ -125,7 +139,7 @@ HostArray eval_reduce(const Node& n, const HostArray& in) {
     }
     RowMap m = row_map(S, at.axes);
     const int64_t rows = static_cast<int64_t>(m.kept_off.size());
-    if constexpr (!is_cplx_v<T>) if (is_arg(at.op)) {
+    if (is_arg(at.op)) {
       auto* o = out.data<long long>();
       const bool is_max = at.op == ReduceOp::ArgMax;
       for (int64_t i = 0; i < rows; ++i) {

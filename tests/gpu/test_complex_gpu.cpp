@@ -1,7 +1,9 @@
 // tests/gpu/test_complex_gpu.cpp: complex64 / complex128 on the device against the host
 // reference backend, on fresh random inputs: every op row that takes complex (elementwise,
 // with real and complex scalars), casts both ways, the real-valued functions (abs, angle,
-// real, imag), reductions (sum, prod, mean over every axis; scans) and the kernel counts of a
+// real, imag), special values (zeros of both signs, infinities, NaN parts), reductions (sum,
+// prod, mean over every axis; scans; max/min/argmax/argmin in NumPy's order), sort, argsort,
+// searchsorted, unique and isin over values with ties and NaNs, and the kernel counts of a
 // fused spectrum. The device runs the same helper text (codegen/device_helpers.inc) as the
 // host, so results agree to a few ulps of each part (libm's last bits and the summation
 // order of reductions aside).
@@ -62,6 +64,55 @@ void device_matches_reference(const std::vector<cf::Array>& ins, F f, double rel
 
 double rel_of(cf::DType t) { return t == cf::c64 ? 1e-5 : 1e-13; }
 
+// Every op row that takes complex (but `skip`'s), on the device against the reference: unary
+// rows on a, binary on (a, b), where on (c, a, b).
+void rows_match_reference(cf::DType t, const cf::Array& a, const cf::Array& b, const cf::Array& c,
+                          std::initializer_list<cf::detail::Op> skip, const std::string& prefix) {
+  using namespace cf::detail;
+  for (int op = 0; op < kNumOps; ++op) {
+    const OpRow& row = op_row(static_cast<Op>(op));
+    if (row.id == Op::Cast || !(row.accepts & kKC) || std::find(skip.begin(), skip.end(), row.id) != skip.end())
+      continue;
+    std::vector<cf::Array> ins = row.arity == 1 ? std::vector<cf::Array>{a}
+                                 : row.arity == 2 ? std::vector<cf::Array>{a, b}
+                                                  : std::vector<cf::Array>{c, a, b};
+    std::string name = row.name;
+    device_matches_reference(
+        ins,
+        [&](const std::vector<cf::Array>& x) {
+          const std::vector<cf::Operand> args(x.begin(), x.end());
+          return cf::apply(name, args).astype(cf::c128);
+        },
+        rel_of(t) * 8, 1e-30, prefix + name + " " + std::string(cf::name(t)));
+  }
+}
+
+// Values with many ties (small integer parts, -0.0 beside 0.0) and NaN in either part: what
+// NumPy's complex order has to settle.
+cf::Array tied_complex(cf::DType t, const cf::Shape& s) {
+  std::uniform_int_distribution<int> part(-3, 3), pick(0, 19);
+  std::vector<c128> v(static_cast<size_t>(cf::numel(s)));
+  for (auto& z : v) {
+    double re = part(rng()), im = part(rng());
+    const int k = pick(rng());
+    if (k == 0) re = NAN;
+    if (k == 1) im = NAN;
+    if (k == 2) re = im = NAN;
+    if (k == 3) re = -0.0;
+    z = {re, im};
+  }
+  return cf::from_host(v, s).astype(t);
+}
+
+// A grid of special values: every pair of parts from zeros of both signs, +-1, 0.5, infinities, NaN.
+cf::Array special_complex(cf::DType t) {
+  const double parts[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e30, INFINITY, -INFINITY, NAN};
+  std::vector<c128> v;
+  for (double r : parts)
+    for (double i : parts) v.push_back({r, i});
+  return cf::from_host(v).astype(t);
+}
+
 }  // namespace
 
 TEST_CASE("complex elementwise ops on the device match the reference") {
@@ -70,21 +121,7 @@ TEST_CASE("complex elementwise ops on the device match the reference") {
     auto a = random_complex(t, {1000});
     auto b = random_complex(t, {1000});
     auto c = random_array(cf::bool_, {1000});
-    for (int op = 0; op < kNumOps; ++op) {
-      const OpRow& row = op_row(static_cast<Op>(op));
-      if (row.id == Op::Cast || !(row.accepts & kKC)) continue;
-      std::vector<cf::Array> ins = row.arity == 1 ? std::vector<cf::Array>{a}
-                                   : row.arity == 2 ? std::vector<cf::Array>{a, b}
-                                                    : std::vector<cf::Array>{c, a, b};
-      std::string name = row.name;
-      device_matches_reference(
-          ins,
-          [&](const std::vector<cf::Array>& x) {
-            const std::vector<cf::Operand> args(x.begin(), x.end());
-            return cf::apply(name, args).astype(cf::c128);
-          },
-          rel_of(t) * 8, 1e-30, name + " " + std::string(cf::name(t)));
-    }
+    rows_match_reference(t, a, b, c, {}, "");
     device_matches_reference({a}, [](const std::vector<cf::Array>& x) { return x[0] * cf::Scalar(c128(0.5, -2)) + 3; }, rel_of(t), 0,
                              "scalars");
     device_matches_reference({a}, [](const std::vector<cf::Array>& x) { return cf::power(x[0], 3); }, rel_of(t) * 4, 0,
@@ -131,4 +168,63 @@ TEST_CASE("a fused complex spectrum is one kernel on the device") {
   CHECK(cf::stats().kernels_launched == 1);
   device_matches_reference({x, w}, [](const std::vector<cf::Array>& v) { return cf::power(cf::abs(v[0] * v[1]), 2).astype(cf::c128); },
                            1e-5, 0, "spectrum");
+}
+
+TEST_CASE("complex elementwise ops over special values on the device match the reference") {
+  using namespace cf::detail;
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto a = special_complex(t);
+    auto b = cf::flip(a, 0);
+    rows_match_reference(t, a, b, cf::Array(), {Op::Where, Op::Power}, "special ");
+  }
+}
+
+TEST_CASE("complex max/min/argmax/argmin in NumPy's order on the device match the reference") {
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto m = tied_complex(t, {67, 300});
+    auto finite = cf::where(cf::isnan(m), cf::Scalar(c128(1, 1)), m);
+    for (const cf::Array& x : {m, finite}) {
+      for (int axis : {0, 1}) {
+        const std::string ax = " axis " + std::to_string(axis) + " " + std::string(cf::name(t));
+        device_matches_reference({x}, [&](const std::vector<cf::Array>& v) { return cf::max(v[0], axis); }, 0, 0, "max" + ax);
+        device_matches_reference({x}, [&](const std::vector<cf::Array>& v) { return cf::min(v[0], axis); }, 0, 0, "min" + ax);
+        device_matches_reference({x}, [&](const std::vector<cf::Array>& v) { return cf::nanmax(v[0], axis); }, 0, 0,
+                                 "nanmax" + ax);
+        device_matches_reference({x}, [&](const std::vector<cf::Array>& v) { return cf::argmax(v[0], axis).astype(cf::c128); },
+                                 0, 0, "argmax" + ax);
+        device_matches_reference({x}, [&](const std::vector<cf::Array>& v) { return cf::argmin(v[0], axis).astype(cf::c128); },
+                                 0, 0, "argmin" + ax);
+      }
+      device_matches_reference({x}, [](const std::vector<cf::Array>& v) { return cf::max(v[0]); }, 0, 0, "max all");
+      device_matches_reference({x}, [](const std::vector<cf::Array>& v) { return cf::argmin(v[0]).astype(cf::c128); }, 0, 0,
+                               "argmin all");
+    }
+  }
+}
+
+TEST_CASE("complex sort, argsort, searchsorted and unique on the device match the reference") {
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    const std::string tn = " " + std::string(cf::name(t));
+    for (const cf::Shape& s : {cf::Shape{5000}, cf::Shape{300, 129}}) {
+      auto x = tied_complex(t, s);
+      // argsort is stable: the indices agree exactly, ties and NaNs included
+      device_matches_reference({x}, [](const std::vector<cf::Array>& v) { return cf::argsort(v[0]).astype(cf::c128); }, 0,
+                               0, "argsort" + tn);
+      device_matches_reference({x}, [](const std::vector<cf::Array>& v) { return cf::sort(v[0]); }, 0, 0, "sort" + tn);
+      device_matches_reference({x}, [](const std::vector<cf::Array>& v) { return cf::sort(v[0], 0); }, 0, 0, "sort 0" + tn);
+    }
+    auto a = tied_complex(t, {2000}), v = tied_complex(t, {40, 7});
+    for (const char* side : {"left", "right"})
+      device_matches_reference(
+          {a, v},
+          [&](const std::vector<cf::Array>& in) { return cf::searchsorted(cf::sort(in[0]), in[1], side).astype(cf::c128); }, 0,
+          0, std::string("searchsorted ") + side + tn);
+    device_matches_reference({a}, [](const std::vector<cf::Array>& in) { return cf::unique(in[0]).values; }, 0, 0,
+                             "unique" + tn);
+    device_matches_reference(
+        {a}, [](const std::vector<cf::Array>& in) { return cf::unique(in[0], true, true, true).inverse.astype(cf::c128); }, 0,
+        0, "unique inverse" + tn);
+    device_matches_reference(
+        {a, v}, [](const std::vector<cf::Array>& in) { return cf::isin(in[0], in[1]).astype(cf::c128); }, 0, 0, "isin" + tn);
+  }
 }

@@ -10,13 +10,15 @@ Writes <out>/complex.txt, one case per line, fields separated by TABs:
 
 An array is `<dtype>:<shape, comma separated>:<raw little-endian bytes in hex>` (oracle_common.tok).
 Functions: every op row that takes complex (unary and binary, complex beside complex and beside
-each real dtype; their result dtypes and values), `scalar` (x op a Python complex/float/int:
+each real dtype; their result dtypes and values; every unary row over a grid of special values:
+zeros of both signs, infinities, NaN in either part), `scalar` (x op a Python complex/float/int:
 params op, re, im, kind), astype (complex to every dtype, every dtype to complex), sum / prod /
 mean / var / std / cumsum (axis), repr (NumPy's array repr, as the hex of its UTF-8 text), and
-the ops NumPy has no complex loop for (floor, arctan2, remainder, ...: TypeError). Left out, as
-cufuse refuses them with TypeError (documented omissions, tests/test_complex.cpp): NumPy's
-ordering of complex values (less, maximum, max, sort) and its complex sign, rint, log2/log10,
-log1p, exp2, expm1 and the inverse trigonometric functions.
+the ops NumPy has no complex loop for (floor, arctan2, remainder, ...: TypeError).
+NumPy's order of complex values: less/greater/maximum/fmax/... over values with ties and NaNs,
+max / min / nanmax / nanmin / argmax / argmin / median / nanmedian (axis), clip, sort /
+argsort (axis; argsort stable), searchsorted (side), unique (its four outputs), isin, any/all
+(truth values), and quantile / digitize (TypeError: NumPy takes real numbers only).
 """
 import argparse
 
@@ -59,8 +61,30 @@ def case(func, params, inputs, fn):
 
 
 UNARY = ["negative", "positive", "absolute", "square", "reciprocal", "sqrt", "exp", "log", "sin", "cos", "tan",
-         "sinh", "cosh", "tanh", "conjugate", "real", "imag", "angle", "isnan", "isinf", "isfinite", "logical_not"]
-BINARY = ["add", "subtract", "multiply", "true_divide", "power", "equal", "not_equal", "logical_and"]
+         "sinh", "cosh", "tanh", "conjugate", "real", "imag", "angle", "isnan", "isinf", "isfinite", "logical_not",
+         "sign", "rint", "exp2", "expm1", "log2", "log10", "log1p", "arcsin", "arccos", "arctan", "arcsinh",
+         "arccosh", "arctanh"]
+BINARY = ["add", "subtract", "multiply", "true_divide", "power", "equal", "not_equal", "logical_and", "less",
+          "maximum"]
+ORDER = ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "equal"]
+GRID = [0.0, -0.0, 1.0, -2.0, 0.5, np.inf, -np.inf, np.nan]
+
+
+def grid(dt):
+    """Every pair of GRID's parts: zeros of both signs, infinities, NaN in either part."""
+    return np.array([complex(r, i) for r in GRID for i in GRID], dt)
+
+
+def ordered(dt, n):
+    """Values with ties (equal real parts, equal values, -0.0 beside 0.0) and NaNs in either part."""
+    re = rng.integers(-2, 3, n).astype(float)
+    im = rng.integers(-2, 3, n).astype(float)
+    re[rng.random(n) < 0.1] = np.nan
+    im[rng.random(n) < 0.1] = np.nan
+    re[rng.random(n) < 0.1] = -0.0
+    v = (re + 1j * im).astype(dt)
+    v.real, v.imag = re, im  # NaN parts kept as they are (re + 1j * nan would spoil the real part)
+    return v
 NO_LOOP = ["floor", "ceil", "trunc", "arctan2", "remainder", "floor_divide", "fmod", "hypot", "cbrt", "bitwise_and",
            "left_shift", "logaddexp", "heaviside", "copysign"]
 ARITY = {"arctan2": 2, "remainder": 2, "floor_divide": 2, "fmod": 2, "hypot": 2, "bitwise_and": 2, "left_shift": 2,
@@ -77,8 +101,19 @@ def gen_ufuncs():
         for op in UNARY:
             case(op, {}, [x], lambda: np.asarray(npf(op)(x)))
         s = cvals(dt, 24, special=True)
-        for op in ["negative", "absolute", "conjugate", "real", "imag", "isnan", "isinf", "isfinite"]:
-            case(op, {}, [s], lambda: np.asarray(npf(op)(s)))
+        g = grid(dt)
+        for op in UNARY:
+            case(op, {}, [g], lambda: np.asarray(npf(op)(g)))
+        small = (cvals(dt, 24, scale=1e-3) if dt == "complex128" else cvals(dt, 24, scale=1e-2))
+        for op in ["expm1", "log1p", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "sign"]:
+            case(op, {}, [small], lambda: np.asarray(npf(op)(small)))
+        o1, o2 = ordered(dt, 64), ordered(dt, 64)
+        for op in ORDER:
+            case(op, {}, [o1, o2], lambda: getattr(np, op)(o1, o2))
+        pick = rng.choice(len(g) * len(g), 160, replace=False)  # pairs of special values
+        gg = g[pick // len(g)], g[pick % len(g)]
+        for op in ORDER:
+            case(op, {}, list(gg), lambda: getattr(np, op)(*gg))
         for other in ALL:
             y = cvals(other, 40) if other in CPLX else rvals(other, 40)
             for op in BINARY:
@@ -138,6 +173,44 @@ def gen_reductions():
         case("sum", {"axis": "0"}, [np.zeros((0, 3), dt)], lambda: np.sum(np.zeros((0, 3), dt), axis=0))
 
 
+def gen_ordering():
+    for dt in CPLX:
+        for shape in [(40,), (6, 9)]:
+            x = ordered(dt, int(np.prod(shape))).reshape(shape)
+            xf = x.copy()
+            xf[np.isnan(xf)] = 1 + 1j  # no NaN: max / argmax pick by order alone
+            for axis in ["None"] + [str(a) for a in range(len(shape))]:
+                ax = None if axis == "None" else int(axis)
+                for f in ["max", "min", "nanmax", "nanmin", "argmax", "argmin"]:
+                    for v in (x, xf):
+                        case(f, {"axis": axis}, [v], lambda: np.asarray(getattr(np, f)(v, axis=ax)))
+                for f in ["median", "nanmedian"]:
+                    case(f, {"axis": axis}, [x], lambda: np.asarray(getattr(np, f)(x, axis=ax)))
+                if ax is not None or len(shape) == 1:
+                    a = -1 if ax is None else ax
+                    case("sort", {"axis": str(a)}, [x], lambda: np.sort(x, axis=a))
+                    case("argsort", {"axis": str(a)}, [x], lambda: np.argsort(x, axis=a, kind="stable"))
+        case("max", {"axis": "0"}, [np.zeros((0, 3), dt)], lambda: np.max(np.zeros((0, 3), dt), axis=0))
+        x = ordered(dt, 50)
+        srt = np.sort(ordered(dt, 30))
+        for side in ["left", "right"]:
+            case("searchsorted", {"side": side}, [srt, x], lambda: np.searchsorted(srt, x, side=side))
+            case("searchsorted", {"side": side}, [srt, x[:12].reshape(3, 4)],
+                 lambda: np.searchsorted(srt, x[:12].reshape(3, 4), side=side))
+        for k in ["values", "indices", "inverse", "counts"]:
+            case("unique", {"out": k}, [x], lambda: np.unique(x, return_index=True, return_inverse=True,
+                                                             return_counts=True)[["values", "indices", "inverse",
+                                                                                  "counts"].index(k)])
+        t9 = ordered(dt, 9)
+        case("isin", {}, [x, t9], lambda: np.isin(x, t9))
+        lo, hi = np.array(-1 + 0.5j, dt), np.array(1 - 1j, dt)
+        case("clip", {}, [x, lo, hi], lambda: np.clip(x, lo, hi))
+        case("quantile", {}, [x], lambda: np.quantile(x, 0.5))
+        case("digitize", {}, [x], lambda: np.digitize(x, np.array([0.0, 1.0])))
+        for f in ["any", "all"]:
+            case(f, {"axis": "None"}, [x], lambda: np.asarray(getattr(np, f)(x)))
+
+
 def gen_repr():
     samples = [
         np.array([1 + 2j, -0.0 - 0.5j, 3], "complex64"),
@@ -163,6 +236,7 @@ def main():
     gen_scalars()
     gen_casts()
     gen_reductions()
+    gen_ordering()
     gen_repr()
     write_cases(out, "complex.txt", lines)
 
