@@ -1,6 +1,8 @@
 // bench/main.cpp: cufuse-bench's command line. Picks the workloads, runs each (by default in
 // its own child process, so that one crash costs one row), prints the table and writes JSON
 // after every workload. With no CUDA device it says so, prints W1's plan and exits 0.
+#include <execinfo.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -290,7 +292,23 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace bench
 
+namespace {
+// A crashing child (one workload, or a fresh first-call process) prints where it crashed on
+// stderr before it dies, so the parent's "killed by signal" row can be traced (-rdynamic names
+// the frames).
+void on_crash(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  const char head[] = "cufuse-bench: crashed; backtrace:\n";
+  (void)!write(STDERR_FILENO, head, sizeof head - 1);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, on_crash);
   try {
     return bench::run(argc, argv);
   } catch (const std::exception& e) {

@@ -7,6 +7,10 @@
 // fused spectrum. The device runs the same helper text (codegen/device_helpers.inc) as the
 // host, so results agree to a few ulps of each part (libm's last bits and the summation
 // order of reductions aside).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <complex>
 
 #include "core/op_table.hpp"
@@ -226,5 +230,27 @@ TEST_CASE("complex sort, argsort, searchsorted and unique on the device match th
         0, "unique inverse" + tn);
     device_matches_reference(
         {a, v}, [](const std::vector<cf::Array>& in) { return cf::isin(in[0], in[1]).astype(cf::c128); }, 0, 0, "isin" + tn);
+  }
+}
+
+// A diagnosis, off unless CUFUSE_DIAG_COMPLEX is set: complex max over rows, columns and all
+// of a small known matrix (one NaN row), printed beside the host's answer.
+TEST_CASE("diagnose: complex max by rows, columns and all (CUFUSE_DIAG_COMPLEX)") {
+  if (!std::getenv("CUFUSE_DIAG_COMPLEX")) return;
+  std::vector<c128> h(4 * 64);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = c128(double(i % 7) - 3.0, double(i % 5) - 2.0);
+  h[70] = c128(std::nan(""), 0.0);
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    cf::Array x = cf::from_host(h.data(), cf::c128, {4, 64}).astype(t);
+    for (int axis : {1, 0, -1}) {
+      cf::Array d = axis < 0 ? cf::max(x) : cf::max(x, axis);
+      cf::Array n = axis < 0 ? cf::argmax(x) : cf::argmax(x, axis);
+      const auto g = complex_values(d.astype(cf::c128));
+      const auto gi = n.astype(cf::i64).to_host<int64_t>();
+      std::string line = std::string(cf::name(t)) + " axis " + std::to_string(axis) + ":";
+      for (size_t i = 0; i < g.size() && i < 6; ++i)
+        line += " (" + std::to_string(g[i].real()) + "," + std::to_string(g[i].imag()) + ")@" + std::to_string(gi[i]);
+      std::printf("%s\n", line.c_str());
+    }
   }
 }
