@@ -52,7 +52,7 @@ void StartupWarmup::run(int device, StartupSteps steps) {
   };
   const bool loaded = step(Phase::Loading, [&] { if (steps.load_image) steps.load_image(device); }, load_ms_);
   const bool warmed = loaded && step(Phase::Warming, [&] { if (steps.warm_compiler) steps.warm_compiler(); }, warm_ms_);
-  std::unique_lock<std::mutex> lk(mu_);
+  std::lock_guard<std::mutex> lk(mu_);
   if (warmed) {
     counters().startup_warmups.fetch_add(1, std::memory_order_relaxed);
     log(LogChannel::Compile, "start-up warm-up on device {}: interpreter image {:.1f} ms, NVRTC {:.1f} ms", device,
@@ -61,9 +61,6 @@ void StartupWarmup::run(int device, StartupSteps steps) {
   phase_.store(warmed ? Phase::Done : Phase::Stopped, std::memory_order_release);
   running_ = false;
   done_.notify_all();
-  // Stopped by the process's exit: park for good rather than return, so this thread's exit
-  // destructors never run beside the teardown (as the tiered pool's workers do).
-  while (stopping_) done_.wait(lk);
 }
 
 void StartupWarmup::stop() {
