@@ -412,12 +412,7 @@ class LazySite final : public RunSite {
     // Each step's tier for this whole run (exec/tiered.hpp): its compiled kernel if there is
     // one now, else the interpreter (where the device has an image for it).
     for (const Step& st : ex.steps) {
-      const CompiledKernel* k = current_kernel(st);
-      if (!k && st.tier && !interpreter_kernel(device, st.tier->interp.name)) k = compiled_now(st).get();  // no image: wait
-      if (k && st.tier && !st.tier->swapped.exchange(true)) {
-        counters().tier_swaps++;
-        log(LogChannel::Launch, "kernel {} takes over from the interpreter", k->name);
-      }
+      const CompiledKernel* k = kernel_for_run(st, device);
       kernels_.push_back(k);
       interpreted_ = interpreted_ || (!k && !st.call);
     }

@@ -236,6 +236,17 @@ CompiledKernelPtr compiled_now(const Step& st) {
   return compile_kernel(st.tier->source, st.tier->name, st.tier->arch);  // the pool's, if it is on it
 }
 
+const CompiledKernel* kernel_for_run(const Step& st, int device) {
+  const CompiledKernel* k = current_kernel(st);
+  if (!st.tier) return k;
+  if (!k && !interpreter_kernel(device, st.tier->interp.name)) k = compiled_now(st).get();  // no image: wait
+  if (k && !st.tier->swapped.exchange(true)) {
+    counters().tier_swaps++;
+    log(LogChannel::Launch, "kernel {} takes over from the interpreter", k->name);
+  }
+  return k;
+}
+
 void wait_for_background_compiles() {
   TierState& t = tiers();
   std::unique_lock<std::mutex> lk(t.mu);

@@ -58,6 +58,10 @@ const CompiledKernel* current_kernel(const Step& st);
 // The step's compiled kernel, compiling it now if the background pool has not (a device the
 // interpreter has no image for).
 CompiledKernelPtr compiled_now(const Step& st);
+// The kernel a run (a lazy evaluation or a fused call) launches for a step: current_kernel,
+// else compiled_now where the device has no interpreter image for it; the first run that finds
+// a tiered step compiled counts the swap. Null: the step runs interpreted (or is a library call).
+const CompiledKernel* kernel_for_run(const Step& st, int device);
 
 // Blocks until the background pool has no compile queued or running (tests, benchmarks).
 void wait_for_background_compiles();

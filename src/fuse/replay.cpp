@@ -204,12 +204,7 @@ class ReplaySite final : public RunSite {
       void* k = en.steps[s].kernel;
       bool interp = false;
       if (st.tier && st.spec.numel > 0) {
-        const CompiledKernel* ck = current_kernel(st);
-        if (!ck && !interpreter_kernel(en.device, st.tier->interp.name)) ck = compiled_now(st).get();  // no image: wait
-        if (ck && !st.tier->swapped.exchange(true)) {
-          counters().tier_swaps++;
-          log(LogChannel::Launch, "kernel {} takes over from the interpreter in a fused function", ck->name);
-        }
+        const CompiledKernel* ck = kernel_for_run(st, en.device);
         k = ck ? ck->kernel_for(en.device) : nullptr;
         interp = !ck;
       }
