@@ -579,7 +579,7 @@ void RedEmitter::build_params(ExprEmitter& e, size_t& ws_bytes, size_t& ws_zero,
       ws_part.push_back(ws_bytes);
       size_t o2 = e.pl.add(reds[k].T + "*", 8, "w" + std::to_string(k));
       e.add_patch(o2, PatchSrc::Workspace, reds[k].in, static_cast<int>(ws_bytes));
-      ws_bytes += (static_cast<size_t>(sh.splits) * sh.rows * 8 + 15) / 16 * 16;
+      ws_bytes += (static_cast<size_t>(sh.splits) * sh.rows * acc_slot_bytes(reds[k].in) + 15) / 16 * 16;
       if (is_arg(reds[k].op)) {
         ws_idx.push_back(ws_bytes);
         size_t o3 = e.pl.add("long long*", 8, "wi" + std::to_string(k));

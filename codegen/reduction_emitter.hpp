@@ -39,6 +39,9 @@ struct Red {
 
 // The accumulator's register type (reduction_emitter.cpp says why narrow integers widen).
 std::string acc_type(ReduceOp op, DType in);
+// Bytes of one accumulator in a workspace of partials: 8, or 16 for complex128 (a slot of 8
+// bytes let a complex128 partial run over the next one, and over the index partials after it).
+inline size_t acc_slot_bytes(DType in) { return std::max<size_t>(8, static_cast<size_t>(itemsize(in))); }
 // A warp shuffle of a value of register type T (small types travel as int).
 std::string shuffle(const char* fn, const std::string& v, const std::string& T, const std::string& by);
 // The reduction's identity as a value of its accumulator type.

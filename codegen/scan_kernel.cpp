@@ -230,7 +230,7 @@ KernelSpec RedEmitter::emit_scan_tiled(ExprEmitter& e) {
   // the aggregates and the inclusive prefixes
   const size_t slots = static_cast<size_t>(tiles) * RB;
   const size_t flags_end = 16 + (slots * 4 + 15) / 16 * 16;
-  const size_t vals_bytes = (slots * 8 + 15) / 16 * 16;
+  const size_t vals_bytes = (slots * acc_slot_bytes(r.in) + 15) / 16 * 16;
   auto ws_ptr = [&](const std::string& type, const std::string& name, DType dt, size_t off) {
     const size_t o = e.pl.add(type + "*", 8, name);
     e.add_patch(o, PatchSrc::Workspace, dt, static_cast<int>(off));
