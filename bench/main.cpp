@@ -1,10 +1,6 @@
 // bench/main.cpp: cufuse-bench's command line. Picks the workloads, runs each (by default in
 // its own child process, so that one crash costs one row), prints the table and writes JSON
 // after every workload. With no CUDA device it says so, prints W1's plan and exits 0.
-#include <execinfo.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "cufuse/backend.hpp"
+#include "runtime/crash_trace.hpp"
 #include "harness.hpp"
 
 namespace bench {
@@ -292,23 +289,11 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace bench
 
-namespace {
-// A crashing child (one workload, or a fresh first-call process) prints where it crashed on
-// stderr before it dies, so the parent's "killed by signal" row can be traced (-rdynamic names
-// the frames).
-void on_crash(int sig) {
-  void* frames[64];
-  const int n = backtrace(frames, 64);
-  const char head[] = "cufuse-bench: crashed; backtrace:\n";
-  (void)!write(STDERR_FILENO, head, sizeof head - 1);
-  backtrace_symbols_fd(frames, n, STDERR_FILENO);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-}  // namespace
 
 int main(int argc, char** argv) {
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, on_crash);
+  // A crashing child (one workload, or a fresh first-call process) prints where it crashed on
+  // stderr before it dies, so the parent's "killed by signal" row can be traced.
+  cufuse::detail::install_crash_backtrace("cufuse-bench");
   try {
     return bench::run(argc, argv);
   } catch (const std::exception& e) {
