@@ -100,9 +100,32 @@ TEST_CASE("complex max/min/argmax/argmin reductions compile (NumPy's order, pair
       for (auto& s : ex->steps)
         if (s.kernel) CHECK(s.kernel->cubin.size() > 0);
     }
-    // nanmax keeps its combine in the kernel; max and min read the element argmax/argmin picks
-    // (src/graph/reduce.cpp's complex_pick: the device's row Max combine came out wrong).
     CHECK(plan_of({cf::nanmax(m)}, true)->steps[0].spec.source.find("cf_red_nanmax") != std::string::npos);
-    CHECK(plan_of({cf::max(m, 1)}, true)->steps[0].spec.source.find("cf_red_max") == std::string::npos);
+    CHECK(plan_of({cf::max(m, 1)}, true)->steps[0].spec.source.find("cf_red_max") != std::string::npos);
+  }
+}
+
+namespace {
+// Workspace offsets of a step's partials (the Workspace patches after the ticket), in order,
+// then the workspace's end.
+std::vector<uint64_t> partial_offsets(const cf::Array& r) {
+  const auto ex = plan_of({r}, false);
+  std::vector<uint64_t> o;
+  for (const auto& p : ex->steps.at(0).spec.patches)
+    if (p.src == PatchSrc::Workspace && p.index > 0) o.push_back(static_cast<uint64_t>(p.index));
+  o.push_back(ex->steps.at(0).spec.workspace_bytes);
+  return o;
+}
+}  // namespace
+
+TEST_CASE("a split complex reduction's partials take their accumulator's size in the workspace") {
+  // Few long rows: each row is split over blocks, whose partial values and indices (8 bytes
+  // each) meet in the workspace. complex128 partials are 16 bytes: with 8-byte slots they ran
+  // into the index partials (argmax over all of a complex128 array read a value's bits as an
+  // index on the H200).
+  for (cf::DType t : {cf::f64, cf::c64, cf::c128}) {
+    const auto o = partial_offsets(cf::argmax(cf::placeholder(t, {4, 1 << 18}), 1));
+    REQUIRE(o.size() == 3);  // values, indices, end
+    CHECK(o[1] - o[0] == (o[2] - o[1]) * (t == cf::c128 ? 2 : 1));
   }
 }

@@ -109,7 +109,31 @@ void stop_at_exit() {
   t.idle.wait(lk, [&] { return t.busy == 0; });
 }
 
+// The exiting thread's guard. exit() (and a return from main) runs the calling thread's
+// thread_local destructors before any atexit handler (glibc's __run_exit_handlers), so this
+// one runs before the destructors NVRTC registers for the statics its first compile makes.
+// Those were registered after our atexit hooks and so ran before them: a background compile
+// still running then crashed in nvrtcCompileProgram (__sigsetjmp; five of fourteen device
+// fuzz batches on the H200, and W12's warm-cache child). Armed in each thread that queues a
+// compile or first uses a device; it acts only where the thread is the main one (its end is
+// the process's), stopping the pool and the start-up warm-up and waiting for their running
+// NVRTC work. The atexit hooks stay for an exit from another thread.
+void stop_background_work();
+struct ExitGuard {
+  ExitGuard() = default;
+  ExitGuard(const ExitGuard&) = delete;
+  ExitGuard& operator=(const ExitGuard&) = delete;
+  ~ExitGuard() {
+    if (::getpid() == static_cast<pid_t>(::syscall(SYS_gettid))) stop_background_work();
+  }
+};
+void arm_exit_guard() {
+  thread_local ExitGuard guard;
+  (void)&guard;
+}
+
 void queue_compile(const std::shared_ptr<TieredStep>& step) {
+  arm_exit_guard();
   TierState& t = tiers();
   const std::string key = compile_key(step->source, step->name, step->arch);
   std::lock_guard<std::mutex> lk(t.mu);
@@ -196,20 +220,27 @@ void* load_interpreter(int device, bool warm_up, bool rows) {
   return k == reinterpret_cast<void*>(kNone) ? nullptr : k;
 }
 
+void stop_background_work() {
+  startup_warmup().stop();
+  stop_at_exit();
+}
+
 // The first use of a device (runtime/first_use.hpp): the start-up warm-up, unless nothing
 // would be interpreted (CUFUSE_TIERED=0).
 void on_first_device_use(int device) {
   if (settings().tiered == TieredMode::Off) return;
+  arm_exit_guard();
   StartupSteps steps;
   steps.load_image = [](int d) {
     load_interpreter(d, true, false);
     load_interpreter(d, true, true);
   };
-  // NVRTC is not warmed here for now (steps.warm_compiler stays empty): on the H200, a fresh
-  // process that exited while this thread's warm-up compile ran (W12's warm-cache child, where
-  // nothing else had used NVRTC) crashed inside nvrtcCompileProgram (__sigsetjmp), most likely
-  // on NVRTC state its first compile registered for destruction after this thread's exit hook
-  // was registered. nvrtc::warm_up stays for when that exit order is fixed.
+  // NVRTC's warm-up: a process that exits while it runs waits for it in the exit guard above
+  // (without the guard, W12's warm-cache child crashed inside it on the H200).
+  steps.warm_compiler = [] {
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);  // as the pool's
+    nvrtc::warm_up(base_compile_options(default_arch()));
+  };
   if (startup_warmup().start(device, std::move(steps))) std::atexit([] { startup_warmup().stop(); });
 }
 const bool g_first_use_hook = [] {
