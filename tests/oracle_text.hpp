@@ -1,10 +1,11 @@
 // tests/oracle_text.hpp: reading the NumPy oracle case files that tests/oracle/gen_*.py write
 // (one case a line, fields split by a separator, arrays as dtype:shape:hex bytes), shared by
-// the surface, manipulation and indexing oracle tests.
+// the oracle tests.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <cufuse/cufuse.hpp>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -62,6 +63,27 @@ inline std::map<std::string, std::string> parse_params(const std::string& s) {
     m[kv.substr(0, at)] = kv.substr(at + 1);
   }
   return m;
+}
+
+// Each case of an oracle file: a line of exactly `fields` tab-separated fields, `fn(fields)`
+// called with the line captured (its first `capture` characters); empty lines and the meta
+// line ("meta\t" and numpy's and ml_dtypes' versions) skipped. Returns the number of cases.
+// A missing file fails the test, naming the CTest entry that writes it.
+template <class F>
+int for_each_case(const std::string& path, const std::string& writer, size_t fields, F&& fn, size_t capture = 200) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "no oracle cases at " << path << ": run `ctest -R " << writer << "` (numpy>=2, ml_dtypes)");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line.rfind("meta\t", 0) == 0) continue;
+    const auto f = split_fields(line, '\t');
+    REQUIRE(f.size() == fields);
+    CAPTURE(line.substr(0, capture));
+    fn(f);
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace oracle_text

@@ -89,17 +89,7 @@ void check_values(const cf::Array& got, const OracleArray& want, const std::stri
 
 TEST_CASE("complex contractions and linalg match NumPy") {
   cf::BackendScope ref(cf::Backend::Reference);
-  std::ifstream in(oracle_path());
-  REQUIRE_MESSAGE(in.good(), "no oracle cases at " << oracle_path()
-                                                   << ": run `ctest -R oracle_complex_linalg_cases` (numpy>=2)");
-  std::string line;
-  int n = 0;
-  std::getline(in, line);  // meta
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto f = split_fields(line, '\t');
-    REQUIRE(f.size() == 4);
-    CAPTURE(line.substr(0, 200));
+  const int n = oracle_text::for_each_case(oracle_path(), "oracle_complex_linalg_cases", 4, [&](const std::vector<std::string>& f) {
     auto p = parse_params(f[1]);
     std::vector<cf::Array> ins;
     for (auto& t : split_fields(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
@@ -113,17 +103,16 @@ TEST_CASE("complex contractions and linalg match NumPy") {
       what = e.what();
     }
     CAPTURE(what);
-    ++n;
     const std::string& expected = f[3];
     if (expected.rfind("error", 0) == 0) {
       CHECK(err == expected);
-      continue;
+      return;
     }
     REQUIRE(err.empty());
     OracleArray want = parse_array(expected);
     CHECK(cf::name(got.dtype()) == cf::name(want.dtype));
     CHECK(got.shape() == want.shape);
     if (got.shape() == want.shape && got.dtype() == want.dtype) check_values(got, want, f[0]);
-  }
+  });
   CHECK(n >= 200);
 }

@@ -88,17 +88,8 @@ void check_values(const cf::Array& got, const OracleArray& want, bool exact) {
 
 TEST_CASE("cufuse::fft matches numpy.fft: transforms, sizes, axes, norms, helpers and errors") {
   cf::BackendScope ref(cf::Backend::Reference);
-  std::ifstream in(oracle_path());
-  REQUIRE_MESSAGE(in.good(), "no oracle cases at " << oracle_path()
-                                                   << ": run `ctest -R oracle_fft_cases` (numpy>=2, ml_dtypes)");
-  std::string line;
-  int n = 0;
-  std::getline(in, line);  // meta
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    auto f = split_fields(line, '\t');
-    REQUIRE(f.size() == 4);
-    CAPTURE(line.substr(0, 160));
+  const int n = oracle_text::for_each_case(
+      oracle_path(), "oracle_fft_cases", 4, [&](const std::vector<std::string>& f) {
     auto p = parse_params(f[1]);
     cf::Array a = f[2] == "-" ? cf::Array() : to_array(parse_array(f[2]));
     cf::Array got;
@@ -111,10 +102,9 @@ TEST_CASE("cufuse::fft matches numpy.fft: transforms, sizes, axes, norms, helper
       what = e.what();
     }
     CAPTURE(what);
-    ++n;
     if (f[3].rfind("error", 0) == 0) {
       CHECK(err == f[3]);
-      continue;
+      return;
     }
     REQUIRE(err.empty());
     OracleArray want = parse_array(f[3]);
@@ -122,6 +112,6 @@ TEST_CASE("cufuse::fft matches numpy.fft: transforms, sizes, axes, norms, helper
     CHECK(got.shape() == want.shape);
     const bool exact = f[0] == "fftshift" || f[0] == "ifftshift" || f[0] == "fftfreq" || f[0] == "rfftfreq";
     if (got.shape() == want.shape && got.dtype() == want.dtype) check_values(got, want, exact);
-  }
+  }, 160);
   CHECK(n > 2000);
 }
