@@ -149,16 +149,18 @@ void run_library_step(const Step& st, const LeafSource& src, const std::vector<v
 }
 
 // ------------------------------------------------------------------ devices
-int leaves_device(const GraphScan& scan) {
+int leaves_device(const GraphScan& scan, const std::vector<const Target*>& targets) {
   int dev = -2;
-  for (const Node* l : scan.leaves) {
-    if (l->k() != NodeKind::Buffer || !l->storage) continue;
-    const int d = l->storage->device;
+  auto meet = [&](int d, const char* what) {
     if (dev == -2) dev = d;
     else if (d != dev)
-      throw ValueError(fmt::format("an expression reads arrays on {} and on {}; an evaluation runs on one "
-                                   "device (copy with to_device)", device_word(dev), device_word(d)));
-  }
+      throw ValueError(fmt::format("an expression {} arrays on {} and on {}; an evaluation runs on one "
+                                   "device (copy with to_device)", what, device_word(dev), device_word(d)));
+  };
+  for (const Node* l : scan.leaves)
+    if (l->k() == NodeKind::Buffer && l->storage) meet(l->storage->device, "reads");
+  for (const Target* t : targets)
+    if (t && t->storage) meet(t->storage->device, "reads and writes");
   return dev < 0 ? -1 : dev;
 }
 

@@ -66,9 +66,11 @@ void* step_workspace(const KernelSpec& spec, std::vector<std::shared_ptr<Storage
 void run_library_step(const Step& st, const LeafSource& src, const std::vector<void*>& ptrs, void* stream);
 
 // ------------------------------------------------------------------ devices
-// The device the Buffer leaves of a scan live on (-1: host memory or no buffers); throws
-// ValueError naming both devices when they differ.
-int leaves_device(const GraphScan& scan);
+// The device the Buffer leaves of a scan and the write targets live on (-1: host memory or
+// no buffers); throws ValueError naming both devices when they differ. A write whose value
+// reads no memory (`x[...] = 2.0` into an array on device 1) runs where its target is, not
+// on the current device (a kernel on one device writing another's memory).
+int leaves_device(const GraphScan& scan, const std::vector<const Target*>& targets);
 // ------------------------------------------------------------------ streams
 // Every Buffer leaf of a scan was used on `stream` by this evaluation.
 void note_leaves_used(const GraphScan& scan, void* stream, int device);

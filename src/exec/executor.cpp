@@ -496,7 +496,7 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
   if (where == Where::Device) require_device();
   // An array lives on one device: the evaluation runs where its memory is (binding.hpp),
   // and its kernels are built for that device's arch.
-  DeviceGuard on_leaves_device(where == Where::Device ? leaves_device(scan) : -1);
+  DeviceGuard on_leaves_device(where == Where::Device ? leaves_device(scan, targets) : -1);
   const std::shared_ptr<Executable> ex = look_up(roots, targets, scan, where, notes);
   if (ex->hazard.unsafe) {
     counters().evaluations--;  // counted by the runs it makes
