@@ -127,8 +127,13 @@ void wait_bounded(NcclWorld& w, const std::vector<ncclComm_t>& comms, const std:
       abort_all(w);
       fail_collective(label, ranks, true, "a rank did not take part (it died, hangs, or runs another program)");
     }
-    if (spins < 2000) std::this_thread::yield();  // a short collective: answer within microseconds
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+    // Spin (yielding) for the first 20 ms: a collective of a few hundred microseconds (the
+    // local reductions before it included) is seen done within a microsecond. The first
+    // version slept 50 us after 2000 yields (under a millisecond), and a sleep wakes late:
+    // the H200 pair measured 120 us added by a 2-GPU allreduce (DS), where NCCL itself takes
+    // ~10 us (torch DTensor's 9.6 us). Longer waits (a slow rank, the timeout) sleep 20 us.
+    if (spins < 16 || clock::now() - start < std::chrono::milliseconds(20)) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
