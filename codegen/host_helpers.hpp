@@ -21,6 +21,8 @@ inline long long cf_sel64(bool c, long long a, long long b) { return c ? a : b; 
 inline short cf_s16_add(short a, short b) { return short(static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
 inline short cf_s16_sub(short a, short b) { return short(static_cast<unsigned>(a) - static_cast<unsigned>(b)); }
 inline short cf_s16_mul(short a, short b) { return short(static_cast<unsigned>(a) * static_cast<unsigned>(b)); }
+inline float cf_inf_f() { return HUGE_VALF; }
+inline double cf_inf_d() { return HUGE_VAL; }
 inline float cf_opq(float a) { return a; }
 inline double cf_opq(double a) { return a; }
 #define CF_FN inline

@@ -109,3 +109,17 @@ TEST_CASE("ptx: no op of the op table on int16 makes neg.s16 or abs.s16, its res
   CHECK(ptx.find("neg.s16") == std::string::npos);
   CHECK(ptx.find("abs.s16") == std::string::npos);
 }
+
+TEST_CASE("ptx: max and min reductions read their input (their identity is not folded through)") {
+  // NVVM folded cf_red_max(-1/0, x) to -1/0: the complex max kernel over rows stored its
+  // identity (-inf, -inf) for every row and loaded nothing (H200, and this PTX). Infinity now
+  // comes from its bits (device_helpers.inc: cf_inf).
+  for (cf::DType t : {cf::c64, cf::c128, cf::f32, cf::f64}) {
+    auto x = cf::placeholder(t, {67, 300});
+    for (const cf::Array& r : {cf::max(x, 1), cf::min(x, 1), cf::max(x, 0), cf::max(x)}) {
+      const std::string ptx = ptx_of(sources_of({r}));
+      CAPTURE(cf::name(t));
+      CHECK(ptx.find("ld.global") != std::string::npos);
+    }
+  }
+}

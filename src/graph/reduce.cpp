@@ -142,44 +142,15 @@ Array prod(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dty
   return sum_like(ReduceOp::Prod, a, axis, keepdims, dtype, "prod");
 }
 
-namespace {
-// Complex max/min over all axes or one: the element argmax/argmin picks (NumPy's order, the
-// first NaN where there is one). On the H200 the complex Max/Min combine of the row and full
-// reduction kernels came out as the identity, (-inf, -inf), while argmax, nanmax and the
-// column kernels were right (tests/gpu/test_complex_gpu.cpp's diagnosis case). The split
-// workspace's 8-byte slots (fixed since) were not the cause: with the native combine back, the
-// H200 still gave (-inf, -inf) for complex64 rows of 300 (axis 1). Until that is understood,
-// the value is read at the arg reduction's index, on both backends alike.
-std::optional<Array> complex_pick(const Array& a, const AxisArg& axis, const Axes& axes, bool keepdims, bool is_max) {
-  if (!is_complex(a.dtype()) || (!axis.all() && axes.size() != 1) || a.ndim() == 0) return std::nullopt;
-  if (axis.all() || a.ndim() == 1) {
-    const Array flat = a.ravel();
-    const Array idx = (is_max ? argmax(flat, 0, true) : argmin(flat, 0, true));
-    Array r = take_along_axis(flat, idx, 0).reshape({});
-    if (keepdims) {
-      Shape ones;
-      for (int d = 0; d < a.ndim(); ++d) ones.push_back(1);
-      r = r.reshape(ones);
-    }
-    return r;
-  }
-  const int k = axes[0];
-  const Array idx = is_max ? argmax(a, k, true) : argmin(a, k, true);
-  const Array r = take_along_axis(a, idx, k);
-  return keepdims ? r : r.squeeze(Axes{k});
-}
-}  // namespace
 
 Array max(const Array& a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "max");
   require_nonempty(a, axes, "maximum");
-  if (auto r = complex_pick(a, axis, axes, keepdims, true)) return *r;
   return reduce_node(ReduceOp::Max, a, axes, keepdims, a.dtype());
 }
 Array min(const Array& a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "min");
   require_nonempty(a, axes, "minimum");
-  if (auto r = complex_pick(a, axis, axes, keepdims, false)) return *r;
   return reduce_node(ReduceOp::Min, a, axes, keepdims, a.dtype());
 }
 Array nanmax(const Array& a, AxisArg axis, bool keepdims) {
