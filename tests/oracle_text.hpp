@@ -86,4 +86,17 @@ int for_each_case(const std::string& path, const std::string& writer, size_t fie
   return n;
 }
 
+// Runs `f`: "" when it returns, else "error <Kind>" of the cufuse::Error it threw (the form
+// the case files give an expected error in), its message in `what`.
+template <class F>
+std::string error_of(F&& f, std::string& what) {
+  try {
+    f();
+  } catch (const cufuse::Error& e) {
+    what = e.what();
+    return std::string("error ") + cufuse::error_kind_name(e.kind());
+  }
+  return {};
+}
+
 }  // namespace oracle_text

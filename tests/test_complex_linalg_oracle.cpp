@@ -94,14 +94,8 @@ TEST_CASE("complex contractions and linalg match NumPy") {
     std::vector<cf::Array> ins;
     for (auto& t : split_fields(f[2], ' ')) ins.push_back(to_array(parse_array(t)));
     cf::Array got;
-    std::string err, what;
-    try {
-      got = run(f[0], p, ins);
-      got.eval();
-    } catch (const cf::Error& e) {
-      err = std::string("error ") + cf::error_kind_name(e.kind());
-      what = e.what();
-    }
+    std::string what;
+    const std::string err = error_of([&] { got = run(f[0], p, ins); got.eval(); }, what);
     CAPTURE(what);
     const std::string& expected = f[3];
     if (expected.rfind("error", 0) == 0) {

@@ -93,14 +93,8 @@ TEST_CASE("cufuse::fft matches numpy.fft: transforms, sizes, axes, norms, helper
     auto p = parse_params(f[1]);
     cf::Array a = f[2] == "-" ? cf::Array() : to_array(parse_array(f[2]));
     cf::Array got;
-    std::string err, what;
-    try {
-      got = run(f[0], p, a);
-      got.eval();
-    } catch (const cf::Error& e) {
-      err = std::string("error ") + cf::error_kind_name(e.kind());
-      what = e.what();
-    }
+    std::string what;
+    const std::string err = error_of([&] { got = run(f[0], p, a); got.eval(); }, what);
     CAPTURE(what);
     if (f[3].rfind("error", 0) == 0) {
       CHECK(err == f[3]);

@@ -85,14 +85,14 @@ TEST_CASE("advanced indexing, masks and scatters match NumPy") {
     std::string expected = f[3];
     if (expected == "error AxisError") expected = "error IndexError";
     std::vector<cf::Array> got;
-    std::string err;
-    try {
-      got = run(f[0], p, ins);
-      for (auto& g : got) g.eval();
-    } catch (const cf::Error& e) {
-      err = std::string("error ") + cufuse::error_kind_name(e.kind());
-      CAPTURE(e.what());
-    }
+    std::string what;
+    const std::string err = error_of(
+        [&] {
+          got = run(f[0], p, ins);
+          for (auto& g : got) g.eval();
+        },
+        what);
+    CAPTURE(what);
     if (expected.rfind("error", 0) == 0) {
       CHECK(err == expected);
       return;
