@@ -150,6 +150,38 @@ TEST_CASE("a temporary operand gives its node to the operation; values are uncha
         std::vector<float>{(-7.5f + 3 - 2) * 2, (-16 + 6 - 3) * 5, (-27.5f + 9 - 4) * 10});
 }
 
+TEST_CASE("a reduction of a temporary, evaluated in the same statement, is one kernel; of a named array, two") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = cf::random::normal({4096}, cf::f32, 1).eval();
+  auto y = cf::random::normal({4096}, cf::f32, 2).eval();
+  double want = 0;
+  {
+    const auto hx = x.to_host<float>(), hy = y.to_host<float>();
+    for (size_t i = 0; i < hx.size(); ++i) want += double(hx[i] - hy[i]) * double(hx[i] - hy[i]);
+  }
+  // The temporaries (x - y) * (x - y) live to the end of the statement, past .item(): taken
+  // by value and dropped by sum, they are named by no handle, so they fuse into the reduction.
+  cf::reset_stats();
+  const float s = cf::sum((x - y) * (x - y)).item<float>();
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(s == doctest::Approx(want).epsilon(1e-5));
+  cf::reset_stats();
+  (void)cf::max(cf::abs(x - y) * 2, 0).item<float>();
+  (void)cf::mean(x * y).item<float>();
+  (void)cf::linalg::norm(x - y).item<float>();
+  (void)cf::argmax(x * y).item<int64_t>();
+  CHECK(cf::stats().kernels_launched == 4);
+  // A named array computed by the same evaluation is kept in memory (later statements read
+  // it from there): two kernels, and the handle still holds its value.
+  cf::Array d = (x - y) * (x - y);
+  cf::reset_stats();
+  const float s2 = cf::sum(d).item<float>();
+  CHECK(cf::stats().kernels_launched == 2);
+  CHECK(s2 == s);
+  CHECK(d.defined());
+  CHECK(d.node()->is_materialized());
+}
+
 TEST_CASE("a result that reads another through a reduction or a matmul does not share its kernel") {
   // Found by tests/test_fuzz (device seed 656456491555): x and f(sum(x)) of one shape in one
   // kernel made the reduction run both after and before it ("groups depend on each other in

@@ -29,6 +29,28 @@ TEST_CASE("sum(exp(x)*2 + b, axis=0) over row shards equals the unsharded sum; o
   check_close(got, cf::sum(cf::exp(x) * 2.0 + b, 0));
 }
 
+TEST_CASE("a reduction of temporary DArrays read back in the same statement: one kernel per shard") {
+  HostWorld w(2);
+  dist::Mesh mesh({2}, {"gpu"});
+  auto x = cf::random::normal({4096}, cf::f32, 21);
+  auto y = cf::random::normal({4096}, cf::f32, 22);
+  x.eval();
+  y.eval();
+  auto X = dist::shard(x, mesh, {"gpu"}), Y = dist::shard(y, mesh, {"gpu"});
+  cf::reset_stats();
+  // (X - Y) and its square live to the end of the statement: the operations drop their
+  // by-value operands, so no handle names a shard of them while gather evaluates.
+  const float got = dist::gather(dist::sum((X - Y) * (X - Y))).item<float>();
+  CHECK(cf::stats().kernels_launched == 2);  // one fused kernel per shard
+  CHECK(got == doctest::Approx(cf::sum((x - y) * (x - y)).item<float>()).epsilon(1e-5));
+  // Named operands stay whole and usable.
+  auto D = X - Y;
+  auto s = dist::sum(D * D);
+  CHECK(D.defined());
+  check_close(dist::gather(D), x - y);
+  CHECK(dist::gather(s).item<float>() == doctest::Approx(got).epsilon(1e-5));
+}
+
 TEST_CASE("reductions over sharded and unsharded axes, on a 2-D mesh, equal NumPy's") {
   HostWorld w(4);
   dist::Mesh mesh({2, 2}, {"a", "b"});

@@ -208,11 +208,17 @@ class Array {
   // Records `value` as this array's new version (a lazy write: src/graph/array.cpp).
   Array& write(detail::NodePtr value);
   void set_node(detail::NodePtr n);
+  // This handle stops counting as a name of its node (an Operand's temporary, held for the
+  // op but named by nothing the program can reach: an evaluation later in the statement
+  // fuses through it instead of keeping it in memory). A copy of it is a name again.
+  void unname();
+  friend class Operand;
 
   mutable detail::NodePtr node_;
   // When this array is a view of a lazy array, that array and how this one sees it:
   // a write into this view first materializes the base, so the write lands in its memory.
   mutable std::shared_ptr<detail::LazyBase> base_;
+  bool named_ = true;  // counted in node_->array_refs (unname)
 };
 
 // x[idx] for an integer or bool Array idx (cufuse/indexing.hpp has the semantics): converts
@@ -257,19 +263,24 @@ struct Transient {};  // an Operand that dies with the op it is passed to (ops.h
 // std::vector<Operand> for apply) still holds its array and can be used again.
 class Operand {
  public:
+  // A temporary is held unnamed (Array::unname): it lives to the end of its statement, and an
+  // evaluation there (`cf::sum(cf::abs(x - y)).item()`) fuses through it rather than keeping
+  // it in memory for a handle nothing can reach.
   Operand(const Array& a) : ref_(&a) {}  // NOLINT
-  Operand(Array&& a) : owned_(std::move(a)) {}  // NOLINT
+  Operand(Array&& a) : owned_(std::move(a)) { owned_->unname(); }  // NOLINT
   // The operators' own operands: built for one op and gone with it, so the op may take the
   // temporary's node instead of sharing it (a reference count and a registry entry less).
-  Operand(Array&& a, detail::Transient) : owned_(std::move(a)), transient_(true) {}
+  Operand(Array&& a, detail::Transient) : owned_(std::move(a)), transient_(true) { owned_->unname(); }
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Operand(T v) : scalar_(v) {}  // NOLINT
   Operand(const Scalar& s) : scalar_(s) {}  // NOLINT
-  Operand(const Subscript& s) : owned_(s.value()) {}  // NOLINT: x[idx] read
+  Operand(const Subscript& s) : owned_(s.value()) { owned_->unname(); }  // NOLINT: x[idx] read
   Operand(half h) : scalar_(h) {}  // NOLINT
   Operand(bfloat16_t h) : scalar_(h) {}  // NOLINT
   // A copy shares the array and is never transient (it may be used again).
-  Operand(const Operand& o) : owned_(o.owned_), ref_(o.ref_), scalar_(o.scalar_) {}
+  Operand(const Operand& o) : owned_(o.owned_), ref_(o.ref_), scalar_(o.scalar_) {
+    if (owned_ && !o.owned_->named_) owned_->unname();
+  }
   Operand(Operand&&) noexcept = default;
   Operand& operator=(const Operand& o) { return *this = Operand(o); }
   Operand& operator=(Operand&&) noexcept = default;

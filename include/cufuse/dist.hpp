@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cufuse/array.hpp"
@@ -262,42 +263,46 @@ DArray normal(const Shape& shape, uint64_t seed, const Mesh& mesh, const Shardin
 using LocalFn = std::function<Array(const std::vector<Array>&)>;
 DArray map(const LocalFn& f, const std::vector<DArray>& operands, std::string_view what = "map");
 
-DArray operator+(const DArray& a, const DArray& b);
-DArray operator-(const DArray& a, const DArray& b);
-DArray operator*(const DArray& a, const DArray& b);
-DArray operator/(const DArray& a, const DArray& b);
-DArray operator+(const DArray& a, const Scalar& s);
-DArray operator-(const DArray& a, const Scalar& s);
-DArray operator*(const DArray& a, const Scalar& s);
-DArray operator/(const DArray& a, const Scalar& s);
-DArray operator+(const Scalar& s, const DArray& a);
-DArray operator-(const Scalar& s, const DArray& a);
-DArray operator*(const Scalar& s, const DArray& a);
-DArray operator/(const Scalar& s, const DArray& a);
-DArray operator-(const DArray& a);
-DArray exp(const DArray& a);
-DArray log(const DArray& a);
-DArray sqrt(const DArray& a);
-DArray sin(const DArray& a);
-DArray cos(const DArray& a);
-DArray tanh(const DArray& a);
-DArray abs(const DArray& a);
-DArray maximum(const DArray& a, const DArray& b);
-DArray minimum(const DArray& a, const DArray& b);
-DArray astype(const DArray& a, DType t);
+// The operations take their DArray operands by value and drop them once the result is built:
+// a temporary's shards (`dist::sum((X - Y) * (X - Y))`) are then named by no handle while the
+// statement evaluates, so each shard's work fuses into one kernel instead of keeping the
+// temporaries in memory (as cufuse/reduce.hpp's reductions; a named operand is unaffected).
+DArray operator+(DArray a, DArray b);
+DArray operator-(DArray a, DArray b);
+DArray operator*(DArray a, DArray b);
+DArray operator/(DArray a, DArray b);
+DArray operator+(DArray a, const Scalar& s);
+DArray operator-(DArray a, const Scalar& s);
+DArray operator*(DArray a, const Scalar& s);
+DArray operator/(DArray a, const Scalar& s);
+DArray operator+(const Scalar& s, DArray a);
+DArray operator-(const Scalar& s, DArray a);
+DArray operator*(const Scalar& s, DArray a);
+DArray operator/(const Scalar& s, DArray a);
+DArray operator-(DArray a);
+DArray exp(DArray a);
+DArray log(DArray a);
+DArray sqrt(DArray a);
+DArray sin(DArray a);
+DArray cos(DArray a);
+DArray tanh(DArray a);
+DArray abs(DArray a);
+DArray maximum(DArray a, DArray b);
+DArray minimum(DArray a, DArray b);
+DArray astype(DArray a, DType t);
 
 // Reductions over `axes` (all when empty; negative axes count from the end): over sharded
 // dimensions a partial result (combined lazily), over the others local work only.
-DArray sum(const DArray& a, const Axes& axes = {});
-DArray prod(const DArray& a, const Axes& axes = {});
-DArray max(const DArray& a, const Axes& axes = {});
-DArray min(const DArray& a, const Axes& axes = {});
-DArray mean(const DArray& a, const Axes& axes = {});
-inline DArray sum(const DArray& a, int axis) { return sum(a, Axes{axis}); }
-inline DArray prod(const DArray& a, int axis) { return prod(a, Axes{axis}); }
-inline DArray max(const DArray& a, int axis) { return max(a, Axes{axis}); }
-inline DArray min(const DArray& a, int axis) { return min(a, Axes{axis}); }
-inline DArray mean(const DArray& a, int axis) { return mean(a, Axes{axis}); }
+DArray sum(DArray a, const Axes& axes = {});
+DArray prod(DArray a, const Axes& axes = {});
+DArray max(DArray a, const Axes& axes = {});
+DArray min(DArray a, const Axes& axes = {});
+DArray mean(DArray a, const Axes& axes = {});
+inline DArray sum(DArray a, int axis) { return sum(std::move(a), Axes{axis}); }
+inline DArray prod(DArray a, int axis) { return prod(std::move(a), Axes{axis}); }
+inline DArray max(DArray a, int axis) { return max(std::move(a), Axes{axis}); }
+inline DArray min(DArray a, int axis) { return min(std::move(a), Axes{axis}); }
+inline DArray mean(DArray a, int axis) { return mean(std::move(a), Axes{axis}); }
 
 // 2-D matmul. By the shardings: a local GEMM (rows of A or columns of B split, the contraction
 // dimension whole), GEMM + allreduce (the contraction dimension split: a partial result), or

@@ -8,6 +8,7 @@
 #pragma once
 #include <initializer_list>
 #include <optional>
+#include <utility>
 
 #include "cufuse/array.hpp"
 
@@ -28,37 +29,42 @@ class AxisArg {
   std::optional<Axes> axes_;
 };
 
-Array sum(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Array prod(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Array max(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array min(const Array& a, AxisArg axis = {}, bool keepdims = false);
-inline Array amax(const Array& a, AxisArg axis = {}, bool keepdims = false) { return max(a, axis, keepdims); }
-inline Array amin(const Array& a, AxisArg axis = {}, bool keepdims = false) { return min(a, axis, keepdims); }
-Array mean(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Array var(const Array& a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
+// The array argument of a reduction is taken by value, and its handle is dropped once the
+// result is built: a temporary's value (`cf::sum((x - y) * (x - y)).item()`) is then named
+// by no handle while the statement that made it evaluates, so it fuses into the reduction
+// instead of being kept in memory for a handle about to die (a named array is unaffected:
+// the copy is dropped, the caller's handle stays).
+Array sum(Array a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array prod(Array a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array max(Array a, AxisArg axis = {}, bool keepdims = false);
+Array min(Array a, AxisArg axis = {}, bool keepdims = false);
+inline Array amax(Array a, AxisArg axis = {}, bool keepdims = false) { return max(std::move(a), axis, keepdims); }
+inline Array amin(Array a, AxisArg axis = {}, bool keepdims = false) { return min(std::move(a), axis, keepdims); }
+Array mean(Array a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array var(Array a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
           std::optional<DType> dtype = std::nullopt);
-Array std(const Array& a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
+Array std(Array a, AxisArg axis = {}, int ddof = 0, bool keepdims = false,
           std::optional<DType> dtype = std::nullopt);
-Array any(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array all(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array count_nonzero(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array nansum(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Array nanmean(const Array& a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
-Array nanmax(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array nanmin(const Array& a, AxisArg axis = {}, bool keepdims = false);
-Array ptp(const Array& a, AxisArg axis = {}, bool keepdims = false);
+Array any(Array a, AxisArg axis = {}, bool keepdims = false);
+Array all(Array a, AxisArg axis = {}, bool keepdims = false);
+Array count_nonzero(Array a, AxisArg axis = {}, bool keepdims = false);
+Array nansum(Array a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array nanmean(Array a, AxisArg axis = {}, bool keepdims = false, std::optional<DType> dtype = std::nullopt);
+Array nanmax(Array a, AxisArg axis = {}, bool keepdims = false);
+Array nanmin(Array a, AxisArg axis = {}, bool keepdims = false);
+Array ptp(Array a, AxisArg axis = {}, bool keepdims = false);
 // Index of the first maximum (minimum; a NaN counts as the extreme) along `axis`, or in
 // the flattened array when axis is none.
-Array argmax(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
-Array argmin(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array argmax(Array a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array argmin(Array a, std::optional<int> axis = std::nullopt, bool keepdims = false);
 // Running sum / product along `axis` (the flattened array when none).
-Array cumsum(const Array& a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
-Array cumprod(const Array& a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+Array cumsum(Array a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+Array cumprod(Array a, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
 
 namespace linalg {
 // Vector norms (ord = 2 by default; 1, inf, -inf, 0 and any p), over `axis` (all when none).
 // Matrix norms (fro, nuc, 2 over two axes) come with the linear algebra library nodes.
-Array norm(const Array& x, std::optional<double> ord = std::nullopt, AxisArg axis = {}, bool keepdims = false);
+Array norm(Array x, std::optional<double> ord = std::nullopt, AxisArg axis = {}, bool keepdims = false);
 }  // namespace linalg
 
 }  // namespace cufuse

@@ -30,6 +30,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/stream.hpp"
 #include "dist/mpi.hpp"
+#include "runtime/log.hpp"
 #endif
 
 namespace cufuse::dist::detail {
@@ -314,6 +315,12 @@ std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, 
   auto& w = nw();
   std::lock_guard<std::mutex> lk(w.m);
   if (w.aborted) check_not_broken(label, group);
+  // CUFUSE_LOG=launch: where a collective's host time goes (microseconds from entry).
+  using clock = std::chrono::steady_clock;
+  const bool timed = cufuse::detail::log_enabled(cufuse::detail::LogChannel::Launch);
+  const auto t_entry = timed ? clock::now() : clock::time_point{};
+  auto us = [&] { return std::chrono::duration<double, std::micro>(clock::now() - t_entry).count(); };
+  double t_prepared = 0, t_enqueued = 0, t_queued = 0;
   const auto& comms = group_comms(w, group);
   const size_t k = group.size();
   // This process's members: (rank in the group, local slot).
@@ -337,6 +344,7 @@ std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, 
                "cudaStreamWaitEvent");
   }
   const size_t n = static_cast<size_t>(in[mine[0].first].size());
+  if (timed) t_prepared = us();
   check(ncclGroupStart(), "ncclGroupStart");
   for (auto [r, s] : mine) {
     cudaStream_t st = w.comm_streams[static_cast<size_t>(s)];
@@ -359,10 +367,12 @@ std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, 
     }
   }
   check(ncclGroupEnd(), "ncclGroupEnd");  // ncclInProgress: still being queued (polled below)
+  if (timed) t_enqueued = us();
   std::vector<ncclComm_t> used;
   for (auto [r, s] : mine) used.push_back(comms[static_cast<size_t>(s)]);
   // Queued: every used communicator out of ncclInProgress.
   wait_ready(w, used, label, group);
+  if (timed) t_queued = us();
   for (auto [r, s] : mine) {
     DeviceScope scope(w.cuda_dev[static_cast<size_t>(s)]);
     auto compute = static_cast<cudaStream_t>(Stream::current().native());
@@ -379,6 +389,11 @@ std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, 
     }
     return true;
   });
+  if (timed)
+    cufuse::detail::log(cufuse::detail::LogChannel::Launch,
+                        "nccl {}: {} elements on {} device(s); outputs and events {:.1f} us, group enqueued {:.1f} "
+                        "us, queued {:.1f} us, done {:.1f} us (from entry)",
+                        label, n, mine.size(), t_prepared, t_enqueued, t_queued, us());
   return out;
 }
 

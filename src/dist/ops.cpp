@@ -54,6 +54,17 @@ int64_t reshard_cost(const DArray& d, const Sharding& to) {
 
 DArray whole(const DArray& d, const std::string& why) { return detail::finish_partial(d, nullptr, why); }
 
+// The by-value operands of an operation are dropped once its result is built (dist.hpp).
+DArray taken(DArray result, DArray& a) {
+  a = DArray();
+  return result;
+}
+DArray taken(DArray result, DArray& a, DArray& b) {
+  a = DArray();
+  b = DArray();
+  return result;
+}
+
 }  // namespace
 
 DArray map(const LocalFn& f, const std::vector<DArray>& operands, std::string_view what) {
@@ -103,14 +114,14 @@ DArray map(const LocalFn& f, const std::vector<DArray>& operands, std::string_vi
 }
 
 #define CUFUSE_DIST_BINARY(sym, fn)                                                                              \
-  DArray operator sym(const DArray& a, const DArray& b) {                                                       \
-    return map([](const std::vector<Array>& x) { return cufuse::fn(x[0], x[1]); }, {a, b}, #fn);               \
+  DArray operator sym(DArray a, DArray b) {                                                                     \
+    return taken(map([](const std::vector<Array>& x) { return cufuse::fn(x[0], x[1]); }, {a, b}, #fn), a, b);  \
   }                                                                                                              \
-  DArray operator sym(const DArray& a, const Scalar& s) {                                                       \
-    return map([s](const std::vector<Array>& x) { return cufuse::fn(x[0], s); }, {a}, #fn);                    \
+  DArray operator sym(DArray a, const Scalar& s) {                                                              \
+    return taken(map([s](const std::vector<Array>& x) { return cufuse::fn(x[0], s); }, {a}, #fn), a);          \
   }                                                                                                              \
-  DArray operator sym(const Scalar& s, const DArray& a) {                                                       \
-    return map([s](const std::vector<Array>& x) { return cufuse::fn(s, x[0]); }, {a}, #fn);                    \
+  DArray operator sym(const Scalar& s, DArray a) {                                                              \
+    return taken(map([s](const std::vector<Array>& x) { return cufuse::fn(s, x[0]); }, {a}, #fn), a);          \
   }
 CUFUSE_DIST_BINARY(+, add)
 CUFUSE_DIST_BINARY(-, subtract)
@@ -118,13 +129,13 @@ CUFUSE_DIST_BINARY(*, multiply)
 CUFUSE_DIST_BINARY(/, true_divide)
 #undef CUFUSE_DIST_BINARY
 
-DArray operator-(const DArray& a) {
-  return map([](const std::vector<Array>& x) { return -x[0]; }, {a}, "negative");
+DArray operator-(DArray a) {
+  return taken(map([](const std::vector<Array>& x) { return -x[0]; }, {a}, "negative"), a);
 }
 
 #define CUFUSE_DIST_UNARY(fn)                                                                                   \
-  DArray fn(const DArray& a) {                                                                                   \
-    return map([](const std::vector<Array>& x) { return cufuse::fn(x[0]); }, {a}, #fn);                         \
+  DArray fn(DArray a) {                                                                                          \
+    return taken(map([](const std::vector<Array>& x) { return cufuse::fn(x[0]); }, {a}, #fn), a);               \
   }
 CUFUSE_DIST_UNARY(exp)
 CUFUSE_DIST_UNARY(log)
@@ -135,14 +146,14 @@ CUFUSE_DIST_UNARY(tanh)
 CUFUSE_DIST_UNARY(abs)
 #undef CUFUSE_DIST_UNARY
 
-DArray maximum(const DArray& a, const DArray& b) {
-  return map([](const std::vector<Array>& x) { return cufuse::maximum(x[0], x[1]); }, {a, b}, "maximum");
+DArray maximum(DArray a, DArray b) {
+  return taken(map([](const std::vector<Array>& x) { return cufuse::maximum(x[0], x[1]); }, {a, b}, "maximum"), a, b);
 }
-DArray minimum(const DArray& a, const DArray& b) {
-  return map([](const std::vector<Array>& x) { return cufuse::minimum(x[0], x[1]); }, {a, b}, "minimum");
+DArray minimum(DArray a, DArray b) {
+  return taken(map([](const std::vector<Array>& x) { return cufuse::minimum(x[0], x[1]); }, {a, b}, "minimum"), a, b);
 }
-DArray astype(const DArray& a, DType t) {
-  return map([t](const std::vector<Array>& x) { return x[0].astype(t); }, {a}, "astype");
+DArray astype(DArray a, DType t) {
+  return taken(map([t](const std::vector<Array>& x) { return x[0].astype(t); }, {a}, "astype"), a);
 }
 
 // ------------------------------------------------------------------ reductions
@@ -211,11 +222,11 @@ DArray reduce(const DArray& in, Axes axes, Red red, const char* what) {
 
 }  // namespace
 
-DArray sum(const DArray& a, const Axes& axes) { return reduce(a, axes, Red::Sum, "sum"); }
-DArray prod(const DArray& a, const Axes& axes) { return reduce(a, axes, Red::Prod, "prod"); }
-DArray max(const DArray& a, const Axes& axes) { return reduce(a, axes, Red::Max, "max"); }
-DArray min(const DArray& a, const Axes& axes) { return reduce(a, axes, Red::Min, "min"); }
-DArray mean(const DArray& a, const Axes& axes) { return reduce(a, axes, Red::Mean, "mean"); }
+DArray sum(DArray a, const Axes& axes) { return taken(reduce(a, axes, Red::Sum, "sum"), a); }
+DArray prod(DArray a, const Axes& axes) { return taken(reduce(a, axes, Red::Prod, "prod"), a); }
+DArray max(DArray a, const Axes& axes) { return taken(reduce(a, axes, Red::Max, "max"), a); }
+DArray min(DArray a, const Axes& axes) { return taken(reduce(a, axes, Red::Min, "min"), a); }
+DArray mean(DArray a, const Axes& axes) { return taken(reduce(a, axes, Red::Mean, "mean"), a); }
 
 // ------------------------------------------------------------------ matmul
 DArray matmul(const DArray& a0, const DArray& b0) {

@@ -50,12 +50,28 @@ std::optional<Step> pending_kernels(const std::vector<Array>& shards, std::strin
   cufuse::detail::GraphScan scan;
   std::vector<const cufuse::detail::Target*> targets(1, nullptr);
   scan_graph(roots, targets, scan);
-  auto ex = cufuse::detail::build_executable(roots, targets, scan, false, cufuse::detail::default_arch());
   Step st;
   st.kind = "kernels";
   st.why = std::move(why);
+  // One plan per graph structure (the signature): recorded before every collective, so it is
+  // built and described once (with_source, for a dump, is built each time it is asked for).
+  auto& w = dist_world();
+  if (!with_source) {
+    std::lock_guard<std::mutex> k(w.steps_mu);
+    if (auto it = w.kernel_steps.find(scan.key); it != w.kernel_steps.end()) {
+      st.kernels = it->second.first;
+      st.detail = it->second.second;
+      return st;
+    }
+  }
+  auto ex = cufuse::detail::build_executable(roots, targets, scan, false, cufuse::detail::default_arch());
   for (const auto& s : ex->steps) st.kernels += s.call ? 0 : 1;
   st.detail = cufuse::detail::describe_executable(*ex, with_source);
+  if (!with_source) {
+    std::lock_guard<std::mutex> k(w.steps_mu);
+    if (w.kernel_steps.size() > 4096) w.kernel_steps.clear();  // bounded: a record, not a plan cache
+    w.kernel_steps.emplace(scan.key, std::make_pair(st.kernels, st.detail));
+  }
   return st;
 }
 

@@ -4,6 +4,8 @@
 // state: a collective that failed or timed out breaks the world (every later collective
 // fails at once, naming the first failure) until dist::finalize.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -32,6 +34,11 @@ struct DistWorld {
   static constexpr cufuse::detail::StateSlot kSlot = cufuse::detail::StateSlot::DistWorld;
   std::mutex mu;
   WorldState s;
+  // The per-shard plan record of pending work (plan_steps.cpp: pending_kernels), by the plan
+  // signature of the graph: made once per graph structure, not at each collective (building
+  // and describing a plan cost tens of microseconds, paid before every allreduce).
+  std::mutex steps_mu;
+  std::map<std::vector<int64_t>, std::pair<int, std::string>> kernel_steps;
 };
 inline DistWorld& dist_world() { return cufuse::detail::runtime().state<DistWorld>(); }
 

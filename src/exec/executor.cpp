@@ -518,18 +518,27 @@ static void run(const std::vector<NodePtr>& roots, const std::vector<const Targe
 //     beside the `norm(r) < tol` check that computes `a` and reads `p`), so loops do not
 //     grow graphs across iterations and each iteration's plan is the last one's;
 //   - live pending roots that read memory it writes in place, which must see the old values.
+// The device an evaluation of `n` runs on: its write target's memory, else the memory it reads
+// (-1 host, -2 none: a value made of constants that writes nowhere).
+static int eval_device(const Node& n) {
+  if (n.dest && n.dest->storage) return n.dest->storage->device;
+  return n.device;
+}
+
 static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& notes) {
   thread_local VisitedSet in_roots, seen;
   in_roots.clear();
   for (const auto& r : roots) in_roots.insert(r.get());
   // Only work on the memory of the evaluation's device (or host) comes along, and nothing
-  // that reads a placeholder (it cannot be evaluated).
-  int16_t device = -2;
+  // that reads a placeholder (it cannot be evaluated). A pending write belongs to the device
+  // of the memory it writes, whatever its value reads (`d[...] = 2.0` into a shard on device 1).
+  int device = -2;
   for (const auto& r : roots)
-    if (r->device != -2) device = r->device;
+    if (eval_device(*r) != -2) device = eval_device(*r);
   auto add = [&](const NodePtr& n, const char* why) {
     if (n->is_materialized() || n->reads_placeholder) return false;
-    if (device != -2 && n->device != -2 && n->device != device) return false;
+    const int nd = eval_device(*n);
+    if (device != -2 && nd != -2 && nd != device) return false;
     if (!in_roots.insert(n.get())) return false;
     roots.push_back(n);
     notes.emplace_back(why);
@@ -601,6 +610,31 @@ static void realize_roots(const std::vector<NodePtr>& in, const std::string& why
     if (!dup) roots.push_back(r);
   }
   if (roots.empty()) return;
+  // Roots on several devices (the pending writes of a thread that wrote into shards on two
+  // GPUs) are one evaluation per device, in the order the devices first appear: an evaluation
+  // runs on one device (leaves_device).
+  int first = -2;
+  bool mixed = false;
+  for (const auto& r : roots) {
+    const int d = eval_device(*r);
+    if (d == -2) continue;
+    if (first == -2) first = d;
+    else mixed |= d != first;
+  }
+  if (mixed) {
+    std::vector<int> order;
+    for (const auto& r : roots) {
+      const int d = eval_device(*r) == -2 ? first : eval_device(*r);
+      if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+    }
+    for (int dev : order) {
+      std::vector<NodePtr> part;
+      for (const auto& r : roots)
+        if ((eval_device(*r) == -2 ? first : eval_device(*r)) == dev) part.push_back(r);
+      realize_roots(part, why);
+    }
+    return;
+  }
   std::vector<std::string> notes(roots.size());
   if (!why.empty()) notes[0] = why;
   gather_roots(roots, notes);

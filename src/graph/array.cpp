@@ -45,28 +45,35 @@ static void release(const NodePtr& n) {
 }
 
 Array::Array() = default;
-Array::~Array() { release(node_); }
+Array::~Array() {
+  if (named_) release(node_);
+}
 Array::Array(NodePtr node) : node_(std::move(node)) { acquire_own(node_); }
 Array::Array(NodePtr node, std::shared_ptr<detail::LazyBase> base)
     : node_(std::move(node)), base_(std::move(base)) {
   acquire_own(node_);
 }
 Array::Array(const Array& o) : node_(o.node_), base_(o.base_) { acquire(node_); }
-Array::Array(Array&& o) noexcept : node_(std::move(o.node_)), base_(std::move(o.base_)) {}
+Array::Array(Array&& o) noexcept : node_(std::move(o.node_)), base_(std::move(o.base_)), named_(o.named_) {
+  o.named_ = true;
+}
 Array& Array::operator=(const Array& o) & {
   if (this != &o) {
     acquire(o.node_);
-    release(node_);
+    if (named_) release(node_);
     node_ = o.node_;
     base_ = o.base_;
+    named_ = true;
   }
   return *this;
 }
 Array& Array::operator=(Array&& o) & noexcept {
   if (this != &o) {
-    release(node_);
+    if (named_) release(node_);
     node_ = std::move(o.node_);
     base_ = std::move(o.base_);
+    named_ = o.named_;
+    o.named_ = true;
   }
   return *this;
 }
@@ -86,8 +93,14 @@ Array& Array::operator=(const Scalar& v) && {
 
 void Array::set_node(NodePtr n) {
   acquire(n);
-  release(node_);
+  if (named_) release(node_);
   node_ = std::move(n);
+  named_ = true;
+}
+
+void Array::unname() {
+  if (named_ && node_) release(node_);
+  named_ = false;
 }
 
 void Array::require_defined(const char* what) const {
@@ -96,7 +109,8 @@ void Array::require_defined(const char* what) const {
 
 // A view of a lazy array whose base has since been materialized becomes a strided leaf on
 // the base's memory, so it sees writes made through the base (NumPy's view semantics).
-static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase>& base) {
+// `named`: the handle counts as a name of its node (Array::unname).
+static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase>& base, bool named = true) {
   if (!base || !base->node->is_materialized()) return;
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
   if (!base->node->is_materialized()) return;
@@ -106,8 +120,10 @@ static void rebind_if_base_ready(NodePtr& node, std::shared_ptr<detail::LazyBase
   l.offset += base->node->layout.offset;
   auto leaf = detail::make_buffer(base->node->dtype, std::move(l), base->node->storage);
   leaf->read_only = base->read_only;
-  acquire(leaf);
-  release(node);
+  if (named) {
+    acquire(leaf);
+    release(node);
+  }
   node = std::move(leaf);
   base.reset();
 }
@@ -116,6 +132,7 @@ NodePtr Array::take_node() && {
   if (base_ || !node_) return {};
   if (node_->storage && node_->storage->pending_write.load(std::memory_order_acquire))
     detail::settle_pending_write(node_);
+  if (!named_) return std::move(node_);  // no name to give up
   Node* n = node_.get();
   // The only handle and the only reference: a temporary, which no other thread can copy.
   if (n->refs.load(std::memory_order_acquire) == 1 && n->array_refs.load(std::memory_order_relaxed) == 1)
@@ -126,7 +143,7 @@ NodePtr Array::take_node() && {
 }
 
 const NodePtr& Array::node() const {
-  if (base_) rebind_if_base_ready(node_, base_);
+  if (base_) rebind_if_base_ready(node_, base_, named_);
   if (node_ && node_->storage && node_->storage->pending_write.load(std::memory_order_acquire))
     detail::settle_pending_write(node_);
   return node_;
@@ -400,7 +417,7 @@ Array& Array::eval() {
   require_defined("eval");
   (void)node();  // rebinds a view of a lazy array; settles a write into its memory by another handle
   if (!node_->is_materialized()) detail::realize({node_});
-  rebind_if_base_ready(node_, base_);
+  rebind_if_base_ready(node_, base_, named_);
   return *this;
 }
 const Array& Array::eval() const { return const_cast<Array*>(this)->eval(); }
@@ -574,7 +591,7 @@ static void settle_if_captured(const NodePtr& w) {
 
 Array& Array::write(NodePtr value) {
   std::lock_guard<std::recursive_mutex> lk(detail::graph_mutex());
-  rebind_if_base_ready(node_, base_);
+  rebind_if_base_ready(node_, base_, named_);
   Node* cur = node_.get();
   // No other handle names this array's value, and no view of it is lazy.
   const bool sole = !base_ && cur->array_refs.load() == 1 && cur->lazy_views.load() == 0;
@@ -655,7 +672,7 @@ Array& Array::assign(const Scalar& value) {
 
 Array& Array::inplace(uint16_t op, const Operand& o) {
   require_defined("in-place operator");
-  rebind_if_base_ready(node_, base_);
+  rebind_if_base_ready(node_, base_, named_);
   if (node_->is_placeholder()) throw ValueError("cannot write into a placeholder array");
   const Operand self(*this);
   const Operand* args[2] = {&self, &o};

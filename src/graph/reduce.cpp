@@ -133,47 +133,54 @@ Array mean_impl(const Array& a, const Axes& axes, bool keepdims, std::optional<D
   return m.dtype() == out ? m : m.astype(out);
 }
 
+// A reduction's by-value argument is dropped once its result is built (reduce.hpp: a
+// temporary's value is then named by no handle while its statement evaluates).
+Array taken(Array& arg, Array result) {
+  arg = Array();
+  return result;
+}
+
 }  // namespace
 
-Array sum(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
-  return sum_like(ReduceOp::Sum, a, axis, keepdims, dtype, "sum");
+Array sum(Array a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
+  return taken(a, sum_like(ReduceOp::Sum, a, axis, keepdims, dtype, "sum"));
 }
-Array prod(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
-  return sum_like(ReduceOp::Prod, a, axis, keepdims, dtype, "prod");
+Array prod(Array a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
+  return taken(a, sum_like(ReduceOp::Prod, a, axis, keepdims, dtype, "prod"));
 }
 
 
-Array max(const Array& a, AxisArg axis, bool keepdims) {
+Array max(Array a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "max");
   require_nonempty(a, axes, "maximum");
-  return reduce_node(ReduceOp::Max, a, axes, keepdims, a.dtype());
+  return taken(a, reduce_node(ReduceOp::Max, a, axes, keepdims, a.dtype()));
 }
-Array min(const Array& a, AxisArg axis, bool keepdims) {
+Array min(Array a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "min");
   require_nonempty(a, axes, "minimum");
-  return reduce_node(ReduceOp::Min, a, axes, keepdims, a.dtype());
+  return taken(a, reduce_node(ReduceOp::Min, a, axes, keepdims, a.dtype()));
 }
-Array nanmax(const Array& a, AxisArg axis, bool keepdims) {
+Array nanmax(Array a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "nanmax");
   require_nonempty(a, axes, "fmax");
   const bool nans = is_float(a.dtype()) || is_complex(a.dtype());
-  return reduce_node(nans ? ReduceOp::NanMax : ReduceOp::Max, a, axes, keepdims, a.dtype());
+  return taken(a, reduce_node(nans ? ReduceOp::NanMax : ReduceOp::Max, a, axes, keepdims, a.dtype()));
 }
-Array nanmin(const Array& a, AxisArg axis, bool keepdims) {
+Array nanmin(Array a, AxisArg axis, bool keepdims) {
   const Axes axes = normalize_axes(axis, a.ndim(), "nanmin");
   require_nonempty(a, axes, "fmin");
   const bool nans = is_float(a.dtype()) || is_complex(a.dtype());
-  return reduce_node(nans ? ReduceOp::NanMin : ReduceOp::Min, a, axes, keepdims, a.dtype());
+  return taken(a, reduce_node(nans ? ReduceOp::NanMin : ReduceOp::Min, a, axes, keepdims, a.dtype()));
 }
-Array ptp(const Array& a, AxisArg axis, bool keepdims) {
-  return subtract(max(a, axis, keepdims), min(a, axis, keepdims));
-}
-
-Array mean(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
-  return mean_impl(a, normalize_axes(axis, a.ndim(), "mean"), keepdims, dtype);
+Array ptp(Array a, AxisArg axis, bool keepdims) {
+  return taken(a, subtract(max(a, axis, keepdims), min(a, axis, keepdims)));
 }
 
-Array var(const Array& a, AxisArg axis, int ddof, bool keepdims, std::optional<DType> dtype) {
+Array mean(Array a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
+  return taken(a, mean_impl(a, normalize_axes(axis, a.ndim(), "mean"), keepdims, dtype));
+}
+
+Array var(Array a, AxisArg axis, int ddof, bool keepdims, std::optional<DType> dtype) {
   const Axes axes = normalize_axes(axis, a.ndim(), "var");
   auto [acc, out] = mean_dtypes(a.dtype(), dtype);
   const int64_t n = reduced_count(a.shape(), axes);
@@ -185,41 +192,41 @@ Array var(const Array& a, AxisArg axis, int ddof, bool keepdims, std::optional<D
     const DType racc = real_dtype(acc);
     Array s2 = reduce_node(ReduceOp::Sum, real(multiply(x, conjugate(x))), axes, keepdims, racc);
     Array v = true_divide(s2, Scalar::typed(Scalar(div), racc));
-    return v.dtype() == real_dtype(out) ? v : v.astype(real_dtype(out));
+    return taken(a, v.dtype() == real_dtype(out) ? v : v.astype(real_dtype(out)));
   }
   Array s2 = reduce_node(ReduceOp::Sum, multiply(x, x), axes, keepdims, acc);
   Array v = true_divide(s2, Scalar::typed(Scalar(div), acc));
-  return v.dtype() == out ? v : v.astype(out);
+  return taken(a, v.dtype() == out ? v : v.astype(out));
 }
 
-Array std(const Array& a, AxisArg axis, int ddof, bool keepdims, std::optional<DType> dtype) {
-  return sqrt(var(a, axis, ddof, keepdims, dtype));
+Array std(Array a, AxisArg axis, int ddof, bool keepdims, std::optional<DType> dtype) {
+  return taken(a, sqrt(var(a, axis, ddof, keepdims, dtype)));
 }
 
-Array any(const Array& a, AxisArg axis, bool keepdims) {
-  return reduce_node(ReduceOp::Any, a, normalize_axes(axis, a.ndim(), "any"), keepdims, DType::Bool);
+Array any(Array a, AxisArg axis, bool keepdims) {
+  return taken(a, reduce_node(ReduceOp::Any, a, normalize_axes(axis, a.ndim(), "any"), keepdims, DType::Bool));
 }
-Array all(const Array& a, AxisArg axis, bool keepdims) {
-  return reduce_node(ReduceOp::All, a, normalize_axes(axis, a.ndim(), "all"), keepdims, DType::Bool);
-}
-
-Array count_nonzero(const Array& a, AxisArg axis, bool keepdims) {
-  return sum(not_equal(a, 0), axis, keepdims, DType::Int64);
+Array all(Array a, AxisArg axis, bool keepdims) {
+  return taken(a, reduce_node(ReduceOp::All, a, normalize_axes(axis, a.ndim(), "all"), keepdims, DType::Bool));
 }
 
-Array nansum(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
-  if (!is_float(a.dtype())) return sum(a, axis, keepdims, dtype);
-  return sum(where(isnan(a), 0, a), axis, keepdims, dtype);
+Array count_nonzero(Array a, AxisArg axis, bool keepdims) {
+  return taken(a, sum(not_equal(a, 0), axis, keepdims, DType::Int64));
 }
 
-Array nanmean(const Array& a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
-  if (!is_float(a.dtype())) return mean(a, axis, keepdims, dtype);
+Array nansum(Array a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
+  if (!is_float(a.dtype())) return taken(a, sum(a, axis, keepdims, dtype));
+  return taken(a, sum(where(isnan(a), 0, a), axis, keepdims, dtype));
+}
+
+Array nanmean(Array a, AxisArg axis, bool keepdims, std::optional<DType> dtype) {
+  if (!is_float(a.dtype())) return taken(a, mean(a, axis, keepdims, dtype));
   const Axes axes = normalize_axes(axis, a.ndim(), "nanmean");
   auto [acc, out] = mean_dtypes(a.dtype(), dtype);
   Array tot = reduce_node(ReduceOp::Sum, where(isnan(a), 0, a), axes, keepdims, acc);
   Array cnt = reduce_node(ReduceOp::Sum, logical_not(isnan(a)), axes, keepdims, DType::Int64);
   Array avg = true_divide(tot, cnt.astype(acc));
-  return avg.dtype() == out ? avg : avg.astype(out);
+  return taken(a, avg.dtype() == out ? avg : avg.astype(out));
 }
 
 static Array arg_reduce(ReduceOp op, const Array& a, std::optional<int> axis, bool keepdims, const char* what) {
@@ -233,11 +240,11 @@ static Array arg_reduce(ReduceOp op, const Array& a, std::optional<int> axis, bo
   // over the flattened array: keepdims keeps every axis as 1
   return reduce_node(op, a, normalize_axes(AxisArg(), a.ndim(), what), keepdims, a.dtype());
 }
-Array argmax(const Array& a, std::optional<int> axis, bool keepdims) {
-  return arg_reduce(ReduceOp::ArgMax, a, axis, keepdims, "argmax");
+Array argmax(Array a, std::optional<int> axis, bool keepdims) {
+  return taken(a, arg_reduce(ReduceOp::ArgMax, a, axis, keepdims, "argmax"));
 }
-Array argmin(const Array& a, std::optional<int> axis, bool keepdims) {
-  return arg_reduce(ReduceOp::ArgMin, a, axis, keepdims, "argmin");
+Array argmin(Array a, std::optional<int> axis, bool keepdims) {
+  return taken(a, arg_reduce(ReduceOp::ArgMin, a, axis, keepdims, "argmin"));
 }
 
 static Array scan(ReduceOp op, const Array& a, std::optional<int> axis, std::optional<DType> dtype, const char* what) {
@@ -249,11 +256,11 @@ static Array scan(ReduceOp op, const Array& a, std::optional<int> axis, std::opt
   Array r = reduce_node(op, src, axes, false, acc);
   return out == acc ? r : r.astype(out);
 }
-Array cumsum(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
-  return scan(ReduceOp::CumSum, a, axis, dtype, "cumsum");
+Array cumsum(Array a, std::optional<int> axis, std::optional<DType> dtype) {
+  return taken(a, scan(ReduceOp::CumSum, a, axis, dtype, "cumsum"));
 }
-Array cumprod(const Array& a, std::optional<int> axis, std::optional<DType> dtype) {
-  return scan(ReduceOp::CumProd, a, axis, dtype, "cumprod");
+Array cumprod(Array a, std::optional<int> axis, std::optional<DType> dtype) {
+  return taken(a, scan(ReduceOp::CumProd, a, axis, dtype, "cumprod"));
 }
 
 }  // namespace cufuse

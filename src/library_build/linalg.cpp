@@ -357,7 +357,8 @@ Array norm(const Array& x, std::string_view ord, AxisArg axis, bool keepdims) {
   return s.reshape(ks);
 }
 
-Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
+namespace {
+Array vector_or_matrix_norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keepdims) {
   Array x = is_float(x_in.dtype()) || is_complex(x_in.dtype()) ? x_in : x_in.astype(DType::Float64);
   // Matrix norms (2 axes, or a 2-D array with an ord): matrix_norm_axes below.
   if (axis.all() && ord && x.ndim() == 2) return detail::matrix_norm_axes(x, ord, 0, 1, keepdims);
@@ -373,6 +374,14 @@ Array norm(const Array& x_in, std::optional<double> ord, AxisArg axis, bool keep
   if (p == 2) return sqrt(sum(abs_squared(x), axis, keepdims));
   Array s = sum(power(abs(x), p), axis, keepdims);
   return power(s, 1.0 / p);
+}
+}  // namespace
+
+// x by value, dropped once the result is built (as the reductions of reduce.hpp).
+Array norm(Array x, std::optional<double> ord, AxisArg axis, bool keepdims) {
+  Array r = vector_or_matrix_norm(x, ord, axis, keepdims);
+  x = Array();
+  return r;
 }
 Array matrix_norm(const Array& x, std::string_view ord, bool keepdims) {
   if (!x.defined()) throw ValueError("matrix_norm: the Array handle is empty");

@@ -96,9 +96,10 @@ namespace {
 // Waits for both devices and names the statement just run: a device fault (an illegal address
 // on the H200 pair, first seen at a later launch) is reported at the statement that made it.
 void settled(const char* what) {
+  const std::string statement(what);  // INFO keeps a reference: a std::string prints as text
   for (int d : {0, 1}) {
     cf::DeviceScope s(d);
-    INFO("after: " << what << " (device " << d << ")");
+    INFO("after: " << statement << " (device " << d << ")");
     CHECK_NOTHROW(cf::Device(d).synchronize());
   }
 }
