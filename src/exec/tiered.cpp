@@ -48,6 +48,8 @@ struct TierState {
   // thread-exit destructors while the process tears down (demo_fusion and seed002 crashed at
   // exit with a compile still running).
   bool stopping = false, exit_hook = false;
+  // Set once an NVRTC compile of this process has finished (after_first_compile).
+  bool late_exit_hook = false;
   // The interpreter kernel per device (loaded once; 1 marks "no image"), loaded by the first
   // call that needs it or by the start-up warm-up (exec/startup.hpp), whichever comes first.
   LoadGate load_gate;
@@ -62,6 +64,21 @@ TierState& tiers() { return runtime().state<TierState>(); }
 int max_workers() {
   const unsigned hc = std::thread::hardware_concurrency();
   return std::clamp(static_cast<int>(hc / 4), 1, 2);
+}
+
+void stop_background_work();
+
+// After an NVRTC compile of this process has finished: one more atexit hook stopping the pool
+// and the warm-up. NVRTC registers the destructors of its statics during its first compile,
+// after the hooks registered with the first worker, so those ran after them; this one is
+// registered after NVRTC's and runs before them, whichever thread calls exit() (the main
+// thread's exit guard below acts only where the main thread armed it: in the device fuzzer's
+// four-thread batches it never queued a compile, and 7 of 32 batches on the H200 crashed at
+// exit in nvrtcCompileProgram, on a pool worker). Called with t.mu held.
+void after_first_compile(TierState& t) {
+  if (t.late_exit_hook) return;
+  t.late_exit_hook = true;
+  std::atexit([] { stop_background_work(); });
 }
 
 void worker() {
@@ -90,6 +107,7 @@ void worker() {
     }
     counters().background_compiles.fetch_add(1, std::memory_order_relaxed);
     lk.lock();
+    after_first_compile(t);
     std::vector<std::shared_ptr<TieredStep>> steps = std::move(t.waiting.at(key));
     t.waiting.erase(key);
     --t.busy;
@@ -118,7 +136,6 @@ void stop_at_exit() {
 // compile or first uses a device; it acts only where the thread is the main one (its end is
 // the process's), stopping the pool and the start-up warm-up and waiting for their running
 // NVRTC work. The atexit hooks stay for an exit from another thread.
-void stop_background_work();
 struct ExitGuard {
   ExitGuard() = default;
   ExitGuard(const ExitGuard&) = delete;
@@ -240,6 +257,9 @@ void on_first_device_use(int device) {
   steps.warm_compiler = [] {
     (void)setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);  // as the pool's
     nvrtc::warm_up(base_compile_options(default_arch()));
+    TierState& t = tiers();
+    std::lock_guard<std::mutex> lk(t.mu);
+    after_first_compile(t);
   };
   if (startup_warmup().start(device, std::move(steps))) std::atexit([] { startup_warmup().stop(); });
 }
