@@ -265,6 +265,11 @@ void on_first_device_use(int device) {
 }
 const bool g_first_use_hook = [] {
   set_first_device_use_hook(&on_first_device_use);
+  // Static initialization runs on the main thread: its exit guard is armed before any thread
+  // queues a compile, so a return from main stops the pool first, whichever threads used the
+  // device (NVRTC may register destructors in later compiles too, after after_first_compile's
+  // hook; the main thread's thread_local destructors run before every atexit handler).
+  arm_exit_guard();
   return true;
 }();
 }  // namespace
