@@ -143,3 +143,59 @@ TEST_CASE("a view of memory made after a pending write through another handle re
   CHECK(host<uint32_t>(t.T().copy().ravel()) == host<uint32_t>(v3.copy().ravel()));
   CHECK(host<uint32_t>(v3.ravel())[0] == 2u);
 }
+
+// CUFUSE_FUZZ_SEED=717923282040 (device config; the same on the reference backend): v7 =
+// expand_dims(v6) of a lazy v6 = -v0, evaluated early, then `h7.T /= 0.5` through a second
+// handle on v7: the write was lost (v6 and v7 kept the old values). Evaluating a view of a
+// lazy array alone computes it into memory of its own, which the handle drops for the base's
+// memory once the base is in memory; a view made of it meanwhile (h7.T) was a view of that
+// private memory with no lazy base, so the write went there and was never seen. NumPy: a view
+// of a view is a view of the same memory.
+TEST_CASE("a view of an evaluated view of a lazy array is a view of that array: writes and reads through it") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const std::vector<float> hx{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::vector<float> twice(hx.size());
+  for (size_t i = 0; i < hx.size(); ++i) twice[i] = -2 * hx[i];
+
+  // The fuzz program's statements: v6 = -v0; v7 = v6[:, :, None]; h7 = v7; v7 evaluated;
+  // h7.T /= 0.5 (NumPy: v6, v7 and h7 all hold -2 * v0; v0 is untouched).
+  {
+    auto v0 = cf::from_host(hx).reshape({4, 3, 1});
+    auto v6 = cf::negative(v0);
+    auto v7 = v6.expand_dims(2);
+    auto h7 = v7;
+    v7.eval();
+    {
+      auto t = h7.T();
+      t /= 0.5;
+    }
+    CHECK(host<float>(v6) == twice);
+    CHECK(host<float>(v7) == twice);
+    CHECK(host<float>(h7) == twice);
+    CHECK(host<float>(v0) == hx);
+  }
+  // The smallest form: one handle, y read only after the write.
+  {
+    auto x = cf::from_host(hx).reshape({4, 3});
+    auto y = cf::negative(x);
+    auto v = y.reshape({3, 4});
+    v.eval();
+    auto t = v.T();
+    t /= 0.5;
+    CHECK(host<float>(v) == twice);
+    CHECK(host<float>(y) == twice);
+  }
+  // Reads: a view (and a diagonal) of the evaluated view sees a later write into the base.
+  {
+    auto x = cf::from_host(hx).reshape({4, 3});
+    auto y = cf::negative(x);
+    auto v = y[{slice(1, none)}];  // rows 1..3: a (3, 3) view
+    v.eval();
+    auto row = v[{0}];
+    auto d = cf::diagonal(v);
+    y += 100.0f;
+    CHECK(host<float>(row) == std::vector<float>{96, 95, 94});
+    CHECK(host<float>(d) == std::vector<float>{96, 92, 88});
+    CHECK(host<float>(v) == std::vector<float>{96, 95, 94, 93, 92, 91, 90, 89, 88});
+  }
+}

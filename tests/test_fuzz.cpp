@@ -55,6 +55,18 @@ TEST_CASE("fuzz: bounds follow the ops (exact paths get 0, sums grow with their 
   CHECK(fuzz::times(2.0, INFINITY) == INFINITY);
 }
 
+// Programs the device campaigns found wrong that were wrong on the reference backend too
+// (the device list: tests/gpu/test_fuzz_gpu.cpp). 717923282040: `h7.T /= 0.5` through a
+// view of v7, a view of a lazy array evaluated early, was lost (graph/array.cpp: apply_view).
+TEST_CASE("fuzz: the programs the campaigns found that the reference backend also got wrong") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const fuzz::Config cfg = fuzz::device_config();
+  for (uint64_t seed : {717923282040ULL}) {
+    const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
+    CHECK_MESSAGE(o.bad == 0, o.report);
+  }
+}
+
 TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph reference") {
   cf::BackendScope ref(cf::Backend::Reference);
   fuzz::Config cfg;

@@ -102,6 +102,24 @@ TEST_CASE("data_ptr: materializes, points at element 0 of views, settles writes 
   expect_error([&] { cf::placeholder(cf::f32, {2}).data_ptr(); }, {"placeholder"});
 }
 
+// A view of a lazy array (the reshape of a lazy astype above) exports the memory of the array it
+// views, its home from then on: a write through the handle, or into that array, lands there.
+TEST_CASE("data_ptr of a view of a lazy array: the pointer stays the array's through later writes") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array a = cf::arange(12).astype(cf::f32).reshape({3, 4});
+  auto* p = static_cast<float*>(a.data_ptr());
+  a += 100;
+  CHECK(a.data_ptr() == p);
+  CHECK(p[5] == 105.f);
+  cf::Array y = cf::arange(12).astype(cf::f32);
+  cf::Array b = y.T().reshape({3, 4});
+  auto* q = static_cast<float*>(b.data_ptr());
+  y += 100;
+  CHECK(b.data_ptr() == q);
+  CHECK(q[5] == 105.f);
+  CHECK(y.data_ptr() == q);
+}
+
 #if __has_include(<dlpack/dlpack.h>)
 TEST_CASE("dlpack: to_dlpack of a host array, then from_dlpack, every dtype") {
   cf::BackendScope ref(cf::Backend::Reference);

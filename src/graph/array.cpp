@@ -207,10 +207,16 @@ std::string Array::str() const {
 
 // ------------------------------------------------------------------ views
 namespace {
+// The view is a view of the lazy array the handle views (its base), if any, else of the
+// handle's own lazy node. A handle with a base whose own node is in memory was evaluated
+// alone (`v = y.reshape(s); v.eval()`): that memory is a private copy that the handle drops
+// for the base's once the base is in memory (rebind_if_base_ready), so a view of it keeps the
+// base too; a write through the view then goes into the base's memory, where every handle on
+// the base and its views sees it (NumPy: `v.T[...] /= 2` changes y and v).
 Array apply_view(const Array& a, NodePtr node, std::shared_ptr<detail::LazyBase> base, const Movement& m) {
   NodePtr out = detail::apply_movement(node, m);
   std::shared_ptr<detail::LazyBase> nb;
-  if (!node->is_materialized() && !node->is_placeholder()) {
+  if (base || (!node->is_materialized() && !node->is_placeholder())) {
     detail::Layout l = base ? base->view : detail::contiguous_layout(node->shape());
     if (detail::apply_to_layout(l, m))
       nb = std::make_shared<detail::LazyBase>(base ? base->node : node, std::move(l),

@@ -9,6 +9,7 @@
 #include "graph/realize.hpp"
 #include "core/node.hpp"
 #include "core/registry.hpp"
+#include "graph/lazy_base.hpp"
 #include "io/foreign_array.hpp"
 #include "runtime/foreign_storage.hpp"
 
@@ -54,6 +55,12 @@ Array foreign_array(void* ptr, DType dtype, const Shape& shape, const std::optio
 
 Materialized materialize_for_export(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty (default-constructed)", what));
+  // A view of a lazy array gets that array's memory, where its values live from now on: a view
+  // evaluated alone is computed into memory of its own, which it gives up for the base's once
+  // the base is in memory (a write through another view of it: graph/array.cpp), and the
+  // pointer handed out would then be stale.
+  if (const std::shared_ptr<detail::LazyBase> base = a.lazy_base(); base && !base->node->is_materialized())
+    detail::realize({base->node});
   a.eval();
   const detail::NodePtr& n = a.node();  // carries out a pending write into this memory by another handle
   if (!n->storage) throw ValueError(fmt::format("{}: a placeholder array has no memory", what));

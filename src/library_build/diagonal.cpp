@@ -166,10 +166,12 @@ Array diagonal(const Array& a, int64_t offset, int axis1, int axis2) {
   }
   detail::NodePtr out = detail::diagonal_node(node, offset, a1, a2);
   // The diagonal of a lazy array is a view of it as in NumPy: a later write into that array
-  // (which makes it memory) is seen through the diagonal (graph/lazy_base.hpp).
+  // (which makes it memory) is seen through the diagonal (graph/lazy_base.hpp). So is the
+  // diagonal of a view of a lazy array that was evaluated alone, into memory of its own that
+  // it drops for its base's (graph/array.cpp: apply_view).
   std::shared_ptr<detail::LazyBase> base;
-  if (!node->is_materialized() && !node->is_placeholder()) {
-    const auto& ab = a.lazy_base();
+  const auto& ab = a.lazy_base();
+  if (ab || (!node->is_materialized() && !node->is_placeholder())) {
     const detail::Layout l = ab ? ab->view : detail::contiguous_layout(node->shape());
     base = std::make_shared<detail::LazyBase>(ab ? ab->node : node,
                                               detail::diag_layout(l, detail::diag_spec(node->shape(), offset, a1, a2)),

@@ -105,11 +105,13 @@ TEST_CASE("fuzz: random programs on four threads at once, each on its own stream
 // code; tests/test_user_kernel.cpp); 668613078532 read the sign of a NaN that an in-place
 // `x %= x` wrote into copysign's sign operand, which NumPy leaves unspecified (x86 -NaN, GPU +NaN):
 // the fuzzer no longer writes into such an input (tests/fuzz_writes.hpp), so it replays as a
-// program without that write.
+// program without that write. 717923282040 lost a write through a view of an evaluated view
+// of a lazy array (graph/array.cpp: apply_view; a test of its own in
+// tests/test_core_inplace_fuzzfound.cpp, and replayed on the reference backend by tests/test_fuzz.cpp).
 TEST_CASE("fuzz: the programs the campaigns found, fixed") {
   const fuzz::Config cfg = fuzz::device_config();
   for (uint64_t seed : {919799036265ULL, 668317566486ULL, 668519814251ULL, 668221497370ULL, 668608028892ULL,
-                        668319586329ULL, 672694075134ULL, 668613078532ULL}) {
+                        668319586329ULL, 672694075134ULL, 668613078532ULL, 717923282040ULL}) {
     const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
     CHECK_MESSAGE(o.bad == 0, o.report);
   }
