@@ -98,6 +98,18 @@ TEST_CASE("CUFUSE_DIST_TIMEOUT: seconds > 0, fractions allowed; a bad value warn
   }
 }
 
+TEST_CASE("CUFUSE_DIST_BLOCKING: 0 or 1, default 0; another value warns and keeps 0") {
+  CHECK_FALSE(cufuse::detail::settings().dist_blocking);
+  {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_BLOCKING", "1");
+    CHECK(cufuse::detail::settings().dist_blocking);
+  }
+  for (const char* bad : {"2", "yes", ""}) {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_BLOCKING", bad);
+    CHECK_FALSE(cufuse::detail::settings().dist_blocking);
+  }
+}
+
 TEST_CASE("the world lives in the runtime context's DistWorld slot") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto& slot = cufuse::detail::runtime().state<dist::detail::DistWorld>();

@@ -1,6 +1,7 @@
 // src/dist/nccl.cpp: the GPU worlds' NCCL communicators and collectives (see nccl.hpp).
 // The communicators of this process's devices are made together, non-blocking
-// (ncclCommInitRankConfig, config.blocking = 0), from one unique id (made here, or rank 0's
+// (ncclCommInitRankConfig, config.blocking = 0; CUFUSE_DIST_BLOCKING=1 makes a single process's
+// blocking), from one unique id (made here, or rank 0's
 // broadcast over MPI); a group of mesh devices gets its own communicators from ncclCommSplit
 // (color: the group's first device), made once per group. Each device has a communication
 // stream: it waits on an event recorded on the compute stream (the shard's work and the
@@ -30,6 +31,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/stream.hpp"
 #include "dist/mpi.hpp"
+#include "runtime/env.hpp"
 #include "runtime/log.hpp"
 #endif
 
@@ -76,6 +78,11 @@ struct NcclWorld {
   // (nullptr for slots outside the group).
   std::map<std::vector<int>, std::vector<ncclComm_t>> groups;
   bool aborted = false;
+  // CUFUSE_DIST_BLOCKING=1 in a single process: blocking communicators. A non-blocking group
+  // stays ncclInProgress 114-377 us after ncclGroupEnd on the H200 pair (CUFUSE_LOG=launch,
+  // DS): NCCL launches it from its own thread, after D2's 0.26 ms of local work. Waits stay
+  // bounded either way (events polled, ncclCommAbort at the timeout).
+  bool blocking = false;
 };
 NcclWorld& nw() { return cufuse::detail::runtime().state<NcclWorld>(); }
 
@@ -152,9 +159,9 @@ void wait_ready(NcclWorld& w, const std::vector<ncclComm_t>& comms, const std::s
   });
 }
 
-ncclConfig_t nonblocking_config() {
+ncclConfig_t comm_config(bool blocking) {
   ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
-  cfg.blocking = 0;
+  cfg.blocking = blocking ? 1 : 0;
   return cfg;
 }
 
@@ -210,7 +217,7 @@ const std::vector<ncclComm_t>& group_comms(NcclWorld& w, const std::vector<int>&
       int pos = -1;
       for (size_t r = 0; r < group.size(); ++r)
         if (group[r] == w.mesh_dev[s]) pos = static_cast<int>(r);
-      ncclConfig_t cfg = nonblocking_config();
+      ncclConfig_t cfg = comm_config(w.blocking);
       DeviceScope scope(w.cuda_dev[s]);
       check(ncclCommSplit(w.comms[s], pos < 0 ? NCCL_SPLIT_NOCOLOR : group[0], pos < 0 ? 0 : pos, &comms[s], &cfg),
             "ncclCommSplit");
@@ -247,12 +254,13 @@ void nccl_init(int devices) {
   w.cuda_dev = iota(devices);
   w.comms.assign(static_cast<size_t>(devices), nullptr);
   w.aborted = false;
+  w.blocking = cufuse::detail::settings().dist_blocking;
   ncclUniqueId id;
   check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   check(ncclGroupStart(), "ncclGroupStart");
   for (int d = 0; d < devices; ++d) {
     DeviceScope scope(d);
-    ncclConfig_t cfg = nonblocking_config();
+    ncclConfig_t cfg = comm_config(w.blocking);
     check(ncclCommInitRankConfig(&w.comms[static_cast<size_t>(d)], devices, id, d, &cfg), "ncclCommInitRankConfig");
   }
   check(ncclGroupEnd(), "ncclGroupEnd");
@@ -271,8 +279,9 @@ void nccl_init_rank(int rank, int size, int device) {
   ncclUniqueId id;
   if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   mpi_broadcast(&id, sizeof(id), 0);
+  w.blocking = false;  // under MPI a dead peer could hang a blocking launch
   DeviceScope scope(device);
-  ncclConfig_t cfg = nonblocking_config();
+  ncclConfig_t cfg = comm_config(false);
   check(ncclCommInitRankConfig(&w.comms[0], size, id, rank, &cfg), "ncclCommInitRankConfig");
   wait_ready(w, w.comms, fmt::format("ncclCommInitRankConfig (dist::init under mpirun, rank {} of {})", rank, size),
              iota(size));

@@ -102,6 +102,7 @@ bool parse_graphs(std::string_view v, Settings& s) {
 
 bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
 bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
+bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
 bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
 
 bool parse_unroll(std::string_view v, Settings& s) {
@@ -183,6 +184,11 @@ constexpr std::array kVariables = {
     EnvVar{"CUFUSE_DIST_TIMEOUT", "a number of seconds > 0 (fractions allowed)", "300",
            "a dist:: collective (or a rank it waits on) that takes longer fails with an error naming it",
            parse_dist_timeout},
+    EnvVar{"CUFUSE_DIST_BLOCKING", "0 or 1", "0",
+           "1: the single-process GPU world's NCCL communicators are blocking (a collective is launched "
+           "by the calling thread; a non-blocking group is launched from NCCL's own thread, 0.1-0.4 ms "
+           "later on an H200 pair); under mpirun they stay non-blocking (a dead peer cannot hang a launch)",
+           parse_dist_blocking},
 };
 
 constexpr std::array kExternal = {

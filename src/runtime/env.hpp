@@ -38,6 +38,7 @@ struct Settings {
   int64_t split_blocks = 0;         // CUFUSE_SPLIT_BLOCKS (0: per SM of the device)
   TieredMode tiered = TieredMode::On;  // CUFUSE_TIERED
   double dist_timeout = 300.0;      // CUFUSE_DIST_TIMEOUT: seconds a dist:: collective may take
+  bool dist_blocking = false;       // CUFUSE_DIST_BLOCKING: blocking NCCL communicators (one process)
 
   // Other programs' variables cufuse consults, as they are (no validation, nullopt: unset).
   std::optional<std::string> home, xdg_cache_home, cuda_home, cuda_path, cuda_visible_devices;
