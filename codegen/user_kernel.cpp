@@ -48,14 +48,14 @@ constexpr int kMaxUserOps = 0x10000 - kUserOpBase;
 
 // The user-op registry: process state (runtime/context.hpp), never destroyed (kernels may be
 // emitted during static teardown).
-struct Registry {
+struct UserOpRegistry {
   static constexpr StateSlot kSlot = StateSlot::UserOps;
   std::mutex mu;
   std::unordered_multimap<size_t, uint16_t> by_hash;
   std::array<std::atomic<const UserOp*>, kMaxUserOps> ops{};  // never freed: ids live for the process
   int next = 0;
 };
-Registry& registry() { return runtime().state<Registry>(); }
+UserOpRegistry& user_op_registry() { return runtime().state<UserOpRegistry>(); }
 
 size_t hash_of(const UserOp& op) {
   std::hash<std::string> hs;
@@ -97,7 +97,7 @@ bool UserOp::operator==(const UserOp& o) const {
 }
 
 uint16_t intern_user_op(const UserOp& op) {
-  Registry& r = registry();
+  UserOpRegistry& r = user_op_registry();
   const size_t h = hash_of(op);
   std::lock_guard<std::mutex> lk(r.mu);
   auto range = r.by_hash.equal_range(h);
@@ -113,7 +113,7 @@ uint16_t intern_user_op(const UserOp& op) {
 }
 
 const UserOp& user_op(uint16_t id) {
-  const UserOp* p = is_user_op(id) ? registry().ops[id - kUserOpBase].load(std::memory_order_acquire) : nullptr;
+  const UserOp* p = is_user_op(id) ? user_op_registry().ops[id - kUserOpBase].load(std::memory_order_acquire) : nullptr;
   if (!p) throw InternalError(fmt::format("op id {} is not a registered user op", id));
   return *p;
 }

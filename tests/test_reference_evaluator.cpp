@@ -31,7 +31,7 @@ NodePtr host_array(DType t, const Shape& shape, const std::vector<T>& v) {
   REQUIRE(static_cast<int64_t>(v.size()) == numel(shape));
   REQUIRE(sizeof(T) == static_cast<size_t>(itemsize(t)));
   auto st = allocate_host(std::max<size_t>(v.size() * sizeof(T), 1));
-  std::memcpy(st->ptr, v.data(), v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(st->ptr, v.data(), v.size() * sizeof(T));  // an empty vector's data() may be null
   return make_buffer(t, contiguous_layout(shape), std::move(st));
 }
 template <class T>
@@ -56,7 +56,7 @@ template <class T>
 std::vector<T> values(const HostArray& a) {
   REQUIRE(sizeof(T) == static_cast<size_t>(itemsize(a.dtype)));
   std::vector<T> v(static_cast<size_t>(a.size()));
-  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
+  if (!v.empty()) std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
   return v;
 }
 

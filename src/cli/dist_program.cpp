@@ -114,7 +114,7 @@ std::vector<DistResult> DistEvaluator::results(const std::vector<std::string>& o
 
 namespace {
 
-[[noreturn]] void fail_at(const Expr& e, const std::string& msg) {
+[[noreturn]] void mesh_fail_at(const Expr& e, const std::string& msg) {
   throw ProgramError(ProgramError::Kind::Semantic, msg, e.loc, e.span());
 }
 
@@ -123,7 +123,7 @@ int64_t int_of(const Expr& e) {
   if (e.kind == ExprKind::Unary && e.text == "-" && e.items[0]->kind == ExprKind::Number &&
       e.items[0]->number.kind() == Scalar::Kind::Int)
     return -e.items[0]->number.to_int64();
-  fail_at(e, "expected an int");
+  mesh_fail_at(e, "expected an int");
 }
 
 Axes axes_of(const Expr& e) {
@@ -153,14 +153,14 @@ const char* binary_op_name(const std::string& op) {
 DistEvaluator::DValue DistEvaluator::binary(const Expr& e, const std::string& op, const DValue& a, const DValue& b) {
   DValue r;
   if (op == "@") {
-    if (!a.is_array || !b.is_array) fail_at(e, "matmul: both operands must be arrays");
+    if (!a.is_array || !b.is_array) mesh_fail_at(e, "matmul: both operands must be arrays");
     r.is_array = true;
     r.array = dist::matmul(a.array, b.array);
     return r;
   }
   const char* name = binary_op_name(op);
-  if (!name) fail_at(e, fmt::format("operator {} is not supported over a mesh", op));
-  if (!a.is_array && !b.is_array) fail_at(e, "arithmetic on two numbers is not supported over a mesh");
+  if (!name) mesh_fail_at(e, fmt::format("operator {} is not supported over a mesh", op));
+  if (!a.is_array && !b.is_array) mesh_fail_at(e, "arithmetic on two numbers is not supported over a mesh");
   std::vector<dist::DArray> ds;
   if (a.is_array) ds.push_back(a.array);
   if (b.is_array) ds.push_back(b.array);
@@ -183,7 +183,7 @@ DistEvaluator::DValue DistEvaluator::eval(const Expr& e) {
     switch (e.kind) {
       case ExprKind::Name: {
         const DValue* v = lookup(e.text);
-        if (!v) fail_at(e, fmt::format("name '{}' is not defined", e.text));
+        if (!v) mesh_fail_at(e, fmt::format("name '{}' is not defined", e.text));
         return *v;
       }
       case ExprKind::Number: {
@@ -194,7 +194,7 @@ DistEvaluator::DValue DistEvaluator::eval(const Expr& e) {
       case ExprKind::Unary: {
         DValue a = eval(*e.items[0]);
         if (e.text == "+") return a;
-        if (e.text != "-") fail_at(e, fmt::format("unary {} is not supported over a mesh", e.text));
+        if (e.text != "-") mesh_fail_at(e, fmt::format("unary {} is not supported over a mesh", e.text));
         if (!a.is_array) {
           a.number = a.number.kind() == Scalar::Kind::Float ? Scalar(-a.number.to_double()) : Scalar(-a.number.to_int64());
           return a;
@@ -204,7 +204,7 @@ DistEvaluator::DValue DistEvaluator::eval(const Expr& e) {
       }
       case ExprKind::Binary: return binary(e, e.text, eval(*e.items[0]), eval(*e.items[1]));
       case ExprKind::Call: return eval_call(e);
-      default: fail_at(e, "this expression is not supported over a mesh (names, numbers, operators and calls are)");
+      default: mesh_fail_at(e, "this expression is not supported over a mesh (names, numbers, operators and calls are)");
     }
   } catch (const ProgramError&) {
     throw;
@@ -221,19 +221,19 @@ DistEvaluator::DValue DistEvaluator::eval_call(const Expr& e) {
   else if (callee.kind == ExprKind::Attribute && callee.items[0]->kind == ExprKind::Name &&
            (callee.items[0]->text == "np" || callee.items[0]->text == "numpy"))
     name = callee.text;
-  else fail_at(callee, "only functions by name (or np.NAME) are supported over a mesh");
+  else mesh_fail_at(callee, "only functions by name (or np.NAME) are supported over a mesh");
   DValue r;
   r.is_array = true;
   static const char* const reductions[] = {"sum", "mean", "max", "min", "prod", "amax", "amin"};
   for (const char* red : reductions) {
     if (name != red) continue;
-    if (e.items.size() < 2) fail_at(e, fmt::format("{}: missing the array", name));
+    if (e.items.size() < 2) mesh_fail_at(e, fmt::format("{}: missing the array", name));
     DValue a = eval(*e.items[1]);
-    if (!a.is_array) fail_at(*e.items[1], fmt::format("{}: expected an array", name));
+    if (!a.is_array) mesh_fail_at(*e.items[1], fmt::format("{}: expected an array", name));
     Axes axes;
     if (e.items.size() > 2) axes = axes_of(*e.items[2]);
     for (const auto& kw : e.keywords) {
-      if (kw.name != "axis") fail_at(*kw.value, fmt::format("{}: only axis= is supported over a mesh", name));
+      if (kw.name != "axis") mesh_fail_at(*kw.value, fmt::format("{}: only axis= is supported over a mesh", name));
       axes = axes_of(*kw.value);
     }
     if (name == "sum") r.array = dist::sum(a.array, axes);
@@ -244,12 +244,12 @@ DistEvaluator::DValue DistEvaluator::eval_call(const Expr& e) {
     return r;
   }
   if (name == "matmul") {
-    if (e.items.size() != 3) fail_at(e, "matmul takes two arrays");
+    if (e.items.size() != 3) mesh_fail_at(e, "matmul takes two arrays");
     return binary(e, "@", eval(*e.items[1]), eval(*e.items[2]));
   }
   const FunctionRow* row = find_function(name);
   if (!row || !row->op)
-    fail_at(callee, fmt::format("{} is not supported over a mesh yet (elementwise functions, sum/mean/max/min/prod "
+    mesh_fail_at(callee, fmt::format("{} is not supported over a mesh yet (elementwise functions, sum/mean/max/min/prod "
                                 "with axis, matmul and operators are)",
                                 name));
   // Positional and keyword arguments: arrays are the DArrays' local shards, numbers as given.
@@ -263,10 +263,10 @@ DistEvaluator::DValue DistEvaluator::eval_call(const Expr& e) {
   std::vector<std::pair<std::string, DValue>> kws;
   for (const auto& kw : e.keywords) {
     DValue v = eval(*kw.value);
-    if (v.is_array) fail_at(*kw.value, "array keyword arguments are not supported over a mesh");
+    if (v.is_array) mesh_fail_at(*kw.value, "array keyword arguments are not supported over a mesh");
     kws.emplace_back(kw.name, v);
   }
-  if (ds.empty()) fail_at(e, fmt::format("{}: no array argument", name));
+  if (ds.empty()) mesh_fail_at(e, fmt::format("{}: no array argument", name));
   const Loc loc = e.loc;
   const size_t span = e.span();
   r.array = dist::map(

@@ -35,12 +35,12 @@ std::vector<Array> star_arrays(const Args& a, const char* p) {
   }
   return arrays_of(a, p);
 }
-Value tuple_of(const std::vector<Array>& xs) {
+Value arrays_tuple(const std::vector<Array>& xs) {
   std::vector<Value> out;
   for (const auto& x : xs) out.push_back(Value::of(x));
   return Value::tuple(std::move(out), Value::Kind::List);
 }
-std::optional<int> opt_axis(const Args& a, const char* p) {
+std::optional<int> opt_axis_arg(const Args& a, const char* p) {
   return a.given(p) ? std::optional<int>(static_cast<int>(a.integer(p))) : std::nullopt;
 }
 std::vector<int64_t> ints_of(const Args& a, const char* p) {
@@ -61,7 +61,7 @@ Shape size_of(const Args& a) { return a.given("size") ? a.shape("size") : Shape{
 
 // ---- joining
 Value fn_concatenate(const Args& a) {
-  return Value::of(cufuse::concatenate(arrays_of(a, "arrays"), opt_axis(a, "axis"), a.dtype("dtype")));
+  return Value::of(cufuse::concatenate(arrays_of(a, "arrays"), opt_axis_arg(a, "axis"), a.dtype("dtype")));
 }
 Value fn_stack(const Args& a) {
   return Value::of(cufuse::stack(arrays_of(a, "arrays"), static_cast<int>(a.integer("axis")), a.dtype("dtype")));
@@ -75,8 +75,8 @@ Value fn_column_stack(const Args& a) { return Value::of(cufuse::column_stack(arr
 template <auto Sections, auto Indices>
 Value splitter(const Args& a, int axis) {
   const Array x = a.array("ary");
-  if (a.get("indices_or_sections").is_int()) return tuple_of(Sections(x, a.integer("indices_or_sections"), axis));
-  return tuple_of(Indices(x, ints_of(a, "indices_or_sections"), axis));
+  if (a.get("indices_or_sections").is_int()) return arrays_tuple(Sections(x, a.integer("indices_or_sections"), axis));
+  return arrays_tuple(Indices(x, ints_of(a, "indices_or_sections"), axis));
 }
 std::vector<Array> split_n(const Array& x, int64_t n, int ax) { return cufuse::split(x, n, ax); }
 std::vector<Array> split_i(const Array& x, const std::vector<int64_t>& i, int ax) { return cufuse::split(x, i, ax); }
@@ -89,8 +89,8 @@ Value fn_array_split(const Args& a) { return splitter<asplit_n, asplit_i>(a, sta
 template <auto N, auto I>
 Value dir_split(const Args& a) {
   const Array x = a.array("ary");
-  if (a.get("indices_or_sections").is_int()) return tuple_of(N(x, a.integer("indices_or_sections")));
-  return tuple_of(I(x, ints_of(a, "indices_or_sections")));
+  if (a.get("indices_or_sections").is_int()) return arrays_tuple(N(x, a.integer("indices_or_sections")));
+  return arrays_tuple(I(x, ints_of(a, "indices_or_sections")));
 }
 std::vector<Array> hs_n(const Array& x, int64_t n) { return cufuse::hsplit(x, n); }
 std::vector<Array> hs_i(const Array& x, const std::vector<int64_t>& i) { return cufuse::hsplit(x, i); }
@@ -103,8 +103,8 @@ std::vector<Array> ds_i(const Array& x, const std::vector<int64_t>& i) { return 
 Value fn_tile(const Args& a) { return Value::of(cufuse::tile(a.array("A"), ints_of(a, "reps"))); }
 Value fn_repeat(const Args& a) {
   const Value& r = a.get("repeats");
-  if (r.is_int()) return Value::of(cufuse::repeat(a.array("a"), r.number.to_int64(), opt_axis(a, "axis")));
-  return Value::of(cufuse::repeat(a.array("a"), ints_of(a, "repeats"), opt_axis(a, "axis")));
+  if (r.is_int()) return Value::of(cufuse::repeat(a.array("a"), r.number.to_int64(), opt_axis_arg(a, "axis")));
+  return Value::of(cufuse::repeat(a.array("a"), ints_of(a, "repeats"), opt_axis_arg(a, "axis")));
 }
 Value fn_flip(const Args& a) {
   if (!a.given("axis")) return Value::of(cufuse::flip(a.array("m")));
@@ -152,7 +152,7 @@ Value atleast(const Args& a) {
   if (xs.size() == 1) return Value::of(F(xs[0]));
   std::vector<Array> out;
   for (const auto& x : xs) out.push_back(F(x));
-  return tuple_of(out);
+  return arrays_tuple(out);
 }
 Array at1(const Array& x) { return cufuse::atleast_1d(x); }
 Array at2(const Array& x) { return cufuse::atleast_2d(x); }

@@ -12,17 +12,17 @@ namespace cufuse::cli {
 
 namespace {
 
-std::optional<int64_t> opt_int(const Args& a, const char* p) {
+std::optional<int64_t> opt_int64(const Args& a, const char* p) {
   return a.given(p) ? std::optional<int64_t>(a.integer(p)) : std::nullopt;
 }
 DType dtype_or_f64(const Args& a) { return a.dtype("dtype").value_or(DType::Float64); }
 
 Value fn_eye(const Args& a) {
-  return Value::of(cufuse::eye(a.integer("N"), opt_int(a, "M"), a.integer("k"), dtype_or_f64(a)));
+  return Value::of(cufuse::eye(a.integer("N"), opt_int64(a, "M"), a.integer("k"), dtype_or_f64(a)));
 }
 Value fn_identity(const Args& a) { return Value::of(cufuse::identity(a.integer("n"), dtype_or_f64(a))); }
 Value fn_tri(const Args& a) {
-  return Value::of(cufuse::tri(a.integer("N"), opt_int(a, "M"), a.integer("k"), dtype_or_f64(a)));
+  return Value::of(cufuse::tri(a.integer("N"), opt_int64(a, "M"), a.integer("k"), dtype_or_f64(a)));
 }
 Value fn_triu(const Args& a) { return Value::of(cufuse::triu(a.array("m"), a.integer("k"))); }
 Value fn_tril(const Args& a) { return Value::of(cufuse::tril(a.array("m"), a.integer("k"))); }

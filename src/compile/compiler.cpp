@@ -192,7 +192,7 @@ void* CompiledKernel::kernel_for(int device) const {
 
 namespace {
 
-struct Entry {
+struct MemoryCacheEntry {
   int arch = 0;
   std::vector<std::string> extra;
   std::string name, source;
@@ -205,7 +205,7 @@ struct Entry {
 struct MemoryCache {
   static constexpr StateSlot kSlot = StateSlot::KernelCache;
   std::mutex mu;
-  std::unordered_multimap<size_t, std::shared_ptr<Entry>> map;
+  std::unordered_multimap<size_t, std::shared_ptr<MemoryCacheEntry>> map;
 };
 
 MemoryCache& memory_cache() { return runtime().state<MemoryCache>(); }
@@ -224,7 +224,7 @@ size_t key_hash(const std::string& source, const std::string& name, int arch,
   return h;
 }
 
-bool matches(const Entry& e, const std::string& source, const std::string& name, int arch,
+bool matches(const MemoryCacheEntry& e, const std::string& source, const std::string& name, int arch,
              const std::vector<std::string>& extra) {
   return e.arch == arch && e.name == name && e.extra == extra && e.source == source;
 }
@@ -346,13 +346,13 @@ CompiledKernelPtr compile_kernel(const std::string& source, const std::string& n
   auto& cache = memory_cache();
   const size_t h = key_hash(source, name, arch, extra_options);
   std::shared_future<CompiledKernelPtr> wait_on;
-  std::shared_ptr<Entry> mine;
+  std::shared_ptr<MemoryCacheEntry> mine;
   std::promise<CompiledKernelPtr> promise;
   {
     std::lock_guard<std::mutex> lk(cache.mu);
     auto [it, end] = cache.map.equal_range(h);
     for (; it != end; ++it) {
-      const Entry& e = *it->second;
+      const MemoryCacheEntry& e = *it->second;
       if (!matches(e, source, name, arch, extra_options)) continue;
       counters().memory_cache_hits.fetch_add(1, std::memory_order_relaxed);
       if (e.ready) return e.ready;
@@ -360,7 +360,7 @@ CompiledKernelPtr compile_kernel(const std::string& source, const std::string& n
       break;
     }
     if (!wait_on.valid()) {
-      mine = std::make_shared<Entry>();
+      mine = std::make_shared<MemoryCacheEntry>();
       mine->arch = arch;
       mine->extra = extra_options;
       mine->name = name;

@@ -35,18 +35,18 @@ struct DumpState {
   std::atomic<bool> warned{false};
   std::atomic<uint64_t> counter{0};
 };
-DumpState& state() { return runtime().state<DumpState>(); }
+DumpState& dump_state() { return runtime().state<DumpState>(); }
 
-void warn_once(const std::string& what) {
+void dump_warn_once(const std::string& what) {
   log(LogChannel::Compile, "{}", what);
-  if (!state().warned.exchange(true))
+  if (!dump_state().warned.exchange(true))
     std::fprintf(stderr, "cufuse: warning: CUFUSE_DUMP_KERNELS: %s (shown once)\n", what.c_str());
 }
 
 }  // namespace
 
 std::optional<fs::path> dump_dir() {
-  DumpState& st = state();
+  DumpState& st = dump_state();
   const Settings& env = settings();
   std::lock_guard<std::mutex> lk(st.mu);
   if (!st.read || st.generation != env.generation) {
@@ -56,7 +56,7 @@ std::optional<fs::path> dump_dir() {
     if (const std::string& e = env.dump_kernels; !e.empty()) {
       std::error_code ec;
       fs::create_directories(e, ec);
-      if (ec) warn_once(fmt::format("cannot create {}: {}", e, ec.message()));
+      if (ec) dump_warn_once(fmt::format("cannot create {}: {}", e, ec.message()));
       else st.dir = fs::path(e);
     }
   }
@@ -64,7 +64,7 @@ std::optional<fs::path> dump_dir() {
 }
 
 void reset_dump_settings() {
-  DumpState& st = state();
+  DumpState& st = dump_state();
   std::lock_guard<std::mutex> lk(st.mu);
   st.read = false;
   st.dir.reset();
@@ -76,7 +76,7 @@ void dump_file(const std::string& filename, const std::string& content) {
   if (!dir) return;
   fs::path rel(filename);
   if (filename.empty() || rel.is_absolute() || filename.find("..") != std::string::npos) {
-    warn_once(fmt::format("refusing to write '{}' (a plain relative name is expected)", filename));
+    dump_warn_once(fmt::format("refusing to write '{}' (a plain relative name is expected)", filename));
     return;
   }
   try {
@@ -85,14 +85,14 @@ void dump_file(const std::string& filename, const std::string& content) {
     if (rel.has_parent_path()) fs::create_directories(path.parent_path(), ec);
     fs::path tmp = path;
     tmp += fmt::format(".tmp-{}-{:x}-{}", ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()),
-                       state().counter.fetch_add(1));
+                       dump_state().counter.fetch_add(1));
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out.write(content.data(), std::streamsize(content.size()));
       out.close();
       if (!out) {
         fs::remove(tmp, ec);
-        warn_once(fmt::format("cannot write {}", path.string()));
+        dump_warn_once(fmt::format("cannot write {}", path.string()));
         return;
       }
     }
@@ -100,12 +100,12 @@ void dump_file(const std::string& filename, const std::string& content) {
     if (ec) {
       std::string why = ec.message();
       fs::remove(tmp, ec);
-      warn_once(fmt::format("cannot write {}: {}", path.string(), why));
+      dump_warn_once(fmt::format("cannot write {}: {}", path.string(), why));
       return;
     }
     log(LogChannel::Compile, "dumped {}", path.string());
   } catch (const std::exception& ex) {
-    warn_once(fmt::format("cannot write {}: {}", filename, ex.what()));
+    dump_warn_once(fmt::format("cannot write {}: {}", filename, ex.what()));
   }
 }
 

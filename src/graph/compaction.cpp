@@ -67,15 +67,15 @@ Array select_rows(const Array& values, const Array& mask) {
 
 Array nonzero_mask(const Array& a) { return a.dtype() == DType::Bool ? a : not_equal(a, 0); }
 
-void require(const Array& a, const char* what) {
+void compaction_require(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));
 }
 
 }  // namespace
 
 Array masked_select(const Array& x, const Array& mask) {
-  require(x, "x[mask]");
-  require(mask, "x[mask]");
+  compaction_require(x, "x[mask]");
+  compaction_require(mask, "x[mask]");
   detail::refuse_selection_in_trace(mask, "x[mask]");
   if (mask.dtype() != DType::Bool) throw IndexError("x[mask]: the mask must be a bool array");
   const int k = mask.ndim();
@@ -94,14 +94,14 @@ Array masked_select(const Array& x, const Array& mask) {
 }
 
 Array flatnonzero(const Array& a) {
-  require(a, "flatnonzero");
+  compaction_require(a, "flatnonzero");
   detail::refuse_selection_in_trace(a, "flatnonzero");
   const int64_t n = a.size();
   return select_rows(arange(Scalar(int64_t(0)), Scalar(n)), nonzero_mask(a).ravel());
 }
 
 Array argwhere(const Array& a) {
-  require(a, "argwhere");
+  compaction_require(a, "argwhere");
   detail::refuse_selection_in_trace(a, "argwhere");
   const int r = a.ndim();
   if (r == 0) {  // NumPy: shape (1, 0) or (0, 0)
@@ -132,7 +132,7 @@ Array argwhere(const Array& a) {
 }
 
 std::vector<Array> nonzero(const Array& a) {
-  require(a, "nonzero");
+  compaction_require(a, "nonzero");
   detail::refuse_selection_in_trace(a, "nonzero");
   if (a.ndim() == 0)
     throw ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead. If "
@@ -147,8 +147,8 @@ std::vector<Array> nonzero(const Array& a) {
 std::vector<Array> where(const Array& condition) { return nonzero(condition); }
 
 Array extract(const Array& condition, const Array& a) {
-  require(condition, "extract");
-  require(a, "extract");
+  compaction_require(condition, "extract");
+  compaction_require(a, "extract");
   detail::refuse_selection_in_trace(condition, "extract");
   const int64_t n = condition.size();
   if (n <= a.size()) return select_rows(a.ravel().index({slice(0, n)}), nonzero_mask(condition).ravel());
@@ -156,8 +156,8 @@ Array extract(const Array& condition, const Array& a) {
 }
 
 Array compress(const Array& condition, const Array& a, std::optional<int> axis) {
-  require(condition, "compress");
-  require(a, "compress");
+  compaction_require(condition, "compress");
+  compaction_require(a, "compress");
   detail::refuse_selection_in_trace(condition, "compress");
   if (condition.ndim() != 1) throw ValueError("compress: condition must be a 1-d array");
   return take(a, flatnonzero(condition), axis);

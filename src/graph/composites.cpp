@@ -16,7 +16,7 @@ namespace {
 
 // np.asanyarray: an array as is, a scalar as a 0-d array of its dtype (a Python int int64,
 // a float float64, as NumPy makes them).
-Array as_array(const Operand& o) {
+Array operand_array(const Operand& o) {
   if (o.is_array()) return o.array();
   return full(Shape{}, o.scalar(), o.scalar().dtype());
 }
@@ -63,7 +63,7 @@ Array sinc(const Operand& x) {
 // decimals == 0, else x * 10^d, rint, / 10^d in x's dtype (for negative decimals x / 10^-d,
 // rint, * 10^-d, integers through float64 and back).
 Array round(const Operand& a, int decimals) {
-  Array x = as_array(a);
+  Array x = operand_array(a);
   const bool integer = is_integer(x.dtype());
   if (integer && decimals >= 0) return x.copy();
   if (decimals == 0) return rint(x);
@@ -82,7 +82,7 @@ Array round(const Operand& a, int decimals) {
 // x's dtype (1e300 becomes inf in float32, as NumPy's copyto makes it); other dtypes come
 // back unchanged (a copy).
 Array nan_to_num(const Operand& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
-  Array a = as_array(x);
+  Array a = operand_array(x);
   const DType t = a.dtype();
   if (!is_float(t)) return a.copy();
   const Scalar vnan = Scalar::typed(Scalar(nan), t);
@@ -104,7 +104,7 @@ Array isclose(const Operand& a, const Operand& b, double rtol, double atol, bool
     if (equal_nan && std::isnan(y)) r = logical_or(r, isnan(a));
     return r;
   }
-  Array y = as_array(b);
+  Array y = operand_array(b);
   if (!is_float(y.dtype())) y = astype(y, DType::Float64);
   Array r = logical_or(logical_and(less_equal(absolute(subtract(a, y)), add(atol, multiply(rtol, absolute(y)))),
                                    isfinite(y)),

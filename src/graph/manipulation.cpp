@@ -68,7 +68,7 @@ using detail::manip_axis;
 // Parts past this many are written each by a kernel of its own (see the file comment).
 constexpr size_t kMaxFusedParts = 16;
 
-void require(const Array& a, const char* what, size_t i) {
+void concat_require(const Array& a, const char* what, size_t i) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the array at index {} is an empty Array handle", what, i));
 }
 
@@ -124,7 +124,7 @@ Array join(const std::vector<Array>& arrays, int ax, DType t) {
 // ------------------------------------------------------------------ joining
 Array concatenate(const std::vector<Array>& arrays_in, std::optional<int> axis, std::optional<DType> dtype) {
   if (arrays_in.empty()) throw ValueError("need at least one array to concatenate");
-  for (size_t i = 0; i < arrays_in.size(); ++i) require(arrays_in[i], "concatenate", i);
+  for (size_t i = 0; i < arrays_in.size(); ++i) concat_require(arrays_in[i], "concatenate", i);
   std::vector<Array> arrays;
   if (!axis) {
     for (const auto& a : arrays_in) arrays.push_back(a.reshape({-1}));
@@ -156,7 +156,7 @@ Array concatenate(const std::vector<Array>& arrays_in, std::optional<int> axis, 
 
 Array stack(const std::vector<Array>& arrays, int axis, std::optional<DType> dtype) {
   if (arrays.empty()) throw ValueError("need at least one array to stack");
-  for (size_t i = 0; i < arrays.size(); ++i) require(arrays[i], "stack", i);
+  for (size_t i = 0; i < arrays.size(); ++i) concat_require(arrays[i], "stack", i);
   for (size_t i = 1; i < arrays.size(); ++i)
     if (arrays[i].shape() != arrays[0].shape())
       throw ValueError(fmt::format("all input arrays must have the same shape (the array at index 0 has shape {} "
@@ -188,7 +188,7 @@ Array column_stack(const std::vector<Array>& arrays) {
   if (arrays.empty()) throw ValueError("need at least one array to concatenate");
   std::vector<Array> cols;
   for (size_t i = 0; i < arrays.size(); ++i) {
-    require(arrays[i], "column_stack", i);
+    concat_require(arrays[i], "column_stack", i);
     const Array& a = arrays[i];
     cols.push_back(a.ndim() < 2 ? a.reshape({a.size(), 1}) : a);
   }
@@ -210,7 +210,7 @@ std::vector<Array> split_at(const Array& a, const std::vector<int64_t>& bounds, 
   return out;
 }
 
-const Array& checked(const Array& a, const char* what) {
+const Array& split_checked(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));
   return a;
 }
@@ -218,7 +218,7 @@ const Array& checked(const Array& a, const char* what) {
 }  // namespace
 
 std::vector<Array> array_split(const Array& a, int64_t sections, int axis) {
-  checked(a, "array_split");
+  split_checked(a, "array_split");
   const int ax = manip_axis(axis, a.ndim(), "array_split");
   if (sections <= 0) throw ValueError("number sections must be larger than 0.");
   const int64_t n = a.shape()[ax], each = n / sections, extras = n % sections;
@@ -228,7 +228,7 @@ std::vector<Array> array_split(const Array& a, int64_t sections, int axis) {
 }
 
 std::vector<Array> array_split(const Array& a, const std::vector<int64_t>& indices, int axis) {
-  checked(a, "array_split");
+  split_checked(a, "array_split");
   const int ax = manip_axis(axis, a.ndim(), "array_split");
   std::vector<int64_t> bounds{0};
   bounds.insert(bounds.end(), indices.begin(), indices.end());
@@ -237,7 +237,7 @@ std::vector<Array> array_split(const Array& a, const std::vector<int64_t>& indic
 }
 
 std::vector<Array> split(const Array& a, int64_t sections, int axis) {
-  checked(a, "split");
+  split_checked(a, "split");
   const int ax = manip_axis(axis, a.ndim(), "split");
   if (sections <= 0) throw ValueError("number sections must be larger than 0.");
   if (a.shape()[ax] % sections != 0)
@@ -252,12 +252,12 @@ std::vector<Array> split(const Array& a, const std::vector<int64_t>& indices, in
 
 namespace {
 int hsplit_axis(const Array& a) {
-  checked(a, "hsplit");
+  split_checked(a, "hsplit");
   if (a.ndim() == 0) throw ValueError("hsplit only works on arrays of 1 or more dimensions");
   return a.ndim() > 1 ? 1 : 0;
 }
 void need_dims(const Array& a, int nd, const char* what) {
-  checked(a, what);
+  split_checked(a, what);
   if (a.ndim() < nd) throw ValueError(fmt::format("{} only works on arrays of {} or more dimensions", what, nd));
 }
 }  // namespace

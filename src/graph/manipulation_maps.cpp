@@ -24,7 +24,7 @@ using detail::AxisMapKind;
 using detail::IndexMap;
 using detail::manip_axis;
 
-const Array& checked(const Array& a, const char* what) {
+const Array& maps_checked(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));
   return a;
 }
@@ -42,7 +42,7 @@ std::string join_ints(const std::vector<int64_t>& v) {
 
 // ------------------------------------------------------------------ tile, repeat
 Array tile(const Array& a_in, const std::vector<int64_t>& reps_in) {
-  checked(a_in, "tile");
+  maps_checked(a_in, "tile");
   for (auto r : reps_in)
     if (r < 0) throw ValueError(fmt::format("tile: negative dimensions are not allowed (reps ({}))", join_ints(reps_in)));
   const int d = static_cast<int>(reps_in.size());
@@ -74,7 +74,7 @@ Array tile(const Array& a_in, const std::vector<int64_t>& reps_in) {
 }
 
 Array repeat(const Array& a_in, int64_t repeats, std::optional<int> axis) {
-  checked(a_in, "repeat");
+  maps_checked(a_in, "repeat");
   if (repeats < 0) throw ValueError(fmt::format("repeat: repeats may not contain negative values (got {})", repeats));
   const Array a = axis ? a_in : a_in.reshape({-1});
   const int ax = axis ? manip_axis(*axis, a.ndim(), "repeat") : 0;
@@ -90,7 +90,7 @@ Array repeat(const Array& a_in, int64_t repeats, std::optional<int> axis) {
 
 // Runs of equal counts: repeat(a[s:e], r) each, joined (one kernel up to 16 runs).
 Array repeat(const Array& a_in, const std::vector<int64_t>& repeats, std::optional<int> axis) {
-  checked(a_in, "repeat");
+  maps_checked(a_in, "repeat");
   const Array a = axis ? a_in : a_in.reshape({-1});
   const int ax = axis ? manip_axis(*axis, a.ndim(), "repeat") : 0;
   const int64_t n = a.shape()[ax];
@@ -121,7 +121,7 @@ Array repeat(const Array& a_in, const std::vector<int64_t>& repeats, std::option
 
 // ------------------------------------------------------------------ flips and rotations
 Array flip(const Array& a, AxisArg axis) {
-  checked(a, "flip");
+  maps_checked(a, "flip");
   const int nd = a.ndim();
   std::vector<bool> rev(static_cast<size_t>(nd), axis.all());
   if (!axis.all())
@@ -136,19 +136,19 @@ Array flip(const Array& a, AxisArg axis) {
 }
 
 Array fliplr(const Array& a) {
-  checked(a, "fliplr");
+  maps_checked(a, "fliplr");
   if (a.ndim() < 2) throw ValueError("Input must be >= 2-d.");
   return flip(a, 1);
 }
 
 Array flipud(const Array& a) {
-  checked(a, "flipud");
+  maps_checked(a, "flipud");
   if (a.ndim() < 1) throw ValueError("Input must be >= 1-d.");
   return flip(a, 0);
 }
 
 Array rot90(const Array& m, int k, std::pair<int, int> axes) {
-  checked(m, "rot90");
+  maps_checked(m, "rot90");
   const int nd = m.ndim();
   if (axes.first == axes.second || std::abs(axes.first - axes.second) == nd)
     throw ValueError("Axes must be different.");
@@ -167,7 +167,7 @@ Array rot90(const Array& m, int k, std::pair<int, int> axes) {
 
 // ------------------------------------------------------------------ roll
 Array roll(const Array& a, const std::vector<int64_t>& shift, const std::vector<int>& axis) {
-  checked(a, "roll");
+  maps_checked(a, "roll");
   if (shift.empty() || axis.empty() || (shift.size() != axis.size() && shift.size() != 1 && axis.size() != 1))
     throw ValueError(fmt::format("roll: 'shift' and 'axis' should be scalars or 1D sequences of one length (got {} "
                                  "shifts and {} axes)", shift.size(), axis.size()));
@@ -194,7 +194,7 @@ Array roll(const Array& a, const std::vector<int64_t>& shift, const std::vector<
 }
 
 Array roll(const Array& a, int64_t shift, std::optional<int> axis) {
-  checked(a, "roll");
+  maps_checked(a, "roll");
   if (!axis) return roll(a.reshape({-1}), std::vector<int64_t>{shift}, std::vector<int>{0}).reshape(a.shape());
   return roll(a, std::vector<int64_t>{shift}, std::vector<int>{*axis});
 }
@@ -202,7 +202,7 @@ Array roll(const Array& a, int64_t shift, std::optional<int> axis) {
 // ------------------------------------------------------------------ pad
 Array pad(const Array& a, const std::vector<std::pair<int64_t, int64_t>>& pad_width, std::string_view mode,
           const Scalar& constant_value) {
-  checked(a, "pad");
+  maps_checked(a, "pad");
   const int nd = a.ndim();
   AxisMapKind kind;
   if (mode == "constant") kind = AxisMapKind::Clamp;
@@ -272,7 +272,7 @@ Array pad(const Array& a, int64_t pad_width, std::string_view mode, const Scalar
 std::vector<Array> broadcast_arrays(const std::vector<Array>& arrays) {
   Shape s;
   for (size_t i = 0; i < arrays.size(); ++i) {
-    checked(arrays[i], "broadcast_arrays");
+    maps_checked(arrays[i], "broadcast_arrays");
     s = i == 0 ? arrays[i].shape() : broadcast_shapes(s, arrays[i].shape());
   }
   std::vector<Array> out;
@@ -281,17 +281,17 @@ std::vector<Array> broadcast_arrays(const std::vector<Array>& arrays) {
 }
 
 Array atleast_1d(const Array& a) {
-  checked(a, "atleast_1d");
+  maps_checked(a, "atleast_1d");
   return a.ndim() == 0 ? a.reshape({1}) : a;
 }
 Array atleast_2d(const Array& a) {
-  checked(a, "atleast_2d");
+  maps_checked(a, "atleast_2d");
   if (a.ndim() == 0) return a.reshape({1, 1});
   if (a.ndim() == 1) return a.reshape({1, a.shape()[0]});
   return a;
 }
 Array atleast_3d(const Array& a) {
-  checked(a, "atleast_3d");
+  maps_checked(a, "atleast_3d");
   if (a.ndim() == 0) return a.reshape({1, 1, 1});
   if (a.ndim() == 1) return a.reshape({1, a.shape()[0], 1});
   if (a.ndim() == 2) return a.reshape({a.shape()[0], a.shape()[1], 1});

@@ -167,14 +167,14 @@ bool dtype_is_implied(DType t) {
   return t == DType::Float64 || t == DType::Int64 || t == DType::Bool || t == DType::Complex128;
 }
 
-void require(const Array& a, const char* what) {
+void print_require(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));
 }
 
 }  // namespace
 
 std::string array_repr(const Array& a, const PrintOptions& o) {
-  require(a, "array_repr");
+  print_require(a, "array_repr");
   const std::string prefix = "array(";
   std::string lst;
   if (a.size() == 0) {
@@ -197,7 +197,7 @@ std::string array_repr(const Array& a, const PrintOptions& o) {
 }
 
 std::string array_str(const Array& a, const PrintOptions& o) {
-  require(a, "array_str");
+  print_require(a, "array_str");
   if (a.size() == 0) return "[]";
   const Shown s = read_shown(a, o);
   if (a.ndim() == 0) return detail::scalar_str(s.v, 0);

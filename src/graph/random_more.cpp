@@ -45,7 +45,7 @@ Array generator(GenKind g, DType t, const Shape& shape, const GenParams& p) {
   return Array(detail::make_generator(g, t, detail::contiguous_layout(shape), p));
 }
 
-void check_shape(const Shape& shape, DType t, const char* what) { detail::check_size(shape, itemsize(t), what); }
+void check_random_shape(const Shape& shape, DType t, const char* what) { detail::check_size(shape, itemsize(t), what); }
 
 void need_float(DType t, const char* what) {
   if (!is_float(t)) throw TypeError(fmt::format("random.{}: dtype must be a floating type, got {}", what, name(t)));
@@ -56,7 +56,7 @@ void need_int(DType t, const char* what, bool bool_ok) {
 }
 
 Array uniform_at(double low, double high, const Shape& shape, DType t, Draw d, GenKind g, const char* what) {
-  check_shape(shape, t, what);
+  check_random_shape(shape, t, what);
   need_float(t, what);
   GenParams p;
   p.start = low;
@@ -82,7 +82,7 @@ void int_range(DType t, int64_t& lo, uint64_t& hi) {
 }
 
 Array integers_at(int64_t low, int64_t high, const Shape& shape, DType t, Draw d) {
-  check_shape(shape, t, "integers");
+  check_random_shape(shape, t, "integers");
   need_int(t, "integers", true);
   int64_t tlo;
   uint64_t thi;
@@ -99,7 +99,7 @@ Array integers_at(int64_t low, int64_t high, const Shape& shape, DType t, Draw d
 }
 
 Array exponential_at(double scale, const Shape& shape, DType t, Draw d) {
-  check_shape(shape, t, "exponential");
+  check_random_shape(shape, t, "exponential");
   need_float(t, "exponential");
   if (!(scale >= 0)) throw ValueError(fmt::format("scale < 0 (scale {})", scale));
   GenParams p;
@@ -110,7 +110,7 @@ Array exponential_at(double scale, const Shape& shape, DType t, Draw d) {
 }
 
 Array poisson_at(double lam, const Shape& shape, DType t, Draw d) {
-  check_shape(shape, t, "poisson");
+  check_random_shape(shape, t, "poisson");
   need_int(t, "poisson", false);
   if (!(lam >= 0)) throw ValueError(fmt::format("lam < 0 (lam {})", lam));
   // NumPy's POISSON_LAM_MAX: past it the draws overflow int64.
@@ -125,7 +125,7 @@ Array poisson_at(double lam, const Shape& shape, DType t, Draw d) {
 
 Array permutation_at(int64_t n, Draw d) {
   if (n < 0) throw ValueError(fmt::format("permutation: negative dimensions are not allowed (n = {})", n));
-  check_shape(Shape{n}, DType::Int64, "permutation");
+  check_random_shape(Shape{n}, DType::Int64, "permutation");
   GenParams p;
   p.num = n;
   p.seed = d.seed;

@@ -23,7 +23,7 @@ namespace cufuse {
 
 namespace {
 
-void require(const Array& a, const char* what, const char* which) {
+void testing_require(const Array& a, const char* what, const char* which) {
   if (!a.defined()) throw ValueError(fmt::format("{}: `{}` is an empty Array handle", what, which));
 }
 
@@ -216,8 +216,8 @@ std::string g_str(double v) {
 }  // namespace
 
 bool allclose(const Array& a, const Array& b, double rtol, double atol, bool equal_nan) {
-  require(a, "allclose", "a");
-  require(b, "allclose", "b");
+  testing_require(a, "allclose", "a");
+  testing_require(b, "allclose", "b");
   return all_true(close_mask(a, b, rtol, atol, equal_nan));
 }
 bool allclose(const Array& a, const Scalar& b, double rtol, double atol, bool equal_nan) {
@@ -225,8 +225,8 @@ bool allclose(const Array& a, const Scalar& b, double rtol, double atol, bool eq
 }
 
 bool array_equal(const Array& a, const Array& b, bool equal_nan) {
-  require(a, "array_equal", "a1");
-  require(b, "array_equal", "a2");
+  testing_require(a, "array_equal", "a1");
+  testing_require(b, "array_equal", "a2");
   if (a.shape() != b.shape()) return false;
   Array eq = equal(a, b);
   if (equal_nan && (is_float(a.dtype()) || is_float(b.dtype())))
@@ -238,8 +238,8 @@ namespace testing {
 
 void assert_allclose(const Array& actual, const Array& desired, double rtol, double atol, bool equal_nan,
                      const std::string& err_msg) {
-  require(actual, "assert_allclose", "actual");
-  require(desired, "assert_allclose", "desired");
+  testing_require(actual, "assert_allclose", "actual");
+  testing_require(desired, "assert_allclose", "desired");
   const std::string header = fmt::format("Not equal to tolerance rtol={}, atol={}", g_str(rtol), g_str(atol));
   compare_arrays(
       actual, desired, [&](const Array& x, const Array& y) { return close_mask(x, y, rtol, atol, equal_nan); },
@@ -251,8 +251,8 @@ void assert_allclose(const Array& actual, const Scalar& desired, double rtol, do
 }
 
 void assert_array_equal(const Array& actual, const Array& desired, const std::string& err_msg) {
-  require(actual, "assert_array_equal", "actual");
-  require(desired, "assert_array_equal", "desired");
+  testing_require(actual, "assert_array_equal", "actual");
+  testing_require(desired, "assert_array_equal", "desired");
   compare_arrays(
       actual, desired, [](const Array& x, const Array& y) { return equal(x, y); }, "Arrays are not equal", true,
       err_msg);

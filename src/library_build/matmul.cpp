@@ -41,7 +41,7 @@ using detail::NodeKind;
 using detail::NodePtr;
 using detail::Op;
 
-void require(const Array& a, const char* what) {
+void matmul_require(const Array& a, const char* what) {
   if (!a.defined()) throw ValueError(fmt::format("{}: an Array handle is empty", what));
 }
 
@@ -176,8 +176,8 @@ Array matmul(const Array& a, const Array& b) { return detail::matmul_shaped(a, b
 namespace detail {
 
 Array matmul_shaped(const Array& a, const Array& b, const std::optional<Shape>& out_shape) {
-  require(a, "matmul");
-  require(b, "matmul");
+  matmul_require(a, "matmul");
+  matmul_require(b, "matmul");
   auto shaped = [&](const Array& r) { return out_shape && r.shape() != *out_shape ? r.reshape(*out_shape) : r; };
   GemmSpec s;
   s.a.shape = a.shape();
@@ -236,8 +236,8 @@ Array matmul_shaped(const Array& a, const Array& b, const std::optional<Shape>& 
 }  // namespace detail
 
 Array tensordot(const Array& a, const Array& b, const Axes& axes_a, const Axes& axes_b) {
-  require(a, "tensordot");
-  require(b, "tensordot");
+  matmul_require(a, "tensordot");
+  matmul_require(b, "tensordot");
   if (axes_a.size() != axes_b.size()) throw ValueError("tensordot: shape-mismatch for sum");
   auto norm = [](int ax, int nd) {
     if (ax < -nd || ax >= nd)
@@ -280,8 +280,8 @@ Array tensordot(const Array& a, const Array& b, const Axes& axes_a, const Axes& 
 }
 
 Array tensordot(const Array& a, const Array& b, int axes) {
-  require(a, "tensordot");
-  require(b, "tensordot");
+  matmul_require(a, "tensordot");
+  matmul_require(b, "tensordot");
   if (axes < 0 || axes > a.ndim() || axes > b.ndim())
     throw ValueError(fmt::format("tensordot: axes {} is out of range for arrays of dimension {} and {}", axes,
                                  a.ndim(), b.ndim()));
@@ -299,8 +299,8 @@ static void not_aligned(const Array& a, const Array& b, int da, int db) {
 }
 
 Array dot(const Array& a, const Array& b) {
-  require(a, "dot");
-  require(b, "dot");
+  matmul_require(a, "dot");
+  matmul_require(b, "dot");
   if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);
   const int da = a.ndim() - 1, db = b.ndim() == 1 ? 0 : b.ndim() - 2;
   if (a.shape()[da] != b.shape()[db]) not_aligned(a, b, da, db);
@@ -309,8 +309,8 @@ Array dot(const Array& a, const Array& b) {
 }
 
 Array inner(const Array& a, const Array& b) {
-  require(a, "inner");
-  require(b, "inner");
+  matmul_require(a, "inner");
+  matmul_require(b, "inner");
   if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);
   const int da = a.ndim() - 1, db = b.ndim() - 1;
   if (a.shape()[da] != b.shape()[db]) not_aligned(a, b, da, db);
@@ -319,8 +319,8 @@ Array inner(const Array& a, const Array& b) {
 }
 
 Array vdot(const Array& a, const Array& b) {
-  require(a, "vdot");
-  require(b, "vdot");
+  matmul_require(a, "vdot");
+  matmul_require(b, "vdot");
   if (a.size() != b.size())
     throw ValueError(fmt::format("vdot: vectors of different sizes ({} of shape {} and {} of shape {})", a.size(),
                                  to_string(a.shape()), b.size(), to_string(b.shape())));
@@ -329,8 +329,8 @@ Array vdot(const Array& a, const Array& b) {
 }
 
 Array outer(const Array& a, const Array& b) {
-  require(a, "outer");
-  require(b, "outer");
+  matmul_require(a, "outer");
+  matmul_require(b, "outer");
   return multiply(a.reshape({-1, 1}), b.reshape({1, -1}));
 }
 

@@ -98,7 +98,7 @@ struct FlatMap {
   }
 };
 
-struct Entry {
+struct CseEntry {
   Node* n;
   uint64_t vh;     // value hash: equal values hash equal
   int cls;         // the first entry of its class
@@ -127,7 +127,7 @@ struct Scratch {
   std::vector<uint64_t> qh;
   std::vector<QuickFrame> qstack;
 
-  std::vector<Entry> e;
+  std::vector<CseEntry> e;
   std::vector<Node*> ptrs;   // e[i].n (small graphs: the linear search)
   std::vector<uint64_t> vhs; // e[i].vh
   std::vector<int> ins, args, rep;
@@ -232,7 +232,7 @@ bool same_call(const LibraryAttrs& p, const LibraryAttrs& q) {
 }
 
 // a and b (a class start) are both mergeable, with equal value hashes.
-bool same_value(const Scratch& s, const Entry& a, const Entry& b) {
+bool same_value(const Scratch& s, const CseEntry& a, const CseEntry& b) {
   const Node& x = *a.n;
   const Node& y = *b.n;
   const NodeKind k = x.k();
@@ -267,7 +267,7 @@ void go_big(Scratch& s) {
   s.index.reset(n);
   s.by_vh.reset(n);
   for (size_t i = 0; i < s.e.size(); ++i) {
-    Entry& en = s.e[i];
+    CseEntry& en = s.e[i];
     s.index.put(reinterpret_cast<uint64_t>(en.n), static_cast<int>(i));
     if (en.mergeable && en.cls == static_cast<int>(i)) {
       en.next_same = s.by_vh.find(en.vh);
@@ -278,7 +278,7 @@ void go_big(Scratch& s) {
 
 // Adds node n, whose inputs' entries are s.args[b, end), and finds its class.
 int add_entry(Scratch& s, Node* n, uint32_t b, int& dups) {
-  Entry en;
+  CseEntry en;
   en.n = n;
   en.leaf = n->is_leaf();
   en.in_begin = static_cast<int>(s.ins.size());
@@ -442,12 +442,12 @@ int rewrite(Scratch& s, const std::vector<NodePtr>& roots) {
   // anyway, and the other members' readers read it there.
   for (const auto& r : roots) {
     const int i = s.find(r.get());
-    const Entry& en = s.e[i];
+    const CseEntry& en = s.e[i];
     if (!en.leaf && en.mergeable && !s.e[s.rep[en.cls]].root) s.rep[en.cls] = i;
   }
   int copies = 0;
   for (int i = 0; i < n; ++i) {
-    const Entry& en = s.e[i];
+    const CseEntry& en = s.e[i];
     if (en.leaf) continue;
     Node& node = *en.n;
     const int r = s.rep[en.cls];

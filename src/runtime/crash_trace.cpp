@@ -33,7 +33,7 @@ void on_signal(int sig) {
   void* frames[64];
   const int k = backtrace(frames, 64);
   backtrace_symbols_fd(frames, k, STDERR_FILENO);
-  signal(sig, SIG_DFL);
+  ::signal(sig, SIG_DFL);  // ::, not cufuse::signal (convolve2d and kin)
   raise(sig);
 }
 
@@ -43,8 +43,8 @@ void install_crash_backtrace(const char* who, bool on_term) {
   g_who = who;
   void* warm[1];
   (void)backtrace(warm, 1);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, on_signal);
-  if (on_term) signal(SIGTERM, on_signal);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_signal);
+  if (on_term) ::signal(SIGTERM, on_signal);
 }
 
 }  // namespace cufuse::detail
