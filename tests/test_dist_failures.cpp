@@ -28,7 +28,7 @@ TEST_CASE("a dead rank: the allreduce raises a CollectiveError within the timeou
   const auto t0 = std::chrono::steady_clock::now();
   bool raised = false;
   try {
-    (void)dist::gather(s);
+    dist::eval(s);  // finishes the partial sum: an allreduce (a gather would combine it where it lands)
   } catch (const dist::CollectiveError& e) {
     raised = true;
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -45,7 +45,12 @@ TEST_CASE("a dead rank: the allreduce raises a CollectiveError within the timeou
   CHECK(raised);
   // Broken: the next collective raises at once, naming the first failure.
   const auto t1 = std::chrono::steady_clock::now();
-  const std::string again = error_of([&] { (void)dist::gather(partial_sum(mesh)); }, cf::ErrorKind::Cuda);
+  const std::string again = error_of(
+      [&] {
+        auto p = partial_sum(mesh);
+        dist::eval(p);
+      },
+      cf::ErrorKind::Cuda);
   CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 0.2);
   CHECK(contains(again, "an earlier collective broke the world"));
   CHECK(contains(again, "rank 3 did not arrive"));
@@ -107,6 +112,18 @@ TEST_CASE("CUFUSE_DIST_BLOCKING: 0 or 1, default 0; another value warns and keep
   for (const char* bad : {"2", "yes", ""}) {
     cufuse_test::ScopedEnv t("CUFUSE_DIST_BLOCKING", bad);
     CHECK_FALSE(cufuse::detail::settings().dist_blocking);
+  }
+}
+
+TEST_CASE("CUFUSE_DIST_PEER_ACCESS: 0 or 1, default 1; another value warns and keeps 1") {
+  CHECK(cufuse::detail::settings().dist_peer_access);
+  {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_PEER_ACCESS", "0");
+    CHECK_FALSE(cufuse::detail::settings().dist_peer_access);
+  }
+  for (const char* bad : {"2", "off", ""}) {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_PEER_ACCESS", bad);
+    CHECK(cufuse::detail::settings().dist_peer_access);
   }
 }
 

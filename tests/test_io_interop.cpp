@@ -120,6 +120,23 @@ TEST_CASE("data_ptr of a view of a lazy array: the pointer stays the array's thr
   CHECK(y.data_ptr() == q);
 }
 
+// is_contiguous answers for the memory data_ptr then names: a column slice of a lazy array is
+// strided in that array's memory, not the contiguous copy evaluating it alone would make (a
+// collective read nbytes from data_ptr() of such a shard after is_contiguous() said yes).
+TEST_CASE("is_contiguous of a view of a lazy array agrees with data_ptr and strides") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array y = cf::arange(24).astype(cf::f32).reshape({4, 6});
+  cf::Array v = y.index({cf::slice(cf::none, cf::none), cf::slice(2, 5)});
+  CHECK_FALSE(v.is_contiguous());
+  auto* p = static_cast<float*>(v.data_ptr());
+  CHECK(v.strides() == cf::Strides{6, 1});
+  CHECK(p[0] == 2.f);
+  CHECK(p[6] == 8.f);  // the next row of the base, not v[0, 1]'s neighbour in a copy
+  cf::Array rows = cf::arange(24).astype(cf::f32).reshape({4, 6}).index({cf::slice(1, 3)});
+  CHECK(rows.is_contiguous());
+  CHECK(static_cast<float*>(rows.data_ptr())[0] == 6.f);
+}
+
 #if __has_include(<dlpack/dlpack.h>)
 TEST_CASE("dlpack: to_dlpack of a host array, then from_dlpack, every dtype") {
   cf::BackendScope ref(cf::Backend::Reference);

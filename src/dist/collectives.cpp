@@ -22,9 +22,12 @@ namespace cufuse::dist::detail {
 namespace {
 
 // ------------------------------------------------------------------ host forms
+// A member's bytes as NCCL reads them: nbytes from data_ptr(), so the host world fails where a
+// collective's input is not contiguous in memory (a view of a lazy array exports its base's
+// memory: run_group's copy).
 std::vector<uint8_t> host_bytes(const Array& a) {
   std::vector<uint8_t> b(static_cast<size_t>(a.nbytes()));
-  if (!b.empty()) a.copy_to_host(b.data(), b.size());
+  if (!b.empty()) std::memcpy(b.data(), a.data_ptr(), b.size());
   return b;
 }
 
@@ -173,7 +176,9 @@ std::vector<Array> run_groups(Coll c, const Mesh& mesh, const std::vector<Array>
       Array a = in[static_cast<size_t>(dev)];
       if (is_local(dev))
         on_device(dev, [&] {
-          if (!a.is_contiguous()) a = a.copy();
+          // NCCL reads nbytes from data_ptr(). A view of a lazy array exports its base's
+          // memory (computed whole, strided): a copy of it is computed alone, contiguous.
+          if (a.lazy_base() || !a.is_contiguous()) a = a.copy();
           a.eval();
         });
       gin.push_back(a);

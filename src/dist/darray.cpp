@@ -172,19 +172,62 @@ Array gather(const DArray& d) {
     const Array& x = r.shard(rank());
     return x.to_device(Device::current().id());
   }
-  DArray w = detail::finish_partial(d, nullptr, "gather");
+  // A partial result is combined where it is gathered, not by an allreduce: each block's
+  // partials are copied to this device and combined there (a peer copy each; D2 read its
+  // allreduce's NCCL group launch back on the critical path). The plan world keeps the
+  // allreduce, for dist::plan's record of what dist::eval would run.
+  const bool combine_here = d.state()->partial && !detail::world_is(World::Plan);
+  DArray w = combine_here ? d : detail::finish_partial(d, nullptr, "gather");
   const auto& s = *w.state();
   const Mesh& mesh = s.mesh;
   const int here = detail::world_is(World::Gpus) ? Device::current().id() : -1;
+  auto device_at = [&](const std::vector<int>& c) {
+    int dev = 0;
+    for (int i = 0; i < mesh.ndim(); ++i) dev = dev * mesh.sizes()[i] + c[static_cast<size_t>(i)];
+    return dev;
+  };
+  auto shard_at = [&](const std::vector<int>& c) -> Array {
+    const Array& x = s.shards[static_cast<size_t>(device_at(c))];
+    return here >= 0 ? x.to_device(here) : x;
+  };
+  // The block at `c`, its partials combined over every coordinate of the partial axes.
+  auto block_at = [&](std::vector<int>& c) -> Array {
+    if (!combine_here) return shard_at(c);
+    const detail::Partial& p = *s.partial;
+    std::vector<int> axes;
+    for (const auto& a : p.axes) axes.push_back(mesh.axis(a));
+    std::vector<std::vector<int>> coords;
+    for (;;) {
+      coords.push_back(c);
+      size_t k = 0;  // the next coordinates of the partial axes (an odometer)
+      for (; k < axes.size(); ++k) {
+        int& v = c[static_cast<size_t>(axes[k])];
+        if (++v < mesh.sizes()[axes[k]]) break;
+        v = 0;
+      }
+      if (k == axes.size()) break;
+    }
+    // The other devices' partials are computed and copied first: this device's own work,
+    // launched last, then overlaps their copies (D2: the copy no longer follows the last kernel).
+    std::vector<Array> parts(coords.size());
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t i = 0; i < coords.size(); ++i)
+        if ((detail::cuda_device(device_at(coords[i])) == here) == (pass == 1)) parts[i] = shard_at(coords[i]);
+    Array acc;
+    for (const Array& x : parts) {
+      if (!acc.defined()) acc = x;
+      else if (p.op == PartialOp::Sum) acc = acc + x;
+      else if (p.op == PartialOp::Prod) acc = acc * x;
+      else if (p.op == PartialOp::Max) acc = cufuse::maximum(acc, x);  // NaN propagating, as the allreduce
+      else acc = cufuse::minimum(acc, x);
+    }
+    if (p.scale != 1.0) acc = (acc * p.scale).astype(s.dtype);  // as finish_partial
+    return acc;
+  };
   // Joins the blocks along each sharded dimension in turn; `c` fixes the mesh coordinates
   // of the axes chosen so far (the others stay 0: any replica will do).
   std::function<Array(int, std::vector<int>&)> build = [&](int dim, std::vector<int>& c) -> Array {
-    if (dim == static_cast<int>(s.shape.size())) {
-      int dev = 0;
-      for (int i = 0; i < mesh.ndim(); ++i) dev = dev * mesh.sizes()[i] + c[static_cast<size_t>(i)];
-      const Array& x = s.shards[static_cast<size_t>(dev)];
-      return here >= 0 ? x.to_device(here) : x;
-    }
+    if (dim == static_cast<int>(s.shape.size())) return block_at(c);
     if (!s.spec.sharded(dim)) return build(dim + 1, c);
     const int ax = mesh.axis(s.spec[dim]);
     std::vector<Array> parts;

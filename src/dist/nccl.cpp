@@ -244,6 +244,23 @@ void make_streams(NcclWorld& w) {
   }
 }
 
+// Peer access between every pair of devices that can (CUFUSE_DIST_PEER_ACCESS): gather's peer
+// copies of partial results then go device to device over NVLink, not staged through the host.
+// NCCL may have enabled some pairs already (its P2P transport in one process).
+void enable_peer_access(int devices) {
+  for (int a = 0; a < devices; ++a)
+    for (int b = 0; b < devices; ++b) {
+      if (a == b) continue;
+      int can = 0;
+      check_cuda(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
+      if (!can) continue;
+      DeviceScope scope(a);
+      const cudaError_t r = cudaDeviceEnablePeerAccess(b, 0);
+      if (r == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+      else check_cuda(r, "cudaDeviceEnablePeerAccess");
+    }
+}
+
 }  // namespace
 
 void nccl_init(int devices) {
@@ -266,6 +283,7 @@ void nccl_init(int devices) {
   check(ncclGroupEnd(), "ncclGroupEnd");
   wait_ready(w, w.comms, "ncclCommInitRankConfig (dist::init)", iota(devices));
   make_streams(w);
+  if (cufuse::detail::settings().dist_peer_access) enable_peer_access(devices);
 }
 
 void nccl_init_rank(int rank, int size, int device) {
@@ -347,6 +365,11 @@ std::vector<Array> nccl_group_collective(Coll c, const std::vector<int>& group, 
     out[r] = empty(out_shape, t);
     send[r] = in[r].data_ptr();
     recv[r] = out[r].data_ptr();
+    // NCCL reads the input on the member's device: memory of another device is a placement
+    // error upstream (with peer access on it would be read over NVLink, slowly and silently).
+    if (in[r].device() != w.cuda_dev[static_cast<size_t>(s)])
+      throw InternalError(fmt::format("dist: {}: the input of mesh device {} is in memory of device {}, not its own "
+                                      "device {}", label, group[r], in[r].device(), w.cuda_dev[static_cast<size_t>(s)]));
     auto compute = static_cast<cudaStream_t>(Stream::current().native());
     check_cuda(cudaEventRecord(w.before[static_cast<size_t>(s)], compute), "cudaEventRecord");
     check_cuda(cudaStreamWaitEvent(w.comm_streams[static_cast<size_t>(s)], w.before[static_cast<size_t>(s)], 0),

@@ -535,6 +535,14 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
   int device = -2;
   for (const auto& r : roots)
     if (eval_device(*r) != -2) device = eval_device(*r);
+  // Roots made of constants run where the thread is (leaves_device): only that device's
+  // writes come along (the zeros of a dist gather's padding, made under device 1, were run
+  // on device 0 with a pending write into a shard there).
+  if (device == -2 && pending_write_count() > 0) {
+    bool on_gpus = false;
+    for (const auto& w : pending_writes()) on_gpus |= eval_device(*w) >= 0;
+    if (on_gpus) device = current_backend() == Backend::Reference ? -1 : current_device();
+  }
   auto add = [&](const NodePtr& n, const char* why) {
     if (n->is_materialized() || n->reads_placeholder) return false;
     const int nd = eval_device(*n);

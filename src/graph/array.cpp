@@ -195,6 +195,9 @@ Strides Array::strides() const {
 }
 
 bool Array::is_contiguous() const {
+  // As data_ptr() will see it: a view of a lazy array lives in its base's memory once the base
+  // is computed (io/foreign.cpp), not in the private copy that evaluating it alone makes.
+  if (base_ && !base_->node->is_materialized()) detail::realize({base_->node});
   const_cast<Array*>(this)->eval();
   return node_->layout.is_contiguous();
 }

@@ -103,6 +103,7 @@ bool parse_graphs(std::string_view v, Settings& s) {
 bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
 bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
 bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
+bool parse_dist_peer_access(std::string_view v, Settings& s) { return zero_one(v, s.dist_peer_access); }
 bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
 
 bool parse_unroll(std::string_view v, Settings& s) {
@@ -189,6 +190,11 @@ constexpr std::array kVariables = {
            "by the calling thread; a non-blocking group is launched from NCCL's own thread, 0.1-0.4 ms "
            "later on an H200 pair); under mpirun they stay non-blocking (a dead peer cannot hang a launch)",
            parse_dist_blocking},
+    EnvVar{"CUFUSE_DIST_PEER_ACCESS", "0 or 1", "1",
+           "1: dist::init enables peer access between every pair of the single-process GPU world's "
+           "devices that can (gathering a partial result copies the other devices' partials over "
+           "NVLink); 0 leaves it off (a kernel that reads another GPU's memory then faults, for debugging)",
+           parse_dist_peer_access},
 };
 
 constexpr std::array kExternal = {

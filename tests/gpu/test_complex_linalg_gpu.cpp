@@ -7,6 +7,10 @@
 // norms; the launch counts of a complex GEMM (one library call, no kernel) and of conj(x) that
 // cuBLAS cannot read as op C (one kernel first). Tolerances as the real tests/gpu ones.
 #include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <complex>
 #include <functional>
 
@@ -305,6 +309,31 @@ TEST_CASE("complex pinv, lstsq, matrix_rank and norms against the reference") {
     for (const char* ord : {"fro", "nuc"}) {
       auto [nd, nr] = dev_and_ref({a}, [ord](const Ins& x) { return cf::linalg::norm(x[0], ord, {-2, -1}); });
       CHECK_MESSAGE(compare(nd, nr, {}, tol * 10, 0, std::string("norm ") + ord + " " + w) == 0, w);
+    }
+  }
+}
+
+// Diagnosis (CUFUSE_DIAG_TIERED, CUFUSE_TIERED at its default): the complex norms ord 1 and
+// inf came out wrong in a tiered run of the test above on the H200, and right under
+// CUFUSE_TIERED=interpret and 0. Run after run, each plan's tiers and the values beside the
+// reference's.
+TEST_CASE("diagnose: complex norms 1 and inf run after run under tiering (CUFUSE_DIAG_TIERED)") {
+  if (!std::getenv("CUFUSE_DIAG_TIERED")) return;
+  using Ins = std::vector<cf::Array>;
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    auto a = random_complex(t, {2, 40, 25});
+    for (double ord : {1.0, double(INFINITY), -1.0}) {
+      for (int run = 0; run < 4; ++run) {
+        const cf::Stats s0 = cf::stats();
+        auto [nd, nr] = dev_and_ref({a}, [ord](const Ins& x) { return cf::linalg::norm(x[0], ord, {1, 2}); });
+        const cf::Stats s1 = cf::stats();
+        const cf::Array n = cf::linalg::norm(a, ord, {1, 2});
+        std::printf("%s ord %g run %d: dev (%.9g, %.9g) ref (%.9g, %.9g); interpreted launches %llu, swaps %llu\n%s",
+                    cf::name(t).data(), ord, run, nd[0].real(), nd[1].real(), nr[0].real(), nr[1].real(),
+                    (unsigned long long)(s1.interpreted_launches - s0.interpreted_launches),
+                    (unsigned long long)(s1.tier_swaps - s0.tier_swaps), cf::plan_dump(std::vector<cf::Array>{n}, false).c_str());
+        if (run == 1) std::this_thread::sleep_for(std::chrono::seconds(3));  // the background compiles land
+      }
     }
   }
 }

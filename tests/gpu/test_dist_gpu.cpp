@@ -30,7 +30,7 @@ void check_close(const cf::Array& got, const cf::Array& want, double rtol = 1e-5
 }
 }  // namespace
 
-TEST_CASE("dist GPU: sum(exp(x)*2 + b, axis=0) over row shards: one kernel per shard, NCCL allreduce") {
+TEST_CASE("dist GPU: sum(exp(x)*2 + b, axis=0) over row shards: one kernel per shard; gathered or NCCL allreduce") {
   if (!enough_gpus()) return;
   GpuWorld w;
   dist::Mesh mesh({2}, {"gpu"});
@@ -50,8 +50,36 @@ TEST_CASE("dist GPU: sum(exp(x)*2 + b, axis=0) over row shards: one kernel per s
   cf::reset_stats();
   auto got = dist::gather(s);
   got.eval();
-  CHECK(cf::stats().kernels_launched == 2);  // one per shard; NCCL's allreduce is not a cufuse kernel
+  // gather combines the partial sums where it lands: one kernel per shard, a peer copy, the sum
+  CHECK(cf::stats().kernels_launched == 3);
   check_close(got, cf::sum(cf::exp(x) * 2.0 + b, 0), 1e-4);
+  auto s2 = dist::sum(dist::exp(dx) * 2.0 + db, 0);
+  cf::synchronize();
+  cf::reset_stats();
+  dist::eval(s2);  // finished in place: NCCL's allreduce (not a cufuse kernel)
+  CHECK(cf::stats().kernels_launched == 2);
+  CHECK_FALSE(s2.is_partial());
+  check_close(dist::gather(s2), cf::sum(cf::exp(x) * 2.0 + b, 0), 1e-4);
+}
+
+// A value made of constants runs where the thread is: the writes pending on another device stay
+// for their own evaluation (a dist gather's zero padding made under device 1 was run on device 0
+// beside a pending write into a shard there, and NCCL then read device 0's memory for device 1).
+TEST_CASE("dist GPU: a constant evaluated under device 1 lives there while a write into device 0 is pending") {
+  if (!enough_gpus()) return;
+  cf::DeviceScope d0(0);
+  auto a = cf::zeros({64}, cf::f32).eval();
+  a[{cf::slice(0, 8)}] = 1.0;  // pending, into device 0's memory
+  cf::Array z;
+  {
+    cf::DeviceScope d1(1);
+    z = cf::zeros({32}, cf::f32) + 2.0;
+    z.eval();
+  }
+  CHECK(z.device() == 1);
+  CHECK(z.to_host<float>()[31] == 2.0f);
+  CHECK(a.to_host<float>()[7] == 1.0f);
+  CHECK(a.to_host<float>()[8] == 0.0f);
 }
 
 TEST_CASE("dist GPU: reductions, reshards and matmul equal the unsharded run") {
