@@ -90,6 +90,9 @@ struct RowBuilder : ValueCode {
           if (!refusal.empty()) return;
           const int j = kind_of(n);
           int v = -1;
+          // Every value first, loads and constants too (a complex64 operand loaded as a real
+          // gave norm(z, 1) zeros and garbage in its interpreted first run on the H200).
+          if ((n->dtype == DType::Complex64 || n->dtype == DType::Complex128) && j != -2) return refuse(unsupported(n));
           if (j == -2) {
             v = red_value(em.red_of.at(row_ctx ? n->inputs[0].get() : n));
           } else if (n->k() == NodeKind::Scalar) {

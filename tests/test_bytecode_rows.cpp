@@ -221,3 +221,20 @@ TEST_CASE("row programs: what the interpreter refuses, with the reason") {
   cf::Array c = random_array(cf::f32, cf::Shape{8, 64}).astype(cf::c64);
   CHECK(!interpret({cf::sum(c, 1)}).refusal.empty());
 }
+
+// A complex operand read by a row program's prologue (abs(z) summed: the matrix norms 1 and
+// inf) is refused, as in the elementwise programs: the rows interpreter loaded it as a real
+// value and norm(z, 1) came out as zeros in the first, interpreted run on the H200.
+TEST_CASE("row programs: a complex operand under a real reduction is refused, not loaded as real") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array re = random_array(cf::f64, {2, 40, 25}), im = random_array(cf::f64, {2, 40, 25});
+  for (cf::DType t : {cf::c64, cf::c128}) {
+    CAPTURE(cf::name(t));
+    cf::Array z = (re + im * cf::Scalar(std::complex<double>(0, 1))).astype(t);
+    z.eval();
+    for (const cf::Array& r : {cf::sum(cf::abs(z), 1), cf::max(cf::real(z), 2), cf::linalg::norm(z, 1.0, {1, 2})}) {
+      Run run = interpret({r});
+      CHECK(run.refusal.find("(the interpreter's registers are real)") != std::string::npos);
+    }
+  }
+}
