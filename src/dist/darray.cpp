@@ -207,12 +207,11 @@ Array gather(const DArray& d) {
       }
       if (k == axes.size()) break;
     }
-    // The other devices' partials are computed and copied first: this device's own work,
-    // launched last, then overlaps their copies (D2: the copy no longer follows the last kernel).
-    std::vector<Array> parts(coords.size());
-    for (int pass = 0; pass < 2; ++pass)
-      for (size_t i = 0; i < coords.size(); ++i)
-        if ((detail::cuda_device(device_at(coords[i])) == here) == (pass == 1)) parts[i] = shard_at(coords[i]);
+    // In mesh order. (The other devices' partials first made D2 47% on the H200 pair, from 85%:
+    // the host waits in to_device until the source's kernel is done, so this device's own kernel
+    // then started only after the other's.)
+    std::vector<Array> parts;
+    for (const auto& cc : coords) parts.push_back(shard_at(cc));
     Array acc;
     for (const Array& x : parts) {
       if (!acc.defined()) acc = x;
