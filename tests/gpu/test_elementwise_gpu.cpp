@@ -265,7 +265,11 @@ TEST_CASE("x = x + 1 a million times stays bounded on the device") {
   cf::synchronize();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(x[{5}].item<float>() == 1000000.0f);
-  CHECK(cf::stats().kernels_compiled <= 2);
+  // Bounded by the plan's shape, not by the count: each auto-evaluation (Config's 8192 pending
+  // nodes) is cut into kernels of at most 1024 ops (kernel-size), so its plan holds the kernel of
+  // 1024 adds 8 times and one tail kernel; the last evaluation (1e6 = 122 x 8193 + 454 adds)
+  // one more. NVRTC runs at most those 3 times (0 with a warm disk cache).
+  CHECK(cf::stats().kernels_compiled <= 3);
   CHECK(cf::memory::used_bytes() <= used0 + (1 << 20));
   MESSAGE("1e6 lazy steps: " << s << " s, " << cf::stats().kernels_launched << " launches");
 }
