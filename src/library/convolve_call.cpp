@@ -193,7 +193,7 @@ void ConvolveCall::run_reference(const std::vector<const HostArray*>& inputs, st
     } else if (s_.out_dtype == DType::Float32) {
       for (int64_t i = 0; i < n_out; ++i) out.data<float>()[i] = static_cast<float>(fo[static_cast<size_t>(i)]);
     } else {
-      std::memcpy(out.data<double>(), fo.data(), static_cast<size_t>(n_out) * sizeof(double));
+      if (n_out > 0) std::memcpy(out.data<double>(), fo.data(), static_cast<size_t>(n_out) * sizeof(double));  // an empty result: no memory
     }
     return;
   }
