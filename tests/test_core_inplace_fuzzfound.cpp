@@ -199,3 +199,31 @@ TEST_CASE("a view of an evaluated view of a lazy array is a view of that array: 
     CHECK(host<float>(v) == std::vector<float>{96, 95, 94, 93, 92, 91, 90, 89, 88});
   }
 }
+
+// Seed 50566: v5 = expand_dims(v3) of a lazy v3, v3 written in place (so v5's base is in
+// memory once a later write settles it), then v5.assign(v5). assign took shape() -- a reference
+// into the handle's node -- before node() rebound the handle to its base's memory and freed
+// that node: NumPy's broadcast message named a freed node's shape ((4, 4) for (5, 1, 4)).
+TEST_CASE("x.assign(x) of a view whose lazy base went to memory meanwhile") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::vector<int32_t> h(20);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<int32_t>(i) * 3 - 25;
+  auto v1 = cf::from_host(h).reshape({5, 4});
+  auto v3 = cf::true_divide(v1, -3);
+  auto v5 = cf::expand_dims(v3, 1);
+  auto v8 = cf::maximum(v5, 0.001);
+  v3.index({slice(1, none)}) /= v3.index({slice(none, -1)});
+  v1.index({slice(1, none)}) = 3;
+  v5.assign(v5);
+  CHECK(v5.shape() == cf::Shape{5, 1, 4});
+  // v3 (and v5, its view): row 0 is h / -3, row i > 0 the old row i over the old row i - 1.
+  const auto got = v5.template to_host<double>();
+  const auto mx = v8.template to_host<double>();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const double a = h[static_cast<size_t>(i * 4 + j)] / -3.0;
+      const double want = i == 0 ? a : a / (h[static_cast<size_t>((i - 1) * 4 + j)] / -3.0);
+      CHECK(got[static_cast<size_t>(i * 4 + j)] == doctest::Approx(want));
+      CHECK(mx[static_cast<size_t>(i * 4 + j)] == doctest::Approx(std::max(a, 0.001)));  // v8 read v3 before the write
+    }
+}

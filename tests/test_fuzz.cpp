@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "fuzz_program.hpp"
+#include "test_sandbox.hpp"
 
 namespace cf = cufuse;
 
@@ -56,12 +57,13 @@ TEST_CASE("fuzz: bounds follow the ops (exact paths get 0, sums grow with their 
 }
 
 // Programs the device campaigns found wrong that were wrong on the reference backend too
-// (the device list: tests/gpu/test_fuzz_gpu.cpp). 717923282040: `h7.T /= 0.5` through a
+// (the device list: tests/gpu/test_fuzz_gpu.cpp). 50566 (found by the CPU run with the
+// interpreter, device config): v5.assign(v5) read a freed node's shape. 717923282040: `h7.T /= 0.5` through a
 // view of v7, a view of a lazy array evaluated early, was lost (graph/array.cpp: apply_view).
 TEST_CASE("fuzz: the programs the campaigns found that the reference backend also got wrong") {
   cf::BackendScope ref(cf::Backend::Reference);
   const fuzz::Config cfg = fuzz::device_config();
-  for (uint64_t seed : {717923282040ULL}) {
+  for (uint64_t seed : {717923282040ULL, 50566ULL}) {
     const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
     CHECK_MESSAGE(o.bad == 0, o.report);
   }
@@ -107,4 +109,23 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
     CHECK(sum.early >= 10);
     CHECK(sum.finite >= 20);
   }
+}
+
+// The bytecode interpreter on the CPU (CUFUSE_REFERENCE_INTERPRET): every group it takes runs on
+// its host build (the generated core of the device's interpreter kernels) and reads the earlier
+// groups' results, as a tiered device run's first launches do; the rest stays on the reference.
+// Compared within the device's bounds (the interpreter's reductions add in their own order).
+// The interpreter gave complex norms wrong in its first run on the H200 (loading complex
+// operands as real), which no CPU test could see.
+TEST_CASE("fuzz: random programs with the interpreter's host build running the groups it takes") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cufuse_test::ScopedEnv interp("CUFUSE_REFERENCE_INTERPRET", "1");
+  const fuzz::Config cfg = fuzz::device_config();
+  const fuzz::Seeds seeds = fuzz::seeds(40000, 120);
+  cf::reset_stats();
+  const fuzz::Summary sum = fuzz::run_many(seeds, cfg, /*strict=*/false, /*with_fuse=*/true);
+  for (const auto& r : sum.reports) FAIL_CHECK(r);
+  MESSAGE(sum.programs << " programs, " << sum.failed << " failed; " << cf::stats().interpreted_launches
+                       << " groups run on the interpreter");
+  if (!seeds.replay) CHECK(cf::stats().interpreted_launches >= 100);
 }

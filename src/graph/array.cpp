@@ -654,15 +654,21 @@ Array& Array::write(NodePtr value) {
 Array& Array::assign(const Array& value) {
   require_defined("assign");
   if (!value.defined()) throw ValueError("assign: the value is an empty Array handle");
-  // value's shape must broadcast to ours (NumPy's message from broadcast_node)
-  (void)detail::broadcast_node(value.node(), shape());
-  return write(value.node());
+  // value's shape must broadcast to ours (NumPy's message from broadcast_node). Both handles
+  // are rebound first (node(): a view of a lazy array moves to its base's memory) and the
+  // shape copied: shape() is a reference into the node, which a rebinding frees (v5.assign(v5)
+  // read a freed node's shape, fuzz seed 50566).
+  const NodePtr v = value.node();
+  (void)node();
+  (void)detail::broadcast_node(v, Shape(shape()));
+  return write(v);
 }
 
 Array& Array::assign(Array&& value) {
   require_defined("assign");
   if (!value.defined()) throw ValueError("assign: the value is an empty Array handle");
-  (void)detail::broadcast_node(value.node(), shape());
+  (void)node();  // rebound first (see above)
+  (void)detail::broadcast_node(value.node(), Shape(shape()));
   // A temporary's node (`out[...] = cf::matmul(a, b)`) may become the write itself: a library
   // call then writes straight into a dense target.
   if (NodePtr n = std::move(value).take_node()) return write(std::move(n));
