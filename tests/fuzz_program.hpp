@@ -1202,6 +1202,17 @@ inline Seeds seeds(uint64_t first, int count) {
 
 // ------------------------------------------------------------------ running one program
 
+// Whether a fuse() call and the lazy run of the same graph may take different tiers: the
+// bytecode interpreter runs a plan's first launches on the device (CUFUSE_TIERED, on unless 0)
+// and, on the reference backend, the groups it takes under CUFUSE_REFERENCE_INTERPRET=1. Its
+// reductions add in their own order, so the two agree only within the values' bounds (the H200
+// campaigns' "fuse() call" differences in the last bits of var, mean and sums; reproduced on
+// the CPU with the interpreter's host build, none of them in a lazy run against the reference).
+inline bool tiers_may_differ(bool device) {
+  const char* e = std::getenv(device ? "CUFUSE_TIERED" : "CUFUSE_REFERENCE_INTERPRET");
+  return device ? !(e && std::string(e) == "0") : (e != nullptr && std::string(e) == "1");
+}
+
 // Random inputs from a seed: normal floats (sd 3) with a few zeros, -0 and infinities;
 // integers mostly small, some large (narrower dtypes wrap them, as astype does); bools.
 // Half the programs get +inf among their float inputs (one value in 100, with as many 0 and
@@ -1431,6 +1442,7 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
   stream.reset();
   if (with_fuse) {
     out.fused = true;
+    const bool tiers = tiers_may_differ(device);
     cf::FuseOptions opt;
     opt.cuda_graph = (seed % 3) != 0;  // on by default; a third of the programs launch kernel by kernel
     auto f = cf::fuse([p, device](cf::Array a, cf::Array b, cf::Array c) { return outputs(p, {a, b, c}, !device); }, opt);
@@ -1442,11 +1454,26 @@ inline Outcome run_program_unguarded(uint64_t seed, const Config& cfg, bool stri
       // than over its producers, so its sums are rounded in another order (within the bound
       // they were compared at); the trace has no early evaluations, so it is compared with
       // a lazy run that has none either.
+      // Where the two may run on different tiers (tiers_may_differ), inexact outputs within
+      // twice their bound (each is within it of the reference), computed for these inputs.
       std::vector<cf::Array> plain = call == 0 && p.evals.empty() ? outs : outputs(p, args, !device);
       cf::eval_all(plain);
+      std::vector<double> Ec;
+      if (tiers) {
+        if (call == 0) {
+          Ec = E;
+        } else {
+          std::vector<cf::detail::NodePtr> r2;
+          const std::vector<cf::Array> v2 = values(p, args);
+          for (const auto& v : v2) r2.push_back(v.node());
+          Ec = bounds(p, cf::detail::reference_evaluate(r2));
+        }
+      }
       for (size_t k = 0; k < plain.size() && k < got.size(); ++k) {
         std::string d;
-        if (int64_t n = compare(host_of(got[k]), host_of(plain[k]), 0.0, d))
+        const size_t o = static_cast<size_t>(p.outputs[k]);
+        const double bound = tiers && !p.exact[o] ? 2 * Ec[o] : 0.0;
+        if (int64_t n = compare(host_of(got[k]), host_of(plain[k]), bound, d))
           fail("fuse() call " + std::to_string(call + 1) + ", output v" + std::to_string(p.outputs[k]), n, d);
       }
       if (got.size() != plain.size()) fail("fuse() result count", 1, "");

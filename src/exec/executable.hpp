@@ -58,16 +58,22 @@ struct Executable {
   // Per step, its group's outputs as node ids of the graph scan (GraphScan::nodes): a cached
   // plan run by the host reference evaluator finds the nodes of the graph in hand by them.
   std::vector<std::vector<int>> output_ids;
+  // CUFUSE_REFERENCE_INTERPRET (host plans): per step, the bytecode interpreter's launch of its
+  // group (an empty name: the interpreter refuses it), run on the interpreter's host build.
+  bool host_programs = false;
+  std::vector<KernelSpec> host_interp;
 };
 
 // `notes`: per root, why the evaluation computes it (empty: asked for), for dumps and logs.
 // `tiered` (with `compile`): a kernel step not in the caches may start on the interpreter
 // while NVRTC compiles it in the background (exec/tiered.hpp): lazy evaluation and fuse()
 // entries on the device (fuse/replay.cpp swaps the compiled kernel into the entry).
+// `host_programs`: each group's bytecode program as well (Executable::host_interp).
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch,
-                                             const std::vector<std::string>* notes = nullptr, bool tiered = false);
+                                             const std::vector<std::string>* notes = nullptr, bool tiered = false,
+                                             bool host_programs = false);
 std::string describe_executable(const Executable& ex, bool with_source,
                                 const std::vector<std::string>* notes = nullptr);
 

@@ -28,6 +28,7 @@
 #include "graph/realize.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
+#include "reference/eval_bytecode.hpp"
 #include "reference/evaluator.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device.hpp"
@@ -65,8 +66,9 @@ namespace detail {
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch, const std::vector<std::string>* notes,
-                                             bool tiered) {
+                                             bool tiered, bool host_programs) {
   auto ex = std::make_shared<Executable>();
+  ex->host_programs = host_programs;
   ex->plan = make_plan(roots, targets);
   ex->hazard = find_write_hazard(ex->plan);
   const Plan& plan = ex->plan;
@@ -110,7 +112,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           outs.push_back(EwOutput{g.outputs[k], l, g.output_buffer[k], aligned});
         }
         st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
-        if (tiered && compile) prog = compile_elementwise_bytecode(g.iter_shape, outs, bind);
+        if ((tiered && compile) || host_programs) prog = compile_elementwise_bytecode(g.iter_shape, outs, bind);
         break;
       }
       case GroupKind::Reduction: {
@@ -126,7 +128,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           rs.outputs.push_back(RedOutput{g.outputs[k], g.out_kinds[k], l, g.output_buffer[k], aligned});
         }
         st.spec = emit_reduction_kernel(rs, bind);
-        if (tiered && compile) prog = compile_reduction_bytecode(rs, bind);
+        if ((tiered && compile) || host_programs) prog = compile_reduction_bytecode(rs, bind);
         break;
       }
       case GroupKind::Scan: {
@@ -157,6 +159,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
       }
     }
     for (const auto& o : g.outputs) written.push_back(o.get());
+    if (host_programs) ex->host_interp.push_back(prog.refusal.empty() ? prog.spec : KernelSpec{});
     if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch);
     else if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
@@ -323,11 +326,12 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
       auto it = host_plan_cache().find(scan.key);
       if (it != host_plan_cache().end()) ex = it->second;
     }
-    if (ex) {
+    const bool programs = settings().reference_interpret;
+    if (ex && ex->host_programs == programs) {
       counters().plan_cache_hits++;
       return ex;
     }
-    ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes);
+    ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes, false, programs);
     std::unordered_map<const Node*, int> id;
     for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
     for (const auto& st : ex->steps) {
@@ -338,7 +342,7 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
     ex->plan.forget_graph();
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (host_plan_cache().size() > 4096) host_plan_cache().clear();
-    host_plan_cache().emplace(scan.key, ex);
+    host_plan_cache()[scan.key] = ex;
     return ex;
   }
   // The thread's last plan first (a loop evaluating one expression): no hashing, no lock.
@@ -374,8 +378,33 @@ static void run_on_host(const Executable& ex, const GraphScan& scan, const std::
   std::vector<std::shared_ptr<Storage>> stor(ex.buffers.size());
   std::vector<std::pair<HostArray, int>> deferred;
   std::vector<NodePtr> outs;
+  // CUFUSE_REFERENCE_INTERPRET: the groups the interpreter takes run on its host build, reading
+  // earlier groups' buffers, as a tiered device run's first launches do (plans that write into
+  // existing memory stay on the reference: its groups read the leaves, writes deferred).
+  const bool interp = ex.host_programs && std::none_of(targets.begin(), targets.end(), [](const Target* t) { return t; });
+  std::vector<void*> ptrs;
+  const ScanSource src(scan);
   for (size_t si = 0; si < ex.steps.size(); ++si) {
     const Group& g = ex.plan.groups[ex.steps[si].group];
+    if (interp && !ex.host_interp[si].name.empty()) {
+      const KernelSpec& spec = ex.host_interp[si];
+      for (int b : g.output_buffer)
+        if (!stor[b])
+          stor[b] = allocate_host(std::max<size_t>(1, static_cast<size_t>(ex.buffers[b].numel) * itemsize(ex.buffers[b].dtype)));
+      ptrs.assign(ex.buffers.size(), nullptr);
+      for (size_t b = 0; b < stor.size(); ++b)
+        if (stor[b]) ptrs[b] = stor[b]->ptr;
+      if (spec.numel > 0) {
+        std::vector<unsigned char> bytes;
+        apply_patches(bytes, spec, src, ptrs, nullptr);
+        const auto* p = reinterpret_cast<const CfiProgram*>(bytes.data());
+        if (g.kind == GroupKind::Reduction) run_row_bytecode_on_host(*p, 4);
+        else run_bytecode_on_host(*p);
+      }
+      counters().kernels_launched++;
+      counters().interpreted_launches++;
+      continue;
+    }
     outs.clear();
     for (int id : ex.output_ids[si]) outs.emplace_back(scan.nodes[static_cast<size_t>(id)]);
     std::vector<HostArray> vals;

@@ -105,6 +105,7 @@ bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
 bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
 bool parse_dist_peer_access(std::string_view v, Settings& s) { return zero_one(v, s.dist_peer_access); }
 bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
+bool parse_reference_interpret(std::string_view v, Settings& s) { return zero_one(v, s.reference_interpret); }
 
 bool parse_unroll(std::string_view v, Settings& s) {
   auto x = integer_in(v, 1, 8);
@@ -170,6 +171,11 @@ constexpr std::array kVariables = {
            "vectors (or elements) per thread in the unrolled contiguous elementwise form", parse_unroll},
     EnvVar{"CUFUSE_REFERENCE_COMPILE", "0 or 1", "1",
            "0: the reference backend skips compiling the kernels it plans", parse_reference_compile},
+    EnvVar{"CUFUSE_REFERENCE_INTERPRET", "0 or 1", "0",
+           "1: the reference backend runs each group the bytecode interpreter takes on the interpreter's host "
+           "build (the generated core the device's interpreter kernels are made of), reading earlier groups' "
+           "results, as a tiered device run starts; for testing the interpreter on a CPU",
+           parse_reference_interpret},
     EnvVar{"CUFUSE_LINALG_ERRORS", "raise or ignore", "raise",
            "ignore: singular / not positive definite inputs give inf/NaN instead of an error",
            parse_linalg_errors},

@@ -33,6 +33,7 @@ struct Settings {
   bool tf32 = false;                // CUFUSE_TF32
   int ew_unroll = 2;                // CUFUSE_EW_UNROLL
   bool reference_compile = true;    // CUFUSE_REFERENCE_COMPILE
+  bool reference_interpret = false; // CUFUSE_REFERENCE_INTERPRET
   bool linalg_errors_ignore = false;  // CUFUSE_LINALG_ERRORS=ignore
   int64_t max_kernel_ops = 0;       // CUFUSE_MAX_KERNEL_OPS (0: the planner's default)
   int64_t split_blocks = 0;         // CUFUSE_SPLIT_BLOCKS (0: per SM of the device)
