@@ -208,8 +208,8 @@ Array gather(const DArray& d) {
       if (k == axes.size()) break;
     }
     // In mesh order. (The other devices' partials first made D2 47% on the H200 pair, from 85%:
-    // the host waits in to_device until the source's kernel is done, so this device's own kernel
-    // then started only after the other's.)
+    // the host came back from their evaluation and copy only once their kernel was done, so this
+    // device's own kernel started after it; bench/README.md.)
     std::vector<Array> parts;
     for (const auto& cc : coords) parts.push_back(shard_at(cc));
     Array acc;
