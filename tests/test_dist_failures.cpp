@@ -103,27 +103,25 @@ TEST_CASE("CUFUSE_DIST_TIMEOUT: seconds > 0, fractions allowed; a bad value warn
   }
 }
 
-TEST_CASE("CUFUSE_DIST_BLOCKING: 0 or 1, default 0; another value warns and keeps 0") {
-  CHECK_FALSE(cufuse::detail::settings().dist_blocking);
-  {
-    cufuse_test::ScopedEnv t("CUFUSE_DIST_BLOCKING", "1");
-    CHECK(cufuse::detail::settings().dist_blocking);
-  }
-  for (const char* bad : {"2", "yes", ""}) {
-    cufuse_test::ScopedEnv t("CUFUSE_DIST_BLOCKING", bad);
-    CHECK_FALSE(cufuse::detail::settings().dist_blocking);
-  }
-}
-
-TEST_CASE("CUFUSE_DIST_PEER_ACCESS: 0 or 1, default 1; another value warns and keeps 1") {
-  CHECK(cufuse::detail::settings().dist_peer_access);
-  {
-    cufuse_test::ScopedEnv t("CUFUSE_DIST_PEER_ACCESS", "0");
-    CHECK_FALSE(cufuse::detail::settings().dist_peer_access);
-  }
-  for (const char* bad : {"2", "off", ""}) {
-    cufuse_test::ScopedEnv t("CUFUSE_DIST_PEER_ACCESS", bad);
-    CHECK(cufuse::detail::settings().dist_peer_access);
+// A 0-or-1 switch: its default; the other value; values neither 0 nor 1 warn and keep the default.
+TEST_CASE("CUFUSE_DIST_BLOCKING (default 0) and CUFUSE_DIST_PEER_ACCESS (default 1): 0 or 1, else the default") {
+  struct Switch {
+    const char* name;
+    bool cufuse::detail::Settings::*field;
+    bool dflt;
+  };
+  for (const Switch& sw : {Switch{"CUFUSE_DIST_BLOCKING", &cufuse::detail::Settings::dist_blocking, false},
+                           Switch{"CUFUSE_DIST_PEER_ACCESS", &cufuse::detail::Settings::dist_peer_access, true}}) {
+    CAPTURE(sw.name);
+    CHECK(cufuse::detail::settings().*sw.field == sw.dflt);
+    {
+      cufuse_test::ScopedEnv t(sw.name, sw.dflt ? "0" : "1");
+      CHECK(cufuse::detail::settings().*sw.field == !sw.dflt);
+    }
+    for (const char* bad : {"2", "yes", "off", ""}) {
+      cufuse_test::ScopedEnv t(sw.name, bad);
+      CHECK(cufuse::detail::settings().*sw.field == sw.dflt);
+    }
   }
 }
 
