@@ -8,7 +8,8 @@
 //   auto x = dist::shard(a, mesh, {"gpu", dist::none});   // rows over "gpu", replicated over "node"
 //   auto s = dist::sum(dist::exp(x) * 2, 0);              // one fused kernel per shard; a partial sum
 //   std::cout << dist::plan_dump(s);                      // ... and one allreduce over "gpu"
-//   Array whole = dist::gather(s);                        // the allreduce runs here
+//   dist::eval(s);                                        // the allreduce runs here
+//   Array whole = dist::gather(s);                        // (a partial s: combined on this device)
 //
 // Worlds. init() takes the visible GPUs (NCCL, one communicator per device); init(World::Host,
 // n) simulates n devices on the host reference backend (each shard a host array, the
@@ -24,8 +25,9 @@
 //
 // When collectives run: a reduction over a sharded dimension is a *partial* result, lazy like
 // any array, which becomes whole with an allreduce (or a reducescatter, when the consumer
-// wants it sharded) only when something needs it whole (gather, an op that is not the same
-// reduction). A reshard (allgather, alltoall) that an op needs is a materialization point
+// wants it sharded) only when something needs it whole (dist::eval, a reshard, an op that is
+// not the same reduction); gather combines the partials on its own device instead (a peer
+// copy each, no collective in a single process). A reshard (allgather, alltoall) that an op needs is a materialization point
 // like a library call: the shards' pending work before it is evaluated when the op is built.
 // plan_dump lists each step: per-shard kernels, then the collective with its bytes.
 #pragma once
@@ -232,8 +234,9 @@ DArray shard(const Array& a, const Mesh& mesh, const Sharding& spec);
 // The same values with another sharding (allgather, alltoall, slicing; a partial one is
 // reduced by allreduce or reducescatter). Named in plan_dump.
 DArray reshard(const DArray& d, const Sharding& spec);
-// The whole array on the current device (host under the reference backend): a partial one is
-// allreduced first, then the shards are copied and joined.
+// The whole array on the current device (host under the reference backend): the shards are
+// copied and joined; a partial one's partials are copied here and combined by its op (under
+// mpirun, where other ranks hold them, allreduced first). The DArray stays as it was.
 Array gather(const DArray& d);
 template <class T>
 std::vector<T> to_host(const DArray& d) {

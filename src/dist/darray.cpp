@@ -1,6 +1,7 @@
 // src/dist/darray.cpp: DArray's accessors, dist::shard, dist::reshard (the cheapest
 // collectives from one sharding to another, a partial result finished by reducescatter or
-// allreduce), dist::gather, dist::eval, and creation born distributed.
+// allreduce), dist::gather (a partial result combined where it lands), dist::eval, and
+// creation born distributed.
 #include <fmt/format.h>
 
 #include "core/node.hpp"
