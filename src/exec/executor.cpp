@@ -567,11 +567,9 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
   // Roots made of constants run where the thread is (leaves_device): only that device's
   // writes come along (the zeros of a dist gather's padding, made under device 1, were run
   // on device 0 with a pending write into a shard there).
-  if (device == -2 && pending_write_count() > 0) {
-    bool on_gpus = false;
-    for (const auto& w : pending_writes()) on_gpus |= eval_device(*w) >= 0;
-    if (on_gpus) device = current_backend() == Backend::Reference ? -1 : current_device();
-  }
+  const std::vector<NodePtr> writes = pending_write_count() > 0 ? pending_writes() : std::vector<NodePtr>{};
+  if (device == -2 && std::any_of(writes.begin(), writes.end(), [](const NodePtr& w) { return eval_device(*w) >= 0; }))
+    device = current_backend() == Backend::Reference ? -1 : current_device();
   auto add = [&](const NodePtr& n, const char* why) {
     if (n->is_materialized() || n->reads_placeholder) return false;
     const int nd = eval_device(*n);
@@ -581,8 +579,7 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
     notes.emplace_back(why);
     return true;
   };
-  if (pending_write_count() > 0)
-    for (const auto& w : pending_writes()) add(w, "a pending in-place write of this thread");
+  for (const auto& w : writes) add(w, "a pending in-place write of this thread");
   std::vector<const Node*> stack;
   for (int round = 0; round < 64; ++round) {
     const size_t before = roots.size();
