@@ -109,17 +109,23 @@ Array call_over(FftKind kind, bool inverse, DType ct, const Array& x, const std:
   return r.transpose(inv);
 }
 
+// Where the call that ends at axes[end - 1] begins: up to three distinct axes (cuFFT's ranks).
+size_t group_begin(const std::vector<int>& axes, size_t end) {
+  size_t beg = end;
+  while (beg > 0 && end - beg < 3 &&
+         std::find(axes.begin() + static_cast<long>(beg), axes.begin() + static_cast<long>(end), axes[beg - 1]) ==
+             axes.begin() + static_cast<long>(end))
+    --beg;
+  return beg;
+}
+
 // Complex-to-complex transforms of x (complex, already at its sizes) over `axes`, unscaled:
 // groups of up to three distinct axes per call, from the last.
 Array c2c_unscaled(Array x, const std::vector<int>& axes, bool inverse) {
   const DType ct = x.dtype();
   size_t end = axes.size();
   while (end > 0) {
-    size_t beg = end;
-    while (beg > 0 && end - beg < 3 &&
-           std::find(axes.begin() + static_cast<long>(beg), axes.begin() + static_cast<long>(end), axes[beg - 1]) ==
-               axes.begin() + static_cast<long>(end))
-      --beg;
+    const size_t beg = group_begin(axes, end);
     std::vector<int> g(axes.begin() + static_cast<long>(beg), axes.begin() + static_cast<long>(end));
     std::vector<int64_t> n;
     for (int a : g) n.push_back(x.shape(a));
@@ -178,13 +184,19 @@ void require_real(const Array& a, const char* what) {
     throw TypeError(fmt::format("{}: the input must be real (got {})", what, name(a.dtype())));
 }
 
-// rfftn without its scale: R2C over the last axis, then C2C forward over the others.
+// rfftn without its scale: one R2C call over the last group of up to three distinct axes (the
+// last halved; cuFFT's multi-dimensional R2C, so rfft2 of a contiguous matrix is one call with
+// no transposes), then C2C forward over the axes before the group. The C2C along the other
+// axes commutes with the R2C (both linear), so this is NumPy's order's result.
 Array rfftn_unscaled(const Array& a, const std::vector<int>& ax, const std::vector<int64_t>& n) {
   const DType ct = cplx_for(a.dtype());
   Array x = as(a, real_dtype(ct));
   for (size_t i = 0; i < ax.size(); ++i) x = resized(x, ax[i], n[i]);
-  Array r = call_over(FftKind::R2C, false, ct, x, {ax.back()}, {n.back()});
-  return c2c_unscaled(r, std::vector<int>(ax.begin(), ax.end() - 1), false);
+  const size_t beg = group_begin(ax, ax.size());
+  const std::vector<int> g(ax.begin() + static_cast<long>(beg), ax.end());
+  const std::vector<int64_t> gn(n.begin() + static_cast<long>(beg), n.end());
+  Array r = call_over(FftKind::R2C, false, ct, x, g, gn);
+  return c2c_unscaled(r, std::vector<int>(ax.begin(), ax.begin() + static_cast<long>(beg)), false);
 }
 
 // irfftn without its scale: C2C inverse over all but the last axis, then C2R to n.back().
