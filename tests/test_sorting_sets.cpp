@@ -68,20 +68,60 @@ TEST_CASE("unique along an axis: rows compared lexicographically") {
 
 TEST_CASE("unique reads back one number: a sort, the count, then the gathers") {
   cf::BackendScope ref(cf::Backend::Reference);
-  auto x = cf::remainder(cf::arange(1000), 7).astype(cf::i32);
+  // values 0, 1000, ..., 6000: a range wider than the 1000 elements, so sorted, not counted
+  auto x = (cf::remainder(cf::arange(1000), 7) * 1000).astype(cf::i32);
   x.eval();
   cf::reset_stats();
   auto u = cf::unique(x, false, false, true);
-  // flatnonzero of the run starts: the sort node, the run-start mask (written: the compaction
-  // reads it too) and the counting scan; the count read back; the compaction of the starts
-  CHECK(cf::stats().evaluations == 2);
-  CHECK(cf::stats().kernels_launched == 4);
+  // min and max read back first (the range decides: too wide to count); then flatnonzero of
+  // the run starts: the sort node, the run-start mask (written: the compaction reads it too)
+  // and the counting scan; the count read back; the compaction of the starts
+  CHECK(cf::stats().evaluations == 3);
+  CHECK(cf::stats().kernels_launched == 5);
   // then values and counts: one evaluation, a gather and the differences of the starts
   cf::eval(u.values, u.counts);
-  CHECK(cf::stats().evaluations == 3);
-  CHECK(cf::stats().kernels_launched == 6);
-  CHECK(i64(u.values) == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6});
+  CHECK(cf::stats().evaluations == 4);
+  CHECK(cf::stats().kernels_launched == 7);
+  CHECK(i64(u.values) == std::vector<int64_t>{0, 1000, 2000, 3000, 4000, 5000, 6000});
   CHECK(i64(u.counts) == std::vector<int64_t>{143, 143, 143, 143, 143, 143, 142});
+}
+
+TEST_CASE("unique of integers over a narrow range is counted, not sorted: two read-backs, no sort") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto x = (cf::remainder(cf::arange(1000), 7) - 3).astype(cf::i16);  // -3 .. 3
+  x.eval();
+  cf::reset_stats();
+  auto u = cf::unique(x, false, false, true);
+  // min and max (one kernel, read back); the counters' fill and the scatter-add; flatnonzero of
+  // the counters: the counting scan, the count read back, the compaction
+  CHECK(cf::stats().evaluations == 5);
+  CHECK(cf::stats().kernels_launched == 5);
+  cf::eval(u.values, u.counts);  // one kernel gathers both
+  CHECK(cf::stats().kernels_launched == 6);
+  CHECK(u.values.dtype() == cf::i16);
+  CHECK(i64(u.values) == std::vector<int64_t>{-3, -2, -1, 0, 1, 2, 3});
+  CHECK(i64(u.counts) == std::vector<int64_t>{143, 143, 143, 143, 143, 143, 142});
+  // every result against the sorted form's (a copy of x spread wider than its length)
+  for (cf::DType t : {cf::i8, cf::u8, cf::i32, cf::u32, cf::i64, cf::u64, cf::bool_}) {
+    CAPTURE(cf::name(t));
+    auto v = cf::remainder(cf::arange(997) * 31, 11).astype(t);
+    auto c = cf::unique(v, true, true, true);
+    auto s = cf::unique(v.astype(cf::i64) * 1000, true, true, true);  // range 10000 > 997: sorted
+    CHECK(i64(c.values.astype(cf::i64) * 1000) == i64(s.values));
+    CHECK(i64(c.indices) == i64(s.indices));
+    CHECK(i64(c.inverse) == i64(s.inverse));
+    CHECK(i64(c.counts) == i64(s.counts));
+  }
+  // uint64 values past int64's range
+  std::vector<uint64_t> big = {UINT64_MAX, UINT64_MAX - 2, UINT64_MAX, UINT64_MAX - 1};
+  auto b = cf::unique(cf::from_host(big), true, true, true);
+  CHECK(b.values.to_host<uint64_t>() == std::vector<uint64_t>{UINT64_MAX - 2, UINT64_MAX - 1, UINT64_MAX});
+  CHECK(i64(b.indices) == std::vector<int64_t>{1, 3, 0});
+  CHECK(i64(b.inverse) == std::vector<int64_t>{2, 0, 2, 1});
+  CHECK(i64(b.counts) == std::vector<int64_t>{1, 1, 2});
+  // int64 extremes: a span past int64 is sorted, never wrapped
+  std::vector<int64_t> ext = {INT64_MAX, INT64_MIN, 0, INT64_MAX};
+  CHECK(i64(cf::unique(cf::from_host(ext)).values) == std::vector<int64_t>{INT64_MIN, 0, INT64_MAX});
 }
 
 TEST_CASE("isin and the set functions (NumPy 2)") {
