@@ -14,7 +14,9 @@
 //                     read and output (or 0 for a read: a broadcast along the row), at least
 //                     kMinRow long: a 2-D grid, x along the row, y over rows (unravelled once
 //                     per row, not per element); 16-byte vectors when every row start is
-//                     16-byte aligned and the row length a multiple of the vector width.
+//                     16-byte aligned and the row length a multiple of the vector width,
+//                     else 8- or 4-byte ones where those fit; at least 8 elements a thread
+//                     where the row allows (bytes in flight).
 //                     Outer products and row/column broadcasts (W6's epilogue) run at the
 //                     copy bandwidth this way.
 //   tiled mode      — rank >= 2, outputs at stride 1 along the last dimension C and some
@@ -102,6 +104,8 @@ struct EwEmitter {
   std::vector<bool> through_tile;  // tiled mode: per accessor, read through shared memory
   int64_t nbatch = 1;              // tiled mode: elements of the dimensions other than R and C
   int V = 1, U = 1;
+  bool defer_stores = false;  // vector modes: all of a thread's elements before its stores (vector_loops)
+  int row_vec_bytes = 16;  // rows mode: the widest vector every row start and length allow
   int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
   std::string idx = "i";    // the element index in the element code (plain pairs: i0, i1)
@@ -251,19 +255,25 @@ struct EwEmitter {
     }
     if (!contiguous && !rows && scatters.empty()) choose_tiles();
     plain = priv < 0 && contiguous && !vectorize && numel(S) < kSmallPlain;
+    row_vec_bytes = 16;
     if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
-      const int64_t v = 16 / maxsz;
-      if (cs[nd - 1] % v != 0) vectorize = false;
-      for (const auto& a : accs) {
-        if (!vectorize) break;
-        if ((a.kind != Acc::Mem && a.kind != Acc::Out) || a.st[nd - 1] == 0) continue;
-        for (int d = 0; d + 1 < nd; ++d)
-          if ((a.st[d] * itemsize(a.node->dtype)) % 16 != 0) vectorize = false;
-      }
+      auto fits = [&](int bytes) {
+        if (bytes < maxsz || cs[nd - 1] % (bytes / maxsz) != 0) return false;
+        for (const auto& a : accs) {
+          if ((a.kind != Acc::Mem && a.kind != Acc::Out) || a.st[nd - 1] == 0) continue;
+          for (int d = 0; d + 1 < nd; ++d)
+            if ((a.st[d] * itemsize(a.node->dtype)) % bytes != 0) return false;
+        }
+        return true;
+      };
+      // 8-byte vectors where 16 do not fit (M3's pad of f32[8192, 8192]: rows of 8194 floats
+      // start 8-byte aligned): half the store instructions of scalar ones.
+      while (row_vec_bytes > maxsz && !fits(row_vec_bytes)) row_vec_bytes /= 2;
+      if (row_vec_bytes == maxsz) vectorize = false;
     }
     if (rows) {
       // The row in vectors of V, U per thread: the largest U (<= 4) that leaves few idle threads.
-      V = vectorize ? 16 / maxsz : 1;
+      V = vectorize ? row_vec_bytes / maxsz : 1;
       const int64_t nvec = cs[nd - 1] / V;
       BX = 32;
       while (BX < kBlock && BX < nvec) BX *= 2;
@@ -275,6 +285,18 @@ struct EwEmitter {
           break;
         }
       }
+      // Fewer than 8 elements a thread keep too few bytes in flight for the copy rate (M3, a
+      // pad of f32[8192, 8192] at 2 scalar elements a thread: 17 blocks of 512 elements a row,
+      // ~2 TB/s on the H200): then up to 8 elements a thread, accepting up to a quarter of the
+      // last block's threads idle (they exit at once; the others' loads are what counts).
+      if (V * U < 8)
+        for (int u = 8 / V; u > U; u /= 2) {
+          const int64_t per = int64_t(BX) * u;
+          if ((nvec + per - 1) / per * per - nvec <= nvec / 4) {
+            U = u;
+            break;
+          }
+        }
     } else if (vectorize) {
       V = 16 / maxsz;
       U = std::max(1, std::min(elementwise_unroll(), 16 / V));
@@ -284,6 +306,14 @@ struct EwEmitter {
     } else {
       V = 1;
       U = contiguous ? elementwise_unroll() : 1;
+    }
+    // Deferred stores where the element code loads (a mapped view, a gather) and a thread has at
+    // most 8 elements: H200, M3's pad (8 a thread) 0.222 -> 0.151 ms. With more, the values held
+    // until the stores cost more than the loads gain (M1's concatenation, 16 a thread: 0.087 ->
+    // 0.115 ms; 8 a thread: 0.092), so those keep a store per vector.
+    if ((vectorize || rows) && U * V <= 8) {
+      defer_stores = !gather_of.empty();
+      for (const auto& a : accs) defer_stores = defer_stores || a.kind == Acc::View;
     }
     int64_t max_span = numel(S);
     for (const auto& a : accs) {
@@ -573,7 +603,7 @@ struct EwEmitter {
       const std::string J = std::to_string(j);
       std::string v = value(e, a.node);
       const std::string store = fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v));
-      if (vector_body) e.line(fmt::format("o{}.v[k] = {};", J, store_expr(a.node->dtype, v)));
+      if (vector_body) e.line(fmt::format("o{}{}.v[k] = {};", J, defer_stores ? "[u]" : "", store_expr(a.node->dtype, v)));
       else if (deferred) *deferred += fmt::format("  if ({}) {}\n", guard, store);
       else stores.push_back(store);
     }
@@ -665,19 +695,25 @@ struct EwEmitter {
   // The vector loops of the contiguous and rows bodies: each thread's U vectors (`step`
   // elements apart) are loaded into l<j>[u], then each of the V lanes runs the element code
   // (after `lane`, a line per element) and the outputs' vectors are stored. `ind` indents.
-  static std::string vector_loops(const std::string& ind, const std::string& step, const std::string& loads,
-                                  const std::string& stores_decl, const std::string& body,
-                                  const std::string& stores, const std::string& lane) {
+  // The unrolled vectors of a thread: loads, then per vector its elements and its stores. With
+  // `defer_stores`, every vector's elements first and the stores after: loads in the element
+  // code (a mapped view's, a gather's) then all go out before the first store, which they
+  // could not pass (the compiler cannot tell the output from the array read), so a thread
+  // keeps U x V loads in flight instead of V (M1's concatenation, M3's pad).
+  std::string vector_loops(const std::string& ind, const std::string& step, const std::string& loads,
+                           const std::string& stores_decl, const std::string& body, const std::string& stores,
+                           const std::string& lane) const {
     const std::string head = fmt::format(
         "#pragma unroll\n{0}for (int u = 0; u < U; ++u) {{\n{0}  const I iv = t0 + u * {1};\n{0}  if (iv < nvec) {{\n",
         ind, step);
     const std::string tail = fmt::format("{0}  }}\n{0}}}\n", ind);
+    const std::string elements =
+        fmt::format("#pragma unroll\n{0}    for (int k = 0; k < V; ++k) {{\n{0}    const I i = iv * V + k;\n", ind) + lane +
+        body + fmt::format("{}    }}\n", ind);
     std::string b;
     if (!loads.empty()) b += head + loads + tail;
-    b += head + stores_decl +
-         fmt::format("#pragma unroll\n{0}    for (int k = 0; k < V; ++k) {{\n{0}    const I i = iv * V + k;\n", ind) +
-         lane + body + fmt::format("{}    }}\n", ind) + stores + tail;
-    return b;
+    if (defer_stores) return b + stores_decl + head + elements + tail + head + stores + tail;
+    return b + head + stores_decl + elements + stores + tail;
   }
 
   std::string kernel_body(ExprEmitter& e) {
@@ -697,8 +733,9 @@ struct EwEmitter {
           loads += fmt::format("      l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + iv * V);\n", J, st, J);
         }
         if (a.kind == Acc::Out) {
-          stores_decl += fmt::format("      cf_vec<{}, V> o{};\n", st, J);
-          stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + iv * V) = o{};\n", st, J, J);
+          stores_decl += fmt::format("      cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
+          stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + iv * V) = o{}{};\n", st, J, J,
+                                defer_stores ? "[u]" : "");
         }
       }
       e.code.clear();
@@ -761,8 +798,9 @@ struct EwEmitter {
         loads += fmt::format("        l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + r{} + iv * V);\n", J, st, J, J);
       }
       if (a.kind == Acc::Out) {
-        stores_decl += fmt::format("        cf_vec<{}, V> o{};\n", st, J);
-        stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + r{} + iv * V) = o{};\n", st, J, J, J);
+        stores_decl += fmt::format("        cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
+        stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + r{} + iv * V) = o{}{};\n", st, J, J, J,
+                              defer_stores ? "[u]" : "");
       }
     }
     e.code.clear();
@@ -871,8 +909,8 @@ struct EwEmitter {
                               vectorize ? " (16-byte vectors)" : "", i64 ? 64 : 32);
     else if (rows)
       k.summary = fmt::format("rows rank {}: {} thread(s) along a row, {} row(s) per block, {} x {} elements per thread{}, "
-                              "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V, vectorize ? " (16-byte vectors)" : "",
-                              i64 ? 64 : 32);
+                              "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V,
+                              vectorize ? fmt::format(" ({}-byte vectors)", row_vec_bytes) : std::string(), i64 ? 64 : 32);
     else if (tiled)
       k.summary = fmt::format("tiled rank {}: {}x{} tiles of dims {} and {}, {} read(s) through shared memory, {}-bit index",
                               cs.ndim(), kTile, kTile, tR, cs.ndim() - 1,

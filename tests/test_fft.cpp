@@ -160,6 +160,11 @@ TEST_CASE("fft2, fftn, rfft2, irfftn over axes, with s") {
   auto rf = cf::fft::rfft2(r);
   CHECK(rf.shape() == cf::Shape{3, 4, 4});
   check_close(values(rf), values(cf::fft::fft(cf::fft::rfft(r), std::nullopt, 1)), 1e-13);
+  // the last two axes are one multi-dimensional R2C call (no transposing copies around it)
+  CHECK(cf::plan_dump({cf::fft::rfft2(r)}).find("r2c complex128 sizes (4, 6) x batch 3") != std::string::npos);
+  cf::reset_stats();
+  cf::fft::rfft2(r.copy()).eval();
+  CHECK(cf::stats().kernels_launched == 2);  // the copy, the call
   check_close(values(cf::fft::irfft2(rf, cf::fft::Sizes{4, 6})), values(r), 1e-13);
   auto rn = cf::fft::rfftn(r);
   check_close(values(cf::fft::irfftn(rn, cf::fft::Sizes{3, 4, 6})), values(r), 1e-13);

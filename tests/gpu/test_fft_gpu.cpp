@@ -83,6 +83,8 @@ TEST_CASE("fft2, rfft2, irfft2, fftn on the device match FFTW") {
     fft_matches(x.astype(r), [](const cf::Array& a) { return F::rfftn(a, F::Sizes{5, 50, 32}); }, "rfftn s");
     fft_matches(x, [](const cf::Array& a) { return F::irfft2(a, F::Sizes{48, 58}); }, "irfft2");
     fft_matches(random_c(t, {2, 3, 4, 5}), [](const cf::Array& a) { return F::fftn(a); }, "fftn 4-D (two calls)");
+    // rfft2 of a matrix: one 2-D R2C plan of cuFFT
+    fft_matches(random_c(t, {64, 128}).astype(r), [](const cf::Array& a) { return F::rfft2(a); }, "rfft2 matrix");
   }
 }
 
