@@ -23,6 +23,8 @@ inline short cf_s16_sub(short a, short b) { return short(static_cast<unsigned>(a
 inline short cf_s16_mul(short a, short b) { return short(static_cast<unsigned>(a) * static_cast<unsigned>(b)); }
 inline float cf_inf_f() { return HUGE_VALF; }
 inline double cf_inf_d() { return HUGE_VAL; }
+inline signed char cf_s8_ext(signed char v) { return v; }
+inline unsigned char cf_u8_ext(unsigned char v) { return v; }
 inline float cf_opq(float a) { return a; }
 inline double cf_opq(double a) { return a; }
 #define CF_FN inline

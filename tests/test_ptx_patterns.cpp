@@ -126,9 +126,11 @@ TEST_CASE("ptx: max and min reductions read their input (their identity is not f
 
 namespace {
 
-// The int8 values an int8-only kernel converts to float must be sign-extended first: each
-// `cvt.rn.f32.s16 %f, %rsN` of the PTX must take %rsN from a cvt.s16.s8 or a signed byte load.
-// Returns the conversions that do not (their defining lines).
+// In a kernel whose integers are all 8-bit, a value that 16-bit wrapping arithmetic made
+// (add/sub/mul/neg/shl, or the shift/add/xor idiom of |x|) must be re-extended from its low
+// byte before it is widened: each conversion of a 16-bit register to float or to 32/64 bits is
+// traced to the line that defines its source, which must not be such an instruction. Returns
+// the conversions that are (with their defining line).
 std::vector<std::string> unextended_byte_converts(const std::string& ptx) {
   std::vector<std::string> lines;
   for (size_t p = 0, e; p < ptx.size(); p = e + 1) {
@@ -136,19 +138,27 @@ std::vector<std::string> unextended_byte_converts(const std::string& ptx) {
     if (e == std::string::npos) e = ptx.size();
     lines.push_back(ptx.substr(p, e - p));
   }
+  auto opcode = [](const std::string& l) {
+    const size_t b = l.find_first_not_of(" \t");
+    if (b == std::string::npos) return std::string();
+    return l.substr(b, l.find_first_of(" \t", b) - b);
+  };
+  const std::vector<std::string> widen = {"cvt.rn.f32.s16", "cvt.rn.f32.u16", "cvt.rn.f64.s16", "cvt.rn.f64.u16",
+                                          "cvt.s32.s16",    "cvt.u32.u16",    "cvt.s64.s16",    "cvt.u64.u16"};
+  const std::vector<std::string> wrapping = {"add.s16", "sub.s16", "mul.lo.s16", "neg.s16", "shl.b16", "xor.b16",
+                                             "add.u16", "sub.u16", "mul.lo.u16"};
   std::vector<std::string> bad;
   for (const auto& l : lines) {
-    const size_t c = l.find("cvt.rn.f32.s16");
-    if (c == std::string::npos) continue;
+    if (std::find(widen.begin(), widen.end(), opcode(l)) == widen.end()) continue;
     const std::string src = l.substr(l.rfind('%'), l.find(';') - l.rfind('%'));
-    bool ok = false, found = false;
     for (const auto& d : lines) {  // the line that defines src (its first operand)
       const size_t t = d.find('\t', d.find_first_not_of(" \t"));
       if (t == std::string::npos || d.compare(t + 1, src.size() + 1, src + ",") != 0) continue;
-      found = true;
-      ok = d.find("cvt.s16.s8") != std::string::npos || d.find(".s8 ") != std::string::npos;
+      const std::string op = opcode(d);
+      // (xor with a constant, ~x of an extended byte, stays extended; |x|'s xor takes a register)
+      const bool xor_const = op == "xor.b16" && d.find('%', d.rfind(',')) == std::string::npos;
+      if (std::find(wrapping.begin(), wrapping.end(), op) != wrapping.end() && !xor_const) bad.push_back(l + "  <-" + d);
     }
-    if (found && !ok) bad.push_back(l);
   }
   return bad;
 }
@@ -163,17 +173,55 @@ TEST_CASE("ptx: an int8 value is sign-extended before it becomes a float") {
   // (cvt.rn.f32.s16 of the low byte with the high byte's bits: hypot saw |x| + 256 * next).
   // -G compiled it right; ptxas -O0 did not. int8 and int16 absolute values now go through
   // the 64-bit select (cf_sel64, inline PTX), where NVVM cannot use that idiom.
+  // The scanner itself, on the lines of the failing kernel's PTX (and their fixed form).
+  CHECK(unextended_byte_converts("\tadd.s16 \t%rs69, %rs65, %rs68;\n\txor.b16  \t%rs121, %rs69, %rs68;\n"
+                                 "\tcvt.rn.f32.s16 \t%f70, %rs121;\n").size() == 1);
+  CHECK(unextended_byte_converts("\txor.b16  \t%rs121, %rs69, %rs68;\n\tcvt.s16.s8 \t%rs130, %rs121;\n"
+                                 "\tcvt.rn.f32.s16 \t%f70, %rs130;\n\txor.b16 \t%rs5, %rs4, 255;\n"
+                                 "\tcvt.rn.f32.u16 \t%f71, %rs5;\n").empty());
   auto v4 = cf::placeholder(cf::i8, {130, 16});
   const cf::Array v5 = cf::abs(v4);
   const cf::Array v15 = cf::max(cf::multiply(3, cf::hypot(cf::max(v5, 0), v5)), 1);
   const auto ex = plan_of({v15});
   REQUIRE(ex->steps.size() == 2);  // max over axis 0 of |v4|, then the f16 row max (the one)
   const std::string ptx = ptx_of(ex->steps[1].spec.source);
-  REQUIRE(ptx.find("cvt.rn.f32.s16") != std::string::npos);
   const auto bad = unextended_byte_converts(ptx);
   for (const auto& l : bad) MESSAGE("not sign-extended: " << l);
   CHECK(bad.empty());
   // every op of |x| on int8 through a vector load, converted: the same idiom must not show
   auto x = cf::placeholder(cf::i8, {64, 64});
   CHECK(unextended_byte_converts(ptx_of(sources_of({cf::sum(cf::abs(x).astype(cf::f32), 1)}))).empty());
+}
+
+TEST_CASE("ptx: no op of the op table on 8-bit ints from vector loads widens a wrapped byte") {
+  // Seed 786's pattern for every op that takes int8 or uint8 operands: each result, cast to float32,
+  // summed over rows of 16 bytes (one 16-byte vector load a row, as the failing kernel read).
+  int checked = 0;
+  std::vector<std::string> bad_ops;
+  for (cf::DType t8 : {cf::i8, cf::u8})
+  for (int k = 0; k < cf::detail::kNumOps; ++k) {
+    auto x = cf::placeholder(t8, {64, 16});
+    auto y = cf::placeholder(t8, {64, 16});
+    const auto& row = cf::detail::op_row(static_cast<cf::detail::Op>(k));
+    std::vector<std::vector<cf::Operand>> forms;
+    if (row.arity == 1) forms = {{x}};
+    if (row.arity == 2) forms = {{x, y}, {x, cf::Operand(int64_t(-3))}};
+    for (const auto& f : forms) {
+      cf::Array r;
+      try {
+        r = cf::apply(row.name, f);
+      } catch (const cf::Error&) {  // the op does not take int8 (or this form)
+        continue;
+      }
+      if (r.dtype() != t8) continue;  // only 8-bit results are this pattern's
+      const auto ex = plan_of({cf::sum(r.astype(cf::f32), 1)});
+      ++checked;
+      for (const auto& s : ex->steps)
+        for (const auto& b : unextended_byte_converts(ptx_of(s.spec.source))) bad_ops.push_back(std::string(row.name) + ": " + b);
+    }
+  }
+  MESSAGE(checked << " 8-bit forms checked");
+  CHECK(checked > 40);
+  for (const auto& b : bad_ops) MESSAGE("a wrapped byte widened: " << b);
+  CHECK(bad_ops.empty());
 }

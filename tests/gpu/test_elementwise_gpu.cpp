@@ -391,3 +391,26 @@ TEST_CASE("int16 negation of the lowest value stays wrapped where the result is 
   CHECK(compare_with(cf::max(neg(x).astype(cf::i32), 1), twin1, 0, "user -x, widened, max") == 0);
   CHECK(compare_with(neg(x) > 0, twin2, 0, "user -x > 0") == 0);
 }
+
+// Issue 38, fuzz seed 786083882611: NVVM widened 8-bit results of wrapping arithmetic (and |x|
+// of a vector-loaded byte) without re-extending them from their low byte. Every such op on
+// int8 and uint8 values read by 16-byte vector loads (rows of 16, the failing layout), its
+// result converted to float32 and summed per row, and elementwise to int64, against the
+// reference, on random bytes that overflow.
+TEST_CASE("8-bit wrapping arithmetic from vector loads, widened to float and to int64") {
+  for (cf::DType t : {cf::i8, cf::u8}) {
+    CAPTURE(cf::name(t));
+    auto x = random_array(t, {64, 16});
+    auto y = random_array(t, {64, 16});
+    x.eval();
+    y.eval();
+    const std::vector<std::pair<std::string, cf::Array>> forms = {
+        {"x + y", x + y}, {"x - y", x - y}, {"x * y", x * y}, {"-x", -x}, {"abs(x)", cf::abs(x)},
+        {"x << 3", cf::left_shift(x, 3)}, {"x ** 3", cf::power(x, 3)}, {"x // -1", cf::floor_divide(x, -1)}};
+    for (const auto& [what, r] : forms) {
+      CHECK(check_against_reference(cf::sum(r.astype(cf::f32), 1), 4, what + " summed as float32") == 0);
+      CHECK(check_against_reference(r.astype(cf::i64) * 3, 0, what + " as int64") == 0);
+      CHECK(check_against_reference(cf::hypot(cf::max(r, 0), r), 4, what + " in hypot") == 0);
+    }
+  }
+}
