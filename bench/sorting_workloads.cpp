@@ -3,7 +3,9 @@
 //   SR2  sort(x, axis=1), x f32[8192, 8192]: 8192 rows of 8192, one segmented sort.
 //   SR3  argsort(x), x f32[2^26] (int64 indices).
 //   SR4  argsort(x, axis=1), x f32[8192, 8192].
-//   SR5  unique(v), v int32[2^26] with 2^16 distinct values: a sort, one count read back, a gather.
+//   SR5  unique(v), v int32[2^26] with 2^16 distinct values: counted, not sorted (its range is
+//        narrower than its length): min and max read back, a scatter-add into the counters,
+//        flatnonzero of them (one count read back), the values from their positions.
 //   SR6  median(x, axis=1), x f32[8192, 8192]: a segmented sort, then the middle two per row.
 // Floors: reading the input and writing the result once (a sort moves the data several times:
 // these floors are far below what any radix sort reaches; the peers are the measure).
@@ -81,7 +83,7 @@ void run_sr5(Ctx& ctx, Record& r) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = "sort (int32 own keys), run starts scanned, one count read back, one gather";
+  r.notes = "counted: min/max read back, one scatter-add into 2^16 counters, flatnonzero of them (count read back)";
 }
 
 void run_sr6(Ctx& ctx, Record& r) {
