@@ -695,11 +695,10 @@ struct EwEmitter {
   // The vector loops of the contiguous and rows bodies: each thread's U vectors (`step`
   // elements apart) are loaded into l<j>[u], then each of the V lanes runs the element code
   // (after `lane`, a line per element) and the outputs' vectors are stored. `ind` indents.
-  // The unrolled vectors of a thread: loads, then per vector its elements and its stores. With
-  // `defer_stores`, every vector's elements first and the stores after: loads in the element
-  // code (a mapped view's, a gather's) then all go out before the first store, which they
+  // With `defer_stores`, every vector's elements first and all the stores after: loads in the
+  // element code (a mapped view's, a gather's) then go out before the first store, which they
   // could not pass (the compiler cannot tell the output from the array read), so a thread
-  // keeps U x V loads in flight instead of V (M1's concatenation, M3's pad).
+  // keeps U x V loads in flight instead of V (M3's pad).
   std::string vector_loops(const std::string& ind, const std::string& step, const std::string& loads,
                            const std::string& stores_decl, const std::string& body, const std::string& stores,
                            const std::string& lane) const {
