@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstring>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -156,6 +158,14 @@ struct RowBuilder : ValueCode {
     const size_t nacc = em.accs.size();
     bool epilogue = false, rows = false;
     for (const auto& o : sp.outputs) (o.kind == OutKind::Row ? rows : epilogue) = true;
+    // In each section every value first, then the stores: a write in place into an array the
+    // section also reads (v[...] = f(row max) beside w = v ^ row max) must not be seen by that
+    // read (fuzz seed 728327525901 on the device: the store came first, w read the new v).
+    std::vector<std::pair<int, size_t>> stores;  // (register, output)
+    const auto flush = [&] {
+      for (const auto& [v, i] : stores) put(store_code(sp.outputs[i].node->dtype), v, static_cast<int>(nacc + i));
+      stores.clear();
+    };
     if (epilogue) {
       section(1);
       for (size_t i = 0; i < sp.outputs.size(); ++i) {
@@ -163,8 +173,9 @@ struct RowBuilder : ValueCode {
         if (o.kind == OutKind::Row) continue;
         const int v = o.kind == OutKind::Value ? red_value(em.red_of.at(o.node.get())) : value(o.node.get(), false);
         if (!refusal.empty()) return;
-        put(store_code(o.node->dtype), v, static_cast<int>(nacc + i));
+        stores.emplace_back(v, i);
       }
+      flush();
     }
     if (rows) {  // row-shaped outputs: softmax's, layernorm's
       section(0);
@@ -174,8 +185,9 @@ struct RowBuilder : ValueCode {
         if (em.red_of.count(o.node.get())) return refuse("a reduction written over its rows");
         const int v = value(o.node.get(), true);
         if (!refusal.empty()) return;
-        put(store_code(o.node->dtype), v, static_cast<int>(nacc + i));
+        stores.emplace_back(v, i);
       }
+      flush();
     }
   }
 };

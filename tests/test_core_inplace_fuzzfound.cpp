@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "test_core_helpers.hpp"
+#include "test_sandbox.hpp"
 
 using cf::none;
 using cf::slice;
@@ -226,4 +227,30 @@ TEST_CASE("x.assign(x) of a view whose lazy base went to memory meanwhile") {
       CHECK(got[static_cast<size_t>(i * 4 + j)] == doctest::Approx(want));
       CHECK(mx[static_cast<size_t>(i * 4 + j)] == doctest::Approx(std::max(a, 0.001)));  // v8 read v3 before the write
     }
+}
+
+// CUFUSE_FUZZ_SEED=728327525901 (device, on its first launches, which the interpreter runs): a
+// row program (a reduction with outputs over its rows) that writes v in place and reads v for
+// another output stored each output as it was computed, so w = v ^ any(u) read v's new
+// values. It now computes every value before its first store. The interpreter's host build
+// runs the plan here, writing the target in place as the device does.
+TEST_CASE("a row program writing an array in place reads it before the write (the interpreter's host build)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cufuse_test::ScopedEnv interp("CUFUSE_REFERENCE_INTERPRET", "1");
+  std::vector<int64_t> hv(80);
+  for (size_t i = 0; i < hv.size(); ++i) hv[i] = static_cast<int64_t>(i * 7 % 13) + 2;
+  auto u = cf::from_host(std::vector<double>(80, 1.5)).reshape({5, 16});
+  auto v = cf::from_host(hv).reshape({5, 16});
+  auto m = cf::any(u, {0, 1}, true);  // (1, 1): true
+  auto w = cf::bitwise_xor(v, m);
+  v.assign(m.astype(cf::DType::Int64) * 100);  // v[...] = 100 * any(u), lazy
+  cf::reset_stats();
+  cf::eval(v, w);
+  CHECK(cf::stats().interpreted_launches >= 1);
+  const auto hw = host<int64_t>(w);
+  const auto hv2 = host<int64_t>(v);
+  for (size_t i = 0; i < hv.size(); ++i) {
+    CHECK(hw[i] == (hv[i] ^ 1));
+    CHECK(hv2[i] == 100);
+  }
 }

@@ -117,6 +117,23 @@ TEST_CASE("fuzz: random programs, planned evaluation against the whole-graph ref
 // Compared within the device's bounds (the interpreter's reductions add in their own order).
 // The interpreter gave complex norms wrong in its first run on the H200 (loading complex
 // operands as real), which no CPU test could see.
+// The device campaigns' programs that went wrong only on a run's first launches (the
+// interpreter's), replayed by its host build: 728327525901 (a row program stored a write in
+// place before another output loaded the array written: codegen/bytecode_rows.cpp) and
+// 728217886719 (1 / nanmin of a column of signed zeros: the interpreter combined in another
+// order than the kernel; max and min now order -0 below +0).
+TEST_CASE("fuzz: the programs the campaigns found wrong on the interpreter, on its host build") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  cufuse_test::ScopedEnv interp("CUFUSE_REFERENCE_INTERPRET", "1");
+  const fuzz::Config cfg = fuzz::device_config();
+  for (uint64_t seed : {728327525901ULL, 728217886719ULL}) {
+    cf::reset_stats();
+    const fuzz::Outcome o = fuzz::run_program(seed, cfg, /*strict=*/false, /*with_fuse=*/true);
+    CHECK_MESSAGE(o.bad == 0, o.report);
+    CHECK(cf::stats().interpreted_launches >= 1);
+  }
+}
+
 TEST_CASE("fuzz: random programs with the interpreter's host build running the groups it takes") {
   cf::BackendScope ref(cf::Backend::Reference);
   cufuse_test::ScopedEnv interp("CUFUSE_REFERENCE_INTERPRET", "1");

@@ -371,6 +371,28 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
   return ex;
 }
 
+// Would evaluating step `si` from the graph's leaves (the reference's way) see the plan's
+// writes in place, or make one? True if it writes a target or reads a leaf on a target's memory.
+static bool reference_step_sees_writes(const Executable& ex, const GraphScan& scan, size_t si,
+                                       const std::vector<const Target*>& targets) {
+  const Group& g = ex.plan.groups[ex.steps[si].group];
+  for (int b : g.output_buffer)
+    if (ex.buffers[b].is_target) return true;
+  VisitedSet seen;
+  bool reads = false;
+  for (int id : ex.output_ids[si])
+    walk_post_order(
+        scan.nodes[static_cast<size_t>(id)], [&](const Node* n) { return reads || seen.contains(n); },
+        [](const Node*) { return true; },
+        [&](const Node* n) {
+          seen.insert(n);
+          if (!n->storage) return;
+          for (const Target* t : targets)
+            if (t && t->storage == n->storage) reads = true;
+        });
+  return reads;
+}
+
 // ---- the host reference: each group's outputs evaluated from the graph's leaves, so writes
 // into existing memory are made after every group has read it.
 static void run_on_host(const Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
@@ -379,9 +401,16 @@ static void run_on_host(const Executable& ex, const GraphScan& scan, const std::
   std::vector<std::pair<HostArray, int>> deferred;
   std::vector<NodePtr> outs;
   // CUFUSE_REFERENCE_INTERPRET: the groups the interpreter takes run on its host build, reading
-  // earlier groups' buffers, as a tiered device run's first launches do (plans that write into
-  // existing memory stay on the reference: its groups read the leaves, writes deferred).
-  const bool interp = ex.host_programs && std::none_of(targets.begin(), targets.end(), [](const Target* t) { return t; });
+  // earlier groups' buffers, as a tiered device run's first launches do. A plan that writes into
+  // existing memory does so only where the interpreter takes every group, writing the targets in
+  // place in the plan's order as the device does (fuzz seed 728327525901: a row program's store
+  // into its own input came before the load); else it stays on the reference (its groups read
+  // the leaves, the writes deferred to the end), since the two orders cannot be mixed.
+  const bool has_targets = std::any_of(targets.begin(), targets.end(), [](const Target* t) { return t; });
+  bool interp = ex.host_programs;
+  for (size_t si = 0; interp && has_targets && si < ex.steps.size(); ++si)
+    if (ex.host_interp[si].name.empty())
+      interp = !reference_step_sees_writes(ex, scan, si, targets);
   std::vector<void*> ptrs;
   const ScanSource src(scan);
   for (size_t si = 0; si < ex.steps.size(); ++si) {
@@ -389,11 +418,16 @@ static void run_on_host(const Executable& ex, const GraphScan& scan, const std::
     if (interp && !ex.host_interp[si].name.empty()) {
       const KernelSpec& spec = ex.host_interp[si];
       for (int b : g.output_buffer)
-        if (!stor[b])
+        if (!stor[b] && !ex.buffers[b].is_target)
           stor[b] = allocate_host(std::max<size_t>(1, static_cast<size_t>(ex.buffers[b].numel) * itemsize(ex.buffers[b].dtype)));
       ptrs.assign(ex.buffers.size(), nullptr);
-      for (size_t b = 0; b < stor.size(); ++b)
+      for (size_t b = 0; b < stor.size(); ++b) {
         if (stor[b]) ptrs[b] = stor[b]->ptr;
+        if (ex.buffers[b].is_target) {
+          const Target& t = *targets[b];
+          ptrs[b] = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(ex.buffers[b].dtype);
+        }
+      }
       if (spec.numel > 0) {
         std::vector<unsigned char> bytes;
         apply_patches(bytes, spec, src, ptrs, nullptr);
