@@ -14,7 +14,7 @@ CXX=${FUZZ_CXX:-clang++}
 OUT=${FUZZ_OUT:-build-fuzz}
 SECS=${SECONDS_TOTAL:-120}
 mkdir -p "$OUT"
-SRC=(src/cli/lexer.cpp src/cli/parser.cpp src/cli/numbers.cpp src/graph/dtype.cpp)
+SRC=(src/cli/lexer.cpp src/cli/parser.cpp src/cli/numbers.cpp src/core/dtype.cpp)
 FMT_INC=$(dirname "$(dirname "$(find /usr/include ${CUFUSE_EXTRA_INCLUDE:-} -name format.h -path '*fmt/*' 2>/dev/null | head -1)")")
 BIN=$OUT/fuzz_cli_program
 if [ ! -x "$BIN" ] || [ -n "$(find tests/fuzz_cli/fuzz_program.cpp "${SRC[@]}" src/cli/syntax.hpp src/cli/numbers.hpp include/cufuse -newer "$BIN" | head -1)" ]; then

@@ -15,7 +15,7 @@ SECS=${SECONDS_EACH:-120}
 mkdir -p "$OUT"
 ZLIB_FLAGS=()
 [ -f /usr/include/zlib.h ] && ZLIB_FLAGS=(-DCUFUSE_HAVE_ZLIB=1 -lz)
-SRC=(src/io/byte_source.cpp src/io/npy_format.cpp src/io/zip.cpp src/graph/dtype.cpp)
+SRC=(src/io/byte_source.cpp src/io/npy_format.cpp src/io/zip.cpp src/core/dtype.cpp)
 FMT_INC=$(dirname "$(dirname "$(find /usr/include ${CUFUSE_EXTRA_INCLUDE:-} -name format.h -path '*fmt/*' 2>/dev/null | head -1)")")
 rc=0
 for t in npy npz; do

@@ -126,6 +126,14 @@ TEST_CASE("cli limits: unparse writes what parses back to the same tree (libFuzz
   CHECK(round("(-x) ** 2") == "((-x) ** 2)");  // "-x ** 2" is -(x ** 2)
   CHECK(round("-x ** 2") == "-(x ** 2)");
   CHECK(round("x*(-'f')\\\n(-'g')** -1") == "(x * ((-'f')(-'g') ** -1))");  // a call of a unary operation
-  CHECK(round("(-x)[0] + (-x).T + 1[0]") == "(((-x)[0] + (-x).T) + (1)[0])");
+  CHECK(round("(-x)[0] + (-x).T + 1[0]") == "((-x)[0] + (-x).T + (1)[0])");
+  // A flat chain as long as the parser reads (300 subtractions, mixed with additions) unparses
+  // flat: bracketing each left operand nested 300 deep, past the nesting limit of 200 (found by
+  // libFuzzer: tests/fuzz_cli/corpus/crash-e5b5b7e2...).
+  std::string chain = "63";
+  for (int k = 0; k < 300; ++k) chain += k % 7 == 3 ? " + -.3" : " - 6";
+  const std::string flat = round(chain);
+  CHECK(flat.size() < chain.size() + 8);
+  CHECK(round("a * b - c * d - (e - f) - g") == "((a * b) - (c * d) - (e - f) - g)");
   CHECK(round("f('a\\nb\\t\\0\\\\q\\'')") == "f('a\\nb\\t\\0\\\\q\\'')");
 }

@@ -85,7 +85,8 @@ TEST_CASE("cli lexer: numbers, strings, operators, locations") {
 
 TEST_CASE("cli parser: Python's precedence") {
   CHECK(parse1("a + b * c") == "(a + (b * c))");
-  CHECK(parse1("a - b - c") == "((a - b) - c)");
+  CHECK(parse1("a - b - c") == "(a - b - c)");  // left-associative: a chain of one level unbracketed
+  CHECK(parse1("a - (b - c)") == "(a - (b - c))");
   CHECK(parse1("-a ** 2") == "-(a ** 2)");
   CHECK(parse1("a ** -b") == "(a ** -b)");
   CHECK(parse1("a ** b ** c") == "(a ** (b ** c))");
@@ -93,7 +94,7 @@ TEST_CASE("cli parser: Python's precedence") {
   CHECK(parse1("a << 1 + 2") == "(a << (1 + 2))");
   CHECK(parse1("a < b + 1") == "(a < (b + 1))");
   CHECK(parse1("a @ b + c") == "((a @ b) + c)");
-  CHECK(parse1("~a // b % c") == "((~a // b) % c)");
+  CHECK(parse1("~a // b % c") == "(~a // b % c)");
   CHECK(parse1("x.T[:, None]") == "x.T[:, None]");
   CHECK(parse1("x[::-1, 1:, ..., 0]") == "x[::-1, 1:, ..., 0]");
   CHECK(parse1("sum(x, axis=1, keepdims=True)") == "sum(x, axis=1, keepdims=True)");

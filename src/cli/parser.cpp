@@ -4,6 +4,8 @@
 // conditional expressions) are syntax errors that say what to write. Assignment targets are
 // a name or a subscript, with '=' or an augmented operator (in-place writes, evaluator).
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -484,6 +486,44 @@ void unparse_list(const std::vector<ExprPtr>& items, size_t from, std::string& o
   }
 }
 
+// The level of a left-associative binary operator (parser: bitor_ ... term), 0 for the rest
+// ('**' is right-associative, comparisons do not chain).
+int left_assoc_level(std::string_view op) {
+  if (op == "|") return 1;
+  if (op == "^") return 2;
+  if (op == "&") return 3;
+  if (op == "<<" || op == ">>") return 4;
+  if (op == "+" || op == "-") return 5;
+  if (op == "*" || op == "/" || op == "//" || op == "%" || op == "@") return 6;
+  return 0;
+}
+
+// A binary operation's left operand. A chain of one level (x - y - z, parsed as (x - y) - z)
+// is written without brackets round its left operands: bracketing each would nest them as
+// deep as the chain is long, past the parser's nesting limit, for a chain it read flat (a
+// libFuzzer find: 200 subtractions). The walk down the chain is a loop.
+void unparse_binary_lhs(const Expr& e, std::string& out) {
+  const int level = left_assoc_level(e.text);
+  std::vector<const Expr*> chain{&e};  // e, its left operand, that one's left operand, ...
+  while (level > 0) {
+    const Expr& l = *chain.back()->items[0];
+    if (l.kind != ExprKind::Binary || left_assoc_level(l.text) != level) break;
+    chain.push_back(&l);
+  }
+  const Expr& first = *chain.back()->items[0];
+  if (e.text == "**" && first.kind == ExprKind::Unary) {  // (-x) ** 2 is not -x ** 2
+    out += '(';
+    unparse_into(first, out);
+    out += ')';
+  } else {
+    unparse_into(first, out);
+  }
+  for (size_t k = chain.size() - 1; k >= 1; --k) {  // the inner operations, innermost first
+    out += ' ' + chain[k]->text + ' ';
+    unparse_into(*chain[k]->items[1], out);
+  }
+}
+
 void unparse_into(const Expr& e, std::string& out) {
   switch (e.kind) {
     case ExprKind::Name: out += e.text; break;
@@ -525,13 +565,7 @@ void unparse_into(const Expr& e, std::string& out) {
       break;
     case ExprKind::Binary:
       out += '(';
-      if (e.text == "**" && e.items[0]->kind == ExprKind::Unary) {  // (-x) ** 2 is not -x ** 2
-        out += '(';
-        unparse_into(*e.items[0], out);
-        out += ')';
-      } else {
-        unparse_into(*e.items[0], out);
-      }
+      unparse_binary_lhs(e, out);
       out += ' ' + e.text + ' ';
       unparse_into(*e.items[1], out);
       out += ')';
