@@ -371,6 +371,12 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
   return ex;
 }
 
+// Where a write in place of dtype `t` starts: the target's memory at its view's offset (the
+// interpreter and the kernels take it from there with the view's strides).
+static void* target_address(const Target& target, DType t) {
+  return static_cast<char*>(target.storage->ptr) + target.layout.offset * itemsize(t);
+}
+
 // Would evaluating step `si` from the graph's leaves (the reference's way) see the plan's
 // writes in place, or make one? True if it writes a target or reads a leaf on a target's memory.
 static bool reference_step_sees_writes(const Executable& ex, const GraphScan& scan, size_t si,
@@ -423,10 +429,7 @@ static void run_on_host(const Executable& ex, const GraphScan& scan, const std::
       ptrs.assign(ex.buffers.size(), nullptr);
       for (size_t b = 0; b < stor.size(); ++b) {
         if (stor[b]) ptrs[b] = stor[b]->ptr;
-        if (ex.buffers[b].is_target) {
-          const Target& t = *targets[b];
-          ptrs[b] = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(ex.buffers[b].dtype);
-        }
+        if (ex.buffers[b].is_target) ptrs[b] = target_address(*targets[b], ex.buffers[b].dtype);
       }
       if (spec.numel > 0) {
         std::vector<unsigned char> bytes;
@@ -498,8 +501,7 @@ class LazySite final : public RunSite {
   }
   bool target(size_t b, void** ptr) const override {
     if (!ex_.buffers[b].is_target) return false;
-    const Target& t = *targets_[b];
-    *ptr = static_cast<char*>(t.storage->ptr) + t.layout.offset * itemsize(ex_.buffers[b].dtype);
+    *ptr = target_address(*targets_[b], ex_.buffers[b].dtype);
     return true;
   }
   void note_uses(void* stream, int device) const override {
