@@ -8,6 +8,8 @@
 #   bash scripts/gpu-check.sh            # from anywhere; works in the repository root
 #   GPU_CHECK_FULL=1 bash scripts/...    # full repetitions for bench and peers (slower)
 #   GPU_CHECK_ONLY=W13,W16,L1 bash ...   # bench and peers run only these workloads
+#   GPU_CHECK_PART=build bash ...        # the build only: a first call on a cold machine, so the
+#                                        # next call (warm, its build a no-op) has its whole time
 #   GPU_CHECK_PART=tests bash ...        # build, tests and examples only (a first device call)
 #   GPU_CHECK_CMAKE_ARGS="-DCUFUSE_INTERP_ARCHS=sm_90" bash ...   # extra CMake cache settings
 #   GPU_CHECK_PART=bench bash ...        # build (a no-op on a warm machine), bench, peers, report
@@ -71,6 +73,7 @@ CTEST_CAP=260
 # A tests-only call keeps nothing back for the bench, and lets the GPU suite run longer.
 [ "${GPU_CHECK_PART:-all}" = tests ] && { RESERVE_TAIL=20; CTEST_CAP=420; }
 [ "${GPU_CHECK_PART:-all}" = sanitize ] && RESERVE_TAIL=20
+[ "${GPU_CHECK_PART:-all}" = build ] && { RESERVE_TAIL=0; BUILD_CAP=560; }
 
 # ------------------------------------------------------------------ configure + build
 EXTRA=()
@@ -90,14 +93,16 @@ step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
 KEEP_GOING=(-- -k)
 [ -f "$BUILD/build.ninja" ] && KEEP_GOING=(-- -k 0)
 if [ "${STATUS[configure]}" = ok ]; then
-  step build 300 $RESERVE_TAIL "$LOGS/build.log" cmake --build "$BUILD" -j "$JOBS" "${KEEP_GOING[@]}"
+  step build "${BUILD_CAP:-300}" $RESERVE_TAIL "$LOGS/build.log" cmake --build "$BUILD" -j "$JOBS" "${KEEP_GOING[@]}"
 else
   STEPS+=(build); STATUS[build]="skipped (configure failed)"; SECS[build]=0
 fi
 
 PART=${GPU_CHECK_PART:-all}
+# part P...: this call's part is one of P... (all: everything but sanitize; build: the build only).
+part() { local p; for p in "$@"; do [ "$PART" = "$p" ] && return 0; done; return 1; }
 # ------------------------------------------------------------------ tests
-if [ "$PART" = bench ] || [ "$PART" = sanitize ]; then
+if ! part all tests; then
   STEPS+=(ctest); STATUS[ctest]="skipped (GPU_CHECK_PART=$PART)"; SECS[ctest]=0
 elif [ -f "$BUILD/CTestTestfile.cmake" ]; then
   # One CTest entry per test file: -j spreads them over the cores (the GPU ones that time
@@ -114,7 +119,7 @@ fi
 # an allreduce: rank 0 must raise a CollectiveError within CUFUSE_DIST_TIMEOUT=3, not hang).
 # The single-process multi-GPU suite (gpu_dist) runs in ctest above.
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [ "$PART" = bench ] || [ "$PART" = sanitize ]; then
+if ! part all tests; then
   STEPS+=(dist_mpi); STATUS[dist_mpi]="skipped (GPU_CHECK_PART=$PART)"; SECS[dist_mpi]=0
 elif [ "${NGPU:-0}" -lt 2 ]; then
   STEPS+=(dist_mpi); STATUS[dist_mpi]="skipped (${NGPU:-0} GPU)"; SECS[dist_mpi]=0
@@ -129,7 +134,7 @@ fi
 # ------------------------------------------------------------------ examples
 EX_OK=0; EX_FAIL=(); EX_SKIP=0
 : >"$LOGS/examples.log"
-if [ -d "$BUILD/examples" ] && [ "$PART" != bench ] && [ "$PART" != sanitize ]; then
+if [ -d "$BUILD/examples" ] && part all tests; then
   while IFS= read -r ex; do
     t=$(( $(left) - RESERVE_TAIL ))
     [ "$t" -gt 45 ] && t=45  # seed 001 moves 8 GB stacks (the notebook sizes)
@@ -150,10 +155,10 @@ SECS[examples]=0
 # ------------------------------------------------------------------ DLPack with other frameworks
 # cufuse <-> NumPy / PyTorch / CuPy / JAX through capsules and libcufuse_dlpack_bridge.so
 # (scripts/dlpack_check.py; frameworks that are not installed are reported as skipped).
-if [ "$PART" != bench ] && [ "$PART" != sanitize ] && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
+if part all tests && [ -f "$BUILD/libcufuse_dlpack_bridge.so" ]; then
   step dlpack 60 $RESERVE_TAIL "$LOGS/dlpack.log" \
     "$PY" "$ROOT/scripts/dlpack_check.py" --lib "$BUILD/libcufuse_dlpack_bridge.so"
-elif [ "$PART" != bench ] && [ "$PART" != sanitize ]; then
+elif part all tests; then
   STEPS+=(dlpack); STATUS[dlpack]="skipped (no dlpack/dlpack.h found: the bridge was not built)"; SECS[dlpack]=0
 fi
 
@@ -208,7 +213,7 @@ fi
 # ------------------------------------------------------------------ fuzz slice
 # A short slice of the fuzz campaign (scripts/fuzz-campaign.sh): fresh seeds, one line each
 # batch in $BUILD/fuzz-campaign.log (kept across runs), its total in the summary.
-if { [ "$PART" = tests ] || [ "$PART" = sanitize ]; } && [ -x "$BUILD/tests/cufuse_gpu_tests" ]; then
+if part tests sanitize && [ -x "$BUILD/tests/cufuse_gpu_tests" ]; then
   FZ=$(( $(left) - RESERVE_TAIL - 10 ))
   [ "$FZ" -gt 150 ] && FZ=150
   if [ "$FZ" -ge 40 ]; then
@@ -223,7 +228,7 @@ fi
 # ------------------------------------------------------------------ bench, peers, report
 BENCH_JSON=$LOGS/cufuse-bench.json
 PEERS_JSON=$LOGS/peers.json
-if [ "$PART" = tests ] || [ "$PART" = sanitize ]; then
+if ! part all bench; then
   STEPS+=(bench); STATUS[bench]="skipped (GPU_CHECK_PART=$PART)"; SECS[bench]=0
 elif [ -x "$BUILD/bench/cufuse-bench" ]; then
   step bench 120 165 "$LOGS/bench.log" \
@@ -235,7 +240,7 @@ fi
 
 PEERS_T=$(( $(left) - 15 ))
 [ "$PEERS_T" -gt 240 ] && PEERS_T=240
-if [ "$PART" != tests ] && [ "$PART" != sanitize ]; then
+if part all bench; then
 step peers 240 15 "$LOGS/peers.log" \
   env PYTHONUNBUFFERED=1 "$PY" "$ROOT/bench/peers.py" $QUICK ${ONLY[@]+"${ONLY[@]}"} --json "$PEERS_JSON" --budget $((PEERS_T - 20))
 
