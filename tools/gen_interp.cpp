@@ -230,6 +230,41 @@ std::string core_text() {
       add_case(o, op_code(static_cast<Op>(op), rt), "{ " + b + " }", (rt == RF32 || rt == RF64) && hot_op(static_cast<Op>(op)));
     }
   }
+  // Superinstructions (bytecode_ops.hpp: kHotOps): operand a loaded (LA), operand b a row
+  // value (RB), the result stored (ST).
+  for (int h = 0; h < kNumHot; ++h)
+    for (RegType rt : {RF32, RF64}) {
+      const BcRow& row = kBcRows[static_cast<int>(kHotOps[h])];
+      const std::string T = kRegCType[rt];
+      const std::string S = rt == RF64 ? "double" : "float";
+      for (int flags = 1; flags < 8; ++flags) {
+        if ((flags & kFuseRB) && row.arity < 2) continue;
+        const auto at = [](const char* field) {
+          return std::string("cfi_offset(p, p.opnd[ins.") + field + "], CFI_E(k)) + (row ? row->kofs[ins." + field + "] : 0)";
+        };
+        std::string b = "using T = " + T + "; using R = " + T + "; ";
+        if (flags & kFuseLA) b += "const T a = CFI_IN(k) ? ((const " + S + "*)p.opnd[ins.k].ptr)[" + at("k") + "] : (T)0; ";
+        else b += "const T a = " + R(rt, "a") + "; ";
+        if (row.arity > 1) {
+          if (flags & kFuseRB) b += "const T b = *(const T*)&row->val[ins.c]; ";
+          else b += "const T b = " + R(rt, "b") + "; ";
+        }
+        b += "const R r_ = static_cast<R>(" + std::string(row.expr) + "); ";
+        if (flags & kFuseST) b += "if (CFI_IN(k)) ((" + S + "*)p.opnd[ins.pad].ptr)[" + at("pad") + "] = r_;";
+        else b += R(rt, "dst") + " = r_;";
+        add_case(o, fused_code(h, rt, flags), "{ " + b + " }", true);
+      }
+    }
+  for (int kind = 0; kind < kRedKinds; ++kind)
+    for (RegType rt : {RF32, RF64}) {
+      if (kind == KAny || kind == KAll) continue;
+      const std::string T = kRegCType[rt];
+      add_case(o, acc_load_code(kind, rt),
+               "if (CFI_IN(k)) { const " + T + " v_ = ((const " + T + "*)p.opnd[ins.pad].ptr)[cfi_offset(p, p.opnd[ins.pad], CFI_E(k)) + "
+               "(row ? row->kofs[ins.pad] : 0)]; " +
+                   red_combine(kind, rt, "row->acc[ins.k]", "row->acci[ins.k]", "v_", "CFI_E(k)") + " }",
+               true);
+    }
   for (int kind = 0; kind < kRedKinds; ++kind)
     for (int t = 0; t < kRegTypes; ++t) {
       if (!has_acc(kind, RegType(t))) continue;
