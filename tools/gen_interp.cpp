@@ -252,7 +252,7 @@ std::string core_text() {
         b += "const R r_ = static_cast<R>(" + std::string(row.expr) + "); ";
         if (flags & kFuseST) b += "if (CFI_IN(k)) ((" + S + "*)p.opnd[ins.pad].ptr)[" + at("pad") + "] = r_;";
         else b += R(rt, "dst") + " = r_;";
-        add_case(o, fused_code(h, rt, flags), "{ " + b + " }", true);
+        add_case(o, fused_code(h, rt, flags), "{ " + b + " }");  // rolled: the variants are many
       }
     }
   for (int kind = 0; kind < kRedKinds; ++kind)
