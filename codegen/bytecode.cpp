@@ -78,6 +78,91 @@ std::string ValueCode::unsupported(const Node* n) {
   return {};
 }
 
+namespace {
+// The op row and register type of an op instruction, if it is a hot float op.
+bool hot_of(uint16_t code, int& hot, RegType& t) {
+  if (code < kOp || code >= kAcc) return false;
+  const int op = (code - kOp) / kRegTypes;
+  t = static_cast<RegType>((code - kOp) % kRegTypes);
+  hot = hot_index(static_cast<Op>(op));
+  return hot >= 0 && (t == RF32 || t == RF64) && kBcRows[op].arity <= 2;
+}
+bool is_plain_store(uint16_t code, RegType t) {
+  return code == store_code(t == RF64 ? DType::Float64 : DType::Float32);
+}
+}  // namespace
+
+void fuse_superinstructions(std::vector<VInstr>& code, int nvals) {
+  std::vector<int> uses(static_cast<size_t>(std::max(nvals, 0)), 0), def(uses.size(), -1);
+  for (size_t i = 0; i < code.size(); ++i) {
+    for (int s : code[i].src)
+      if (s >= 0) ++uses[static_cast<size_t>(s)];
+    if (code[i].dst >= 0) def[static_cast<size_t>(code[i].dst)] = static_cast<int>(i);
+  }
+  std::vector<bool> gone(code.size(), false);
+  // Is value v a load of a `t` array (float32 or float64) read only by instruction j, with no
+  // store between? Then its instruction's index, else -1.
+  const auto sole_load = [&](int v, RegType t, size_t j) {
+    if (v < 0 || uses[static_cast<size_t>(v)] != 1) return -1;
+    const int d = def[static_cast<size_t>(v)];
+    bool clear = d >= 0 && !gone[static_cast<size_t>(d)] &&
+                 code[static_cast<size_t>(d)].code == load_code(t == RF64 ? DType::Float64 : DType::Float32);
+    for (size_t m = static_cast<size_t>(std::max(d, 0)) + 1; clear && m < j; ++m)
+      clear = !(code[m].code >= kStore && code[m].code < kStore + kNumDTypes) && code[m].store < 0;
+    return clear ? d : -1;
+  };
+  for (size_t j = 0; j < code.size(); ++j) {
+    VInstr& in = code[j];
+    if (in.code >= kAcc && in.code < kRed) {  // ACC of a loaded element
+      const int kind = (in.code - kAcc) / kRegTypes;
+      const RegType t = static_cast<RegType>((in.code - kAcc) % kRegTypes);
+      if ((t != RF32 && t != RF64) || kind == KAny || kind == KAll) continue;
+      const int d = sole_load(in.src[0], t, j);
+      if (d < 0) continue;
+      in.load = code[static_cast<size_t>(d)].k;
+      in.src[0] = -1;
+      in.code = acc_load_code(kind, t);
+      gone[static_cast<size_t>(d)] = true;
+      continue;
+    }
+    int hot;
+    RegType t;
+    if (!hot_of(in.code, hot, t)) continue;
+    const int arity = kBcRows[(in.code - kOp) / kRegTypes].arity;
+    int flags = 0;
+    // b: a row value read only here.
+    if (arity == 2 && in.src[1] >= 0 && uses[static_cast<size_t>(in.src[1])] == 1) {
+      const int d = def[static_cast<size_t>(in.src[1])];
+      if (d >= 0 && code[static_cast<size_t>(d)].code == kRed && !gone[static_cast<size_t>(d)]) {
+        in.red = code[static_cast<size_t>(d)].k;
+        in.src[1] = -1;
+        gone[static_cast<size_t>(d)] = true;
+        flags |= kFuseRB;
+      }
+    }
+    // a: a load of a float32/float64 array read only here, with no store between.
+    if (const int d = in.src[0] != in.src[1] ? sole_load(in.src[0], t, j) : -1; d >= 0) {
+      in.k = code[static_cast<size_t>(d)].k;
+      in.src[0] = -1;
+      gone[static_cast<size_t>(d)] = true;
+      flags |= kFuseLA;
+    }
+    // The result: stored by the next instruction only.
+    if (in.dst >= 0 && uses[static_cast<size_t>(in.dst)] == 1 && j + 1 < code.size() &&
+        is_plain_store(code[j + 1].code, t) && code[j + 1].src[0] == in.dst) {
+      in.store = code[j + 1].k;
+      in.dst = -1;
+      gone[j + 1] = true;
+      flags |= kFuseST;
+    }
+    if (flags) in.code = fused_code(hot, t, flags);
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < code.size(); ++i)
+    if (!gone[i]) code[w++] = code[i];
+  code.resize(w);
+}
+
 // Physical registers by liveness: a value's register is free after its last use.
 int allocate(std::vector<VInstr>& code, int nvals) {
   std::vector<int> last(static_cast<size_t>(nvals), -1), reg(static_cast<size_t>(nvals), -1);
@@ -119,8 +204,9 @@ void write_code(CfiProgram& p, int at, const std::vector<VInstr>& code) {
     in.dst = static_cast<unsigned char>(std::max(v.dst, 0));
     in.a = static_cast<unsigned char>(std::max(v.src[0], 0));
     in.b = static_cast<unsigned char>(std::max(v.src[1], 0));
-    in.c = static_cast<unsigned char>(std::max(v.src[2], 0));
+    in.c = static_cast<unsigned char>(v.red >= 0 ? v.red : std::max(v.src[2], 0));
     in.k = static_cast<unsigned char>(v.k);
+    in.pad = static_cast<unsigned char>(v.store >= 0 ? v.store : std::max(v.load, 0));
   }
 }
 
@@ -246,6 +332,7 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
       for (size_t a = 0; a < b.opnds.size(); ++a) cst[a].push_back(b.opnds[a].st[d]);
     }
   }
+  fuse_superinstructions(b.code, b.nvals);
   const int nregs = allocate(b.code, b.nvals);
   if (cs.ndim() > CFI_MAX_DIMS) out.refusal = fmt::format("program limits: {} iteration dims, at most {}", cs.ndim(), CFI_MAX_DIMS);
   else if (b.opnds.size() > CFI_MAX_OPERANDS)
@@ -310,6 +397,17 @@ std::string disassemble(const CfiProgram& p) {
       s += fmt::format("r{} = {}.{} r{}", in.dst, row.name, kRegCType[(c - kOp) % kRegTypes], in.a);
       if (row.arity > 1) s += fmt::format(", r{}", in.b);
       if (row.arity > 2) s += fmt::format(", r{}", in.c);
+      s += "\n";
+    } else if (c >= kAccLoad && c < kCodeCount) {
+      static const char* kinds[] = {"sum", "prod", "max", "min", "nanmax", "nanmin", "argmax", "argmin", "any", "all"};
+      s += fmt::format("acc.{}.{} #{} <- load #{}\n", kinds[(c - kAccLoad) / 2], (c - kAccLoad) % 2 ? "double" : "float", in.k, in.pad);
+    } else if (c >= kFused && c < kAccLoad) {
+      const int hot = (c - kFused) / 16, flags = (c - kFused) % 8;
+      const BcRow& row = kBcRows[static_cast<int>(kHotOps[hot])];
+      const char* T = ((c - kFused) / 8) % 2 ? "double" : "float";
+      std::string dst = flags & kFuseST ? fmt::format("#{}", in.pad) : fmt::format("r{}", in.dst);
+      s += fmt::format("{} = {}.{}.fused {}", dst, row.name, T, flags & kFuseLA ? fmt::format("load #{}", in.k) : fmt::format("r{}", in.a));
+      if (row.arity > 1) s += flags & kFuseRB ? fmt::format(", red #{}", in.c) : fmt::format(", r{}", in.b);
       s += "\n";
     } else s += fmt::format("nop {}\n", c);
   }

@@ -64,7 +64,29 @@ inline constexpr int kRedKinds = 10;
 inline constexpr uint16_t kAcc = kOp + kNumOps * kRegTypes;
 inline constexpr uint16_t kRed = kAcc + kRedKinds * kRegTypes;
 inline constexpr uint16_t kRedIndex = kRed + 1;
-inline constexpr uint16_t kCodeCount = kRedIndex + 1;
+// Superinstructions: a hot float op (kHotOps, float or double registers, arity 1 or 2) with
+// operand a loaded from operand k (LA: a float32/float64 array), operand b a reduction's row
+// value (RB: its index in the instruction's c) and/or its result stored into operand `pad`
+// (ST: a float32/float64 array), in one dispatch: softmax's row output `exp(x - max) / sum`
+// is three dispatches, not seven (codegen/bytecode.cpp: fuse_superinstructions).
+inline constexpr Op kHotOps[] = {Op::Add, Op::Subtract, Op::Multiply, Op::TrueDivide, Op::Maximum,
+                                 Op::Minimum, Op::Negative, Op::Exp, Op::Sqrt};
+inline constexpr int kNumHot = static_cast<int>(sizeof(kHotOps) / sizeof(kHotOps[0]));
+enum FuseFlag : uint8_t { kFuseLA = 1, kFuseRB = 2, kFuseST = 4 };
+inline constexpr uint16_t kFused = kRedIndex + 1;
+constexpr int hot_index(Op op) {
+  for (int i = 0; i < kNumHot; ++i)
+    if (kHotOps[i] == op) return i;
+  return -1;
+}
+constexpr uint16_t fused_code(int hot, RegType t, int flags) {
+  return static_cast<uint16_t>(kFused + (hot * 2 + (t == RF64 ? 1 : 0)) * 8 + flags);
+}
+// ACC of a float32/float64 array's element loaded in the same dispatch (the load's operand in
+// CfiInstr::pad): a sum or max over rows is one dispatch a tile, not two.
+inline constexpr uint16_t kAccLoad = kFused + kNumHot * 2 * 8;
+constexpr uint16_t acc_load_code(int kind, RegType t) { return static_cast<uint16_t>(kAccLoad + kind * 2 + (t == RF64 ? 1 : 0)); }
+inline constexpr uint16_t kCodeCount = kAccLoad + kRedKinds * 2;
 constexpr uint16_t acc_code(RedKind k, RegType t) { return kAcc + k * kRegTypes + t; }
 // The accumulators the interpreter has: sums and products of 32/64-bit integers and floats,
 // max/min and their arg forms of every number, nan-forms of floats, any/all of bools.

@@ -228,10 +228,13 @@ BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const Leaf
   // Registers per section: values never cross one.
   int nregs = 0;
   std::vector<VInstr> code;
+  std::vector<int> sec_at(nsec, 0);  // each section's first instruction once fused
   if (b.refusal.empty()) {
     for (size_t s = 0; s < nsec; ++s) {
+      sec_at[s] = static_cast<int>(code.size());
       const size_t lo = static_cast<size_t>(b.sec_begin[s]), hi = s + 1 < nsec ? static_cast<size_t>(b.sec_begin[s + 1]) : b.code.size();
       std::vector<VInstr> part(b.code.begin() + static_cast<std::ptrdiff_t>(lo), b.code.begin() + static_cast<std::ptrdiff_t>(hi));
+      fuse_superinstructions(part, b.nvals);
       nregs = std::max(nregs, allocate(part, b.nvals));
       code.insert(code.end(), part.begin(), part.end());
     }
@@ -267,7 +270,7 @@ BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const Leaf
   p.n_operands = static_cast<int>(nopnd);
   p.n_sections = static_cast<int>(nsec);
   for (size_t s = 0; s < nsec && s < CFI_MAX_SECTIONS; ++s) {  // (limits checked above)
-    p.sec[s] = b.sec_begin[s];
+    p.sec[s] = sec_at[s];
     p.sec_kind[s] = static_cast<unsigned char>(b.sec_kind[s]);
   }
   p.sec[nsec] = p.n_instrs;

@@ -19,7 +19,16 @@ struct VInstr {
   int dst = -1;  // value defined, or -1
   int src[3] = {-1, -1, -1};
   int k = 0;     // operand, constant or reduction
+  int red = -1;  // a superinstruction's row value (RB), written to CfiInstr::c
+  int store = -1;  // a superinstruction's stored operand (ST), written to CfiInstr::pad
+  int load = -1;   // an ACC's loaded operand (kAccLoad), written to CfiInstr::pad
 };
+
+// Fuses loads, row values and stores into the hot float ops that read or write them
+// (bytecode_ops.hpp: kHotOps); on code before register allocation, where values are single
+// assignments. A store is fused only into the instruction right before it (moved earlier it
+// could pass a load of the same memory), a load only where no store comes between.
+void fuse_superinstructions(std::vector<VInstr>& code, int nvals);
 
 struct ValueCode {
   std::string refusal;

@@ -53,6 +53,7 @@ struct Run {
   std::string refusal;   // of the first group the interpreter refused
   int row_groups = 0;    // reduction groups run as row programs
   std::vector<HostArray> out;
+  std::string text;      // every program's disassembly
 };
 
 // Every group of the plan for `outs`, in order, on the host interpreter.
@@ -105,6 +106,7 @@ Run interpret(const std::vector<cf::Array>& outs) {
     std::vector<unsigned char> bytes;
     apply_patches(bytes, prog.spec, src, ptrs, nullptr);
     const auto* p = reinterpret_cast<const CfiProgram*>(bytes.data());
+    r.text += disassemble(*p);
     if (g.kind == GroupKind::Reduction) {
       REQUIRE(prog.spec.name == kInterpRowsKernelName);
       run_row_bytecode_on_host(*p, 4);
@@ -210,6 +212,28 @@ TEST_CASE("row programs: the row normalizations (softmax, layernorm) in phases w
   cf::Array z = random_array(cf::f32, cf::Shape{5, 64, 7});
   check({cf::sum(z, 1)}, "sum over a middle axis", 1e-5);
   check({cf::sum(z, {0, 2})}, "sum over two axes", 1e-5);
+}
+
+// Superinstructions (codegen/bytecode_ops.hpp: kHotOps): softmax's float32 row program runs
+// x - max with x loaded and max a row value in one instruction, and the division by the sum
+// with its store in another, the max's accumulate with its load in a third (and the same in
+// float64): seven dispatches a tile where there were thirteen; the results are checked above.
+TEST_CASE("row programs: softmax's loads, row values and store fuse into its float ops") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  for (cf::DType t : {cf::f32, cf::f64}) {
+    const std::string T = t == cf::f32 ? "float" : "double";
+    cf::Array a = random_array(t, cf::Shape{9, 100});
+    cf::Array e = cf::exp(a - cf::max(a, 1, true));
+    const Run r = interpret({e / cf::sum(e, 1, true)});
+    REQUIRE(r.refusal.empty());
+    CAPTURE(r.text);
+    CHECK(r.text.find("= subtract." + T + ".fused load #0, red #0") != std::string::npos);
+    CHECK(r.text.find(".fused") != r.text.rfind(".fused"));  // more than one
+    CHECK(r.text.find("= true_divide." + T + ".fused r") != std::string::npos);
+    CHECK(r.text.find("store") == std::string::npos);  // the row output's store went into the division
+    CHECK(r.text.find("acc.max." + T + " #0 <- load #0") != std::string::npos);  // the max's phase: one dispatch
+    CHECK(r.text.find(" = load") == std::string::npos);  // every load went into an op or an accumulate
+  }
 }
 
 TEST_CASE("row programs: what the interpreter refuses, with the reason") {

@@ -71,8 +71,25 @@ void write_if_changed(const char* path, const std::string& text) {
 bool is_half_dtype(int t) { return t == static_cast<int>(DType::Float16) || t == static_cast<int>(DType::BFloat16); }
 
 // One case: `body` runs for each element k of the tile.
-void add_case(std::string& out, int code, const std::string& body) {
-  out += "    case " + std::to_string(code) + ": CFI_LOOP for (int k = 0; k < CFI_TILE; ++k) { " + body + " } break;\n";
+// One case: its body for each k < CFI_TILE, in a loop kept rolled (CFI_LOOP: a quarter of
+// the code for NVRTC, whose time is the build's) or, for the hot cases (`unrolled`: memory,
+// accumulates and float arithmetic), unrolled, so the tile's register slots are a base address
+// and constant strides and the loop's count, compare and branch go.
+void add_case(std::string& out, int code, const std::string& body, bool unrolled = false) {
+  out += "    case " + std::to_string(code) + ": " + (unrolled ? "CFI_UNROLL" : "CFI_LOOP") +
+         " for (int k = 0; k < CFI_TILE; ++k) { " + body + " } break;\n";
+}
+
+// The ops whose float cases are unrolled: the arithmetic of the row normalizations (softmax,
+// layernorm) and of the common elementwise groups.
+bool hot_op(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Subtract: case Op::Multiply: case Op::TrueDivide: case Op::Maximum: case Op::Minimum:
+    case Op::Negative: case Op::Exp: case Op::Sqrt: case Op::Where:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string R(RegType t, const char* reg) {
@@ -153,10 +170,13 @@ std::string core_text() {
            red_combine(kind, RegType(t), "acc", "ai", "v", "vi") + " break;\n";
     }
   o += "    default: break;\n  }\n}\n";
-  o += "// Runs code[begin, end) on the elements el[k], k < CFI_TILE (those not in[k] load zeros and\n"
-       "// store nothing); `row`: a row program's state (null for an elementwise program).\n";
-  o += "CFI_FN void cfi_exec(const CfiProgram& p, unsigned long long* cfi_regs, int cfi_nthr, int cfi_tid, const long long* el,\n"
-       "                      const bool* in, int begin, int end, const CfiRow* row) {\n"
+  o += "// Runs code[begin, end) on the elements e0 + k * estep, k < CFI_TILE (those at or past elim\n"
+       "// load zeros and store nothing); `row`: a row program's state (null for an elementwise\n"
+       "// program). The elements are arithmetic, not an array: an array indexed in a rolled loop\n"
+       "// lives in local memory, one load per element and instruction.\n";
+  o += "#define CFI_E(k) (e0 + (long long)(k) * estep)\n#define CFI_IN(k) (CFI_E(k) < elim)\n";
+  o += "CFI_FN void cfi_exec(const CfiProgram& p, unsigned long long* cfi_regs, int cfi_nthr, int cfi_tid, long long e0,\n"
+       "                      long long estep, long long elim, int begin, int end, const CfiRow* row) {\n"
        "  for (int i = begin; i < end; ++i) {\n"
        "    const CfiInstr ins = p.code[i];\n"
        "    switch (ins.code) {\n";
@@ -166,20 +186,23 @@ std::string core_text() {
   for (int t = 0; t < kBcDTypes; ++t) {
     const RegType rt = reg_of(static_cast<DType>(t));
     const std::string S = kStorageCType[t], RT = kRegCType[rt];
-    const std::string at = "cfi_offset(p, p.opnd[ins.k], el[k]) + (row ? row->kofs[ins.k] : 0)";
+    const std::string at = "cfi_offset(p, p.opnd[ins.k], CFI_E(k)) + (row ? row->kofs[ins.k] : 0)";
     add_case(o, load_code(static_cast<DType>(t)),
-             R(rt, "dst") + " = in[k] ? " + (is_half_dtype(t) ? "cf_ld(" : "(") + "((const " + S + "*)p.opnd[ins.k].ptr)[" +
-                 at + "]) : (" + RT + ")0;");
+             R(rt, "dst") + " = CFI_IN(k) ? " + (is_half_dtype(t) ? "cf_ld(" : "(") + "((const " + S + "*)p.opnd[ins.k].ptr)[" +
+                 at + "]) : (" + RT + ")0;",
+             true);
     add_case(o, store_code(static_cast<DType>(t)),
-             "if (in[k]) ((" + S + "*)p.opnd[ins.k].ptr)[" + at + "] = " +
-                 (is_half_dtype(t) ? "cf_st<" + S + ">(" : "(" + S + ")(") + R(rt, "a") + ");");
+             "if (CFI_IN(k)) ((" + S + "*)p.opnd[ins.k].ptr)[" + at + "] = " +
+                 (is_half_dtype(t) ? "cf_st<" + S + ">(" : "(" + S + ")(") + R(rt, "a") + ");",
+             true);
   }
   for (int f = 0; f < kRegTypes; ++f)
     for (int t = 0; t < kRegTypes; ++t) {
       if (f == t) continue;
       const std::string v = R(RegType(f), "a");
       add_case(o, convert_code(RegType(f), RegType(t)),
-               R(RegType(t), "dst") + " = " + (t == RBool ? "(" + v + " != 0)" : "(" + std::string(kRegCType[t]) + ")(" + v + ")") + ";");
+               R(RegType(t), "dst") + " = " + (t == RBool ? "(" + v + " != 0)" : "(" + std::string(kRegCType[t]) + ")(" + v + ")") + ";",
+               (f == RF32 || f == RF64) && (t == RF32 || t == RF64));
     }
   for (int f = 0; f < kRegTypes; ++f)
     for (int t = 0; t < kBcDTypes; ++t) {
@@ -204,25 +227,58 @@ std::string core_text() {
       if (row.arity > 1) b += "const T b = " + R(rt, "b") + "; ";
       if (row.arity > 2) b += "const T c = " + R(rt, "c") + "; ";
       b += R(rr, "dst") + " = static_cast<R>(" + std::string(row.expr) + ");";
-      add_case(o, op_code(static_cast<Op>(op), rt), "{ " + b + " }");
+      add_case(o, op_code(static_cast<Op>(op), rt), "{ " + b + " }", (rt == RF32 || rt == RF64) && hot_op(static_cast<Op>(op)));
     }
   }
+  // Superinstructions (bytecode_ops.hpp: kHotOps): operand a loaded (LA), operand b a row
+  // value (RB), the result stored (ST).
+  for (int h = 0; h < kNumHot; ++h)
+    for (RegType rt : {RF32, RF64}) {
+      const BcRow& row = kBcRows[static_cast<int>(kHotOps[h])];
+      const std::string T = kRegCType[rt];
+      const std::string S = rt == RF64 ? "double" : "float";
+      for (int flags = 1; flags < 8; ++flags) {
+        if ((flags & kFuseRB) && row.arity < 2) continue;
+        const auto at = [](const char* field) {
+          return std::string("cfi_offset(p, p.opnd[ins.") + field + "], CFI_E(k)) + (row ? row->kofs[ins." + field + "] : 0)";
+        };
+        std::string b = "using T = " + T + "; using R = " + T + "; ";
+        if (flags & kFuseLA) b += "const T a = CFI_IN(k) ? ((const " + S + "*)p.opnd[ins.k].ptr)[" + at("k") + "] : (T)0; ";
+        else b += "const T a = " + R(rt, "a") + "; ";
+        if (row.arity > 1) {
+          if (flags & kFuseRB) b += "const T b = *(const T*)&row->val[ins.c]; ";
+          else b += "const T b = " + R(rt, "b") + "; ";
+        }
+        b += "const R r_ = static_cast<R>(" + std::string(row.expr) + "); ";
+        if (flags & kFuseST) b += "if (CFI_IN(k)) ((" + S + "*)p.opnd[ins.pad].ptr)[" + at("pad") + "] = r_;";
+        else b += R(rt, "dst") + " = r_;";
+        add_case(o, fused_code(h, rt, flags), "{ " + b + " }");  // rolled: the variants are many
+      }
+    }
+  for (int kind = 0; kind < kRedKinds; ++kind)
+    for (RegType rt : {RF32, RF64}) {
+      if (kind == KAny || kind == KAll) continue;
+      const std::string T = kRegCType[rt];
+      add_case(o, acc_load_code(kind, rt),
+               "if (CFI_IN(k)) { const " + T + " v_ = ((const " + T + "*)p.opnd[ins.pad].ptr)[cfi_offset(p, p.opnd[ins.pad], CFI_E(k)) + "
+               "(row ? row->kofs[ins.pad] : 0)]; " +
+                   red_combine(kind, rt, "row->acc[ins.k]", "row->acci[ins.k]", "v_", "CFI_E(k)") + " }",
+               true);
+    }
   for (int kind = 0; kind < kRedKinds; ++kind)
     for (int t = 0; t < kRegTypes; ++t) {
       if (!has_acc(kind, RegType(t))) continue;
       add_case(o, acc_code(RedKind(kind), RegType(t)),
-               "if (in[k]) " + red_combine(kind, RegType(t), "row->acc[ins.k]", "row->acci[ins.k]",
-                                           "CFI_R(unsigned long long, ins.a, k)", "el[k]"));
+               "if (CFI_IN(k)) " + red_combine(kind, RegType(t), "row->acc[ins.k]", "row->acci[ins.k]",
+                                               "CFI_R(unsigned long long, ins.a, k)", "CFI_E(k)"),
+               true);
     }
-  add_case(o, kRed, "CFI_R(unsigned long long, ins.dst, k) = row->val[ins.k];");
+  add_case(o, kRed, "CFI_R(unsigned long long, ins.dst, k) = row->val[ins.k];", true);
   add_case(o, kRedIndex, "CFI_R(long long, ins.dst, k) = row->vali[ins.k];");
-  o += "    default: break;\n    }\n  }\n}\n";
+  o += "    default: break;\n    }\n  }\n}\n#undef CFI_E\n#undef CFI_IN\n";
   o += "// An elementwise program on the elements base + k * cfi_nthr + cfi_tid, k < CFI_TILE.\n"
        "CFI_FN void cfi_run(const CfiProgram& p, unsigned long long* cfi_regs, int cfi_nthr, int cfi_tid, long long base) {\n"
-       "  long long el[CFI_TILE];\n"
-       "  bool in[CFI_TILE];\n"
-       "  for (int k = 0; k < CFI_TILE; ++k) { el[k] = base + (long long)k * cfi_nthr + cfi_tid; in[k] = el[k] < p.numel; }\n"
-       "  cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, el, in, 0, p.n_instrs, (const CfiRow*)0);\n"
+       "  cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, base + cfi_tid, cfi_nthr, p.numel, 0, p.n_instrs, (const CfiRow*)0);\n"
        "}\n";
   o += "// Row programs: each operand's offset at row r's kept coordinates.\n"
        "CFI_FN void cfi_row_offsets(const CfiProgram& p, long long r, long long* kofs) {\n"
@@ -239,17 +295,12 @@ std::string core_text() {
        "// (an epilogue section: the caller runs it on one thread).\n"
        "CFI_FN void cfi_row_section(const CfiProgram& p, unsigned long long* cfi_regs, int cfi_nthr, int cfi_tid, int s,\n"
        "                             const CfiRow* row) {\n"
-       "  long long el[CFI_TILE];\n"
-       "  bool in[CFI_TILE];\n"
-       "  if (p.sec_kind[s] == 1) {\n"
-       "    for (int k = 0; k < CFI_TILE; ++k) { el[k] = 0; in[k] = k == 0; }\n"
-       "    cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, el, in, p.sec[s], p.sec[s + 1], row);\n"
+       "  if (p.sec_kind[s] == 1) {  // element 0 only (k = 0 is in; 1, 2, 3 are past elim = 1)\n"
+       "    cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, 0, 1, 1, p.sec[s], p.sec[s + 1], row);\n"
        "    return;\n"
        "  }\n"
-       "  for (long long base = 0; base < p.numel; base += (long long)cfi_nthr * CFI_TILE) {\n"
-       "    for (int k = 0; k < CFI_TILE; ++k) { el[k] = base + (long long)k * cfi_nthr + cfi_tid; in[k] = el[k] < p.numel; }\n"
-       "    cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, el, in, p.sec[s], p.sec[s + 1], row);\n"
-       "  }\n"
+       "  for (long long base = 0; base < p.numel; base += (long long)cfi_nthr * CFI_TILE)\n"
+       "    cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, base + cfi_tid, cfi_nthr, p.numel, p.sec[s], p.sec[s + 1], row);\n"
        "}\n";
   o += "#undef CFI_R\n";
   return o;
@@ -264,7 +315,7 @@ std::string strip_pragma_once(std::string s) {
 std::string device_source(const std::string& format, const std::string& core) {
   std::string s = "// Generated by tools/gen_interp.cpp: the bytecode interpreter kernel (issue 35).\n";
   // One loop per case, not unrolled: a quarter of the code for NVRTC (its time is the build's).
-  s += std::string(kHead) + "#define CFI_FN __device__\n#define CFI_LOOP _Pragma(\"unroll 1\")\n";
+  s += std::string(kHead) + "#define CFI_FN __device__\n#define CFI_LOOP _Pragma(\"unroll 1\")\n#define CFI_UNROLL _Pragma(\"unroll\")\n";
   s += std::string(kFirst) + kHelpers + kTypes;
   s += strip_pragma_once(format);
   s += core;

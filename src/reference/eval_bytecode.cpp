@@ -32,8 +32,10 @@ inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); 
 
 #define CFI_FN inline
 #define CFI_LOOP
+#define CFI_UNROLL
 #include "interp_core.inc"
 #undef CFI_LOOP
+#undef CFI_UNROLL
 #undef CFI_FN
 
 }  // namespace cufuse::detail::ref_kern
