@@ -78,6 +78,31 @@ TEST_CASE("CUFUSE_TIERED=interpret: elementwise steps run on the interpreter, no
   CHECK(cf::stats().background_compiles == 0);
 }
 
+TEST_CASE("CUFUSE_TIERED=interpret: a group whose kernel a cache holds still runs on the interpreter") {
+  Sandbox sb;
+  cf::BackendScope ref(cf::Backend::Reference);
+  cf::Array x = input(1000);
+  {
+    ScopedEnv off("CUFUSE_TIERED", "0");  // compiled into the memory and disk caches
+    auto ex = build_tiered({fresh_expression(x, 0.625)});
+    REQUIRE(ex->steps.size() == 1);
+    CHECK(ex->steps[0].kernel);
+    CHECK(!ex->steps[0].tier);
+  }
+  {
+    ScopedEnv on("CUFUSE_TIERED", "1");  // the default takes the cached kernel
+    auto ex = build_tiered({fresh_expression(x, 0.625)});
+    CHECK(ex->steps[0].kernel);
+    CHECK(!ex->steps[0].tier);
+  }
+  ScopedEnv interp("CUFUSE_TIERED", "interpret");
+  auto ex = build_tiered({fresh_expression(x, 0.625)});
+  REQUIRE(ex->steps.size() == 1);
+  CHECK(!ex->steps[0].kernel);
+  REQUIRE(ex->steps[0].tier);
+  CHECK(describe_tier(ex->steps[0]).find("never compiled") != std::string::npos);
+}
+
 TEST_CASE("CUFUSE_TIERED=1: the compile goes to the background pool, once per key") {
   Sandbox sb;
   ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);  // the default: on

@@ -184,7 +184,9 @@ void TieredStep::publish(CompiledKernelPtr k, std::string failure) {
 void choose_tier(Step& st, BytecodeProgram prog, int arch) {
   const TieredMode mode = settings().tiered;
   if (mode != TieredMode::Off && prog.refusal.empty()) {
-    if (CompiledKernelPtr k = find_compiled_kernel(st.spec.source, st.spec.name, arch)) {
+    // CUFUSE_TIERED=interpret runs every group it can on the interpreter, even one whose kernel
+    // a memory or disk cache holds (W3-interp after W3 ran W3's cached kernel).
+    if (CompiledKernelPtr k = mode == TieredMode::On ? find_compiled_kernel(st.spec.source, st.spec.name, arch) : nullptr) {
       st.kernel = std::move(k);
       return;
     }

@@ -186,8 +186,8 @@ constexpr std::array kVariables = {
            "blocks a reduction of few long rows is split over", parse_split_blocks},
     EnvVar{"CUFUSE_TIERED", "0, interpret or 1", "1",
            "1: a plan whose kernels are not compiled yet runs on the prebuilt interpreter while NVRTC "
-           "compiles them in the background; 0: wait for the compile; interpret: never compile what the "
-           "interpreter runs", parse_tiered},
+           "compiles them in the background; 0: wait for the compile; interpret: the interpreter runs "
+           "every group it can, never compiled nor taken from a cache", parse_tiered},
     EnvVar{"CUFUSE_DIST_TIMEOUT", "a number of seconds > 0 (fractions allowed)", "300",
            "a dist:: collective (or a rank it waits on) that takes longer fails with an error naming it",
            parse_dist_timeout},
