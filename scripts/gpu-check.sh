@@ -147,7 +147,8 @@ if [ -d "$BUILD/examples" ] && part all tests; then
   done < <(find "$BUILD/examples" -maxdepth 1 -type f -perm -u+x | sort)
 fi
 STEPS+=(examples)
-if [ $((EX_OK + ${#EX_FAIL[@]} + EX_SKIP)) -eq 0 ]; then STATUS[examples]="none built"
+if ! part all tests; then STATUS[examples]="skipped (GPU_CHECK_PART=$PART)"
+elif [ $((EX_OK + ${#EX_FAIL[@]} + EX_SKIP)) -eq 0 ]; then STATUS[examples]="none built"
 else STATUS[examples]="$EX_OK ok, ${#EX_FAIL[@]} failed${EX_FAIL:+: ${EX_FAIL[*]}}$([ $EX_SKIP -gt 0 ] && echo ", $EX_SKIP skipped (no time)")"
 fi
 SECS[examples]=0
