@@ -1,7 +1,8 @@
 // bench/statistics_workloads.cpp: issue 33's statistics workloads.
-//   H1  histogram(x, 1024 bins, range=(-4, 4)), x normal f32[2^26]: the counters' fill and one
-//       scatter kernel computing each bin (NumPy's edge rule) and adding it into per-block
-//       counters in shared memory, merged once. Floor: read x once.
+//   H1  histogram(x, 1024 bins, range=(-4, 4)), x normal f32[2^26]: the 1025 uniform edges into
+//       memory, the counters' fill and one scatter kernel computing each bin (NumPy's edge rule,
+//       its two edges read from the cache) and adding it into per-block counters in shared
+//       memory, merged once. Floor: read x once.
 //   H2  bincount(x), x int32[2^26] uniform in [0, 1024): one min/max reduction (its maximum
 //       read back: the length), the fill and one privatized scatter kernel. Floor: read x
 //       twice (the reduction and the scatter).
@@ -57,7 +58,7 @@ void run_h1(Ctx& ctx, Record& r) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = "fill of the counters, one scatter kernel: bins by NumPy's rule, shared-memory counters per block";
+  r.notes = "the edges, fill of the counters, one scatter kernel: bins by NumPy's rule, shared-memory counters per block";
 }
 
 void run_h2(Ctx& ctx, Record& r) {
