@@ -225,3 +225,28 @@ TEST_CASE("ptx: no op of the op table on 8-bit ints from vector loads widens a w
   for (const auto& b : bad_ops) MESSAGE("a wrapped byte widened: " << b);
   CHECK(bad_ops.empty());
 }
+
+TEST_CASE("ptx: kernels that round float64 to float16 or bfloat16 build for sm_80 as for sm_90") {
+  // cvt.rn.bf16.f64 is an sm_90 instruction: ptxas refused every A100 kernel (and the
+  // interpreter's sm_80 and PTX images) that cast float64 to bfloat16. Before sm_90 the
+  // preamble rounds to odd into float, then to nearest even (codegen/preamble_device.inc).
+  auto x = cf::placeholder(cf::f64, {1000});
+  auto h = cf::placeholder(cf::f16, {1000});
+  const std::vector<std::pair<const char*, cf::Array>> cases = {
+      {"astype bfloat16", x.astype(cf::bf16)},
+      {"astype float16", x.astype(cf::f16)},
+      {"x * 2 + bfloat16", x * 2 + cf::placeholder(cf::bf16, {1000})},
+      {"float16 + float64, as bfloat16", (h + x).astype(cf::bf16)},
+  };
+  for (const auto& [what, v] : cases) {
+    INFO(std::string(what));
+    const auto ex = plan_of({v});
+    for (const auto& s : ex->steps) {
+      if (s.spec.source.empty()) continue;
+      for (int arch : {80, 90}) {
+        INFO("sm_" << arch);
+        CHECK_NOTHROW(cf::detail::compile_kernel(s.spec.source, s.spec.name, arch));
+      }
+    }
+  }
+}

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -392,6 +393,9 @@ bool compile(const std::string& src, const std::string& arch, std::vector<char>&
   if (r != NVRTC_SUCCESS) {
     std::cerr << "gen_interp: NVRTC refused " << arch << ": " << nvrtcGetErrorString(r) << "\n" << log << "\n";
     nvrtcDestroyProgram(&prog);
+    // An arch this NVRTC does not know is left out; an error in the source fails the build (an
+    // sm_80 image once went missing that way, and its PTX failed to JIT on the device).
+    if (r == NVRTC_ERROR_COMPILATION) std::_Exit(1);
     return false;
   }
   const bool ptx = arch.rfind("compute_", 0) == 0;

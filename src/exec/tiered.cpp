@@ -226,9 +226,18 @@ void* load_interpreter(int device, bool warm_up, bool rows) {
       const InterpImage* im = interp_image_for(device_props(device).cc);
       if (im) {
         std::vector<char> bytes(reinterpret_cast<const char*>(im->data), reinterpret_cast<const char*>(im->data) + im->size);
-        k = load_kernel(bytes, name, device);
-        log(LogChannel::Launch, "loaded the bytecode interpreter {} ({}_{}) on device {}", name, im->ptx ? "compute" : "sm",
-            im->arch, device);
+        try {
+          k = load_kernel(bytes, name, device);
+          log(LogChannel::Launch, "loaded the bytecode interpreter {} ({}_{}) on device {}", name, im->ptx ? "compute" : "sm",
+              im->arch, device);
+        } catch (const Error& e) {
+          // An image the driver refuses (a PTX its JIT cannot take: an sm_90 instruction in the
+          // compute_80 image once) leaves this device without the interpreter: its kernels wait
+          // for NVRTC, as with no image, instead of every first call failing.
+          k = reinterpret_cast<void*>(kNone);
+          log(LogChannel::Launch, "the bytecode interpreter {} ({}_{}) does not load on device {}: {}; kernels wait for NVRTC",
+              name, im->ptx ? "compute" : "sm", im->arch, device, e.what());
+        }
       } else {
         k = reinterpret_cast<void*>(kNone);
         log(LogChannel::Launch, "no bytecode interpreter image for sm_{}: kernels wait for NVRTC", device_props(device).cc);
