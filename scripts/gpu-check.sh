@@ -11,7 +11,8 @@
 #   GPU_CHECK_PART=build bash ...        # the build only: a first call on a cold machine, so the
 #                                        # next call (warm, its build a no-op) has its whole time
 #   GPU_CHECK_PART=tests bash ...        # build, tests and examples only (a first device call)
-#   GPU_CHECK_CMAKE_ARGS="-DCUFUSE_INTERP_ARCHS=sm_90" bash ...   # extra CMake cache settings
+#   GPU_CHECK_CMAKE_ARGS="-DCUFUSE_INTERP_ARCHS=sm_90;compute_90" bash ...   # extra CMake cache
+#                                        # settings (default: the interpreter for this GPU's arch only)
 #   GPU_CHECK_PART=bench bash ...        # build (a no-op on a warm machine), bench, peers, report
 #   GPU_CHECK_PART=sanitize bash ...     # build, compute-sanitizer (memcheck, racecheck, initcheck,
 #                                        # synccheck) over a quick GPU subset, and a fuzz slice
@@ -86,8 +87,14 @@ if [ ! -f /usr/include/dlpack/dlpack.h ] && [ ! -f "$ROOT/.deps/include/dlpack/d
   DLH=$(find $SITES /usr/local /opt -path '*/dlpack/dlpack.h' 2>/dev/null | head -1)
   [ -n "$DLH" ] && EXTRA+=("-DDLPACK_INCLUDE_DIR=$(dirname "$(dirname "$DLH")")")
 fi
-# GPU_CHECK_CMAKE_ARGS: more cache settings, e.g. -DCUFUSE_INTERP_ARCHS=sm_90 for a quicker build.
+# GPU_CHECK_CMAKE_ARGS: more cache settings. Unless they name the interpreter's archs, build its
+# image for this machine's GPU only (sm_90 on an H100): each image is a long NVRTC compile on the
+# build's critical path, and the others would serve no test here.
 read -r -a MORE <<<"${GPU_CHECK_CMAKE_ARGS:-}"
+if [[ "${GPU_CHECK_CMAKE_ARGS:-}" != *CUFUSE_INTERP_ARCHS* ]]; then
+  CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+  [[ "$CC" =~ ^[0-9]+$ ]] && MORE+=("-DCUFUSE_INTERP_ARCHS=sm_$CC")
+fi
 step configure 120 $RESERVE_TAIL "$LOGS/configure.log" \
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" "${MORE[@]}"
 KEEP_GOING=(-- -k)
