@@ -165,7 +165,10 @@ BinIndex bin_index(const Array& a, const BinEdges& e) {
   i = clip(where(equal(i, n), n - 1, i), 0, n - 1);                        // indices[indices == n] -= 1
   // The edges in memory (n + 1 values, a tiny kernel of their own): each element reads its two
   // from the cache, where computing them inline (linspace's int-to-double, multiply-add,
-  // double-to-float, twice) was most of H1's per-element instructions. Unmeasured (a branch).
+  // double-to-float, twice) was most of H1's per-element instructions (H200: 0.370 -> 0.237 ms).
+  // Evaluated here, when the histogram is built, not when its result is needed: the planner
+  // fuses a gather's computed source into the gathering kernel, and has no rule yet that keeps
+  // an expensive one in memory instead (then this eval goes).
   Array edges = e.edges;
   edges.eval();
   i = clip(subtract(i, less(t, gather_1d(edges, i)).astype(it)), 0, n - 1);  // decrement
