@@ -28,7 +28,7 @@ struct CfiOperand {
 
 // One instruction: `code` (bytecode_ops.hpp), destination and source registers, and `k`, the
 // operand (LOAD, STORE) or constant (CONST) it names.
-struct CfiInstr {
+struct alignas(8) CfiInstr {  // 8 bytes, 8-aligned: the interpreter loads one as a word
   unsigned short code;
   unsigned char dst, a, b, c, k, pad;
 };

@@ -31,12 +31,14 @@ inline float cf_round_f16(double v) { return f16_to_float(double_to_f16(v)); }
 inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); }
 
 #define CFI_FN inline
+#define CFI_COLD inline
 #define CFI_LOOP
 #define CFI_UNROLL
 #include "interp_core.inc"
 #undef CFI_LOOP
 #undef CFI_UNROLL
 #undef CFI_FN
+#undef CFI_COLD
 
 }  // namespace cufuse::detail::ref_kern
 
