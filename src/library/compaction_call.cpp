@@ -33,10 +33,11 @@ int value_bytes(DType t) { return itemsize(t); }
 
 }  // namespace
 
-CompiledKernelPtr CompactKernelCache::get(const CompactKernel& k) const {
+CompiledKernelPtr CompactKernelCache::get(const std::function<CompactKernel()>& make) const {
   const int arch = default_arch();
   std::lock_guard<std::mutex> lk(mu_);
   if (!kernel_ || arch_ != arch) {
+    const CompactKernel k = make();
     kernel_ = compile_kernel(k.source, k.name, arch);
     arch_ = arch;
   }
@@ -53,9 +54,8 @@ uint64_t MaskCountCall::attributes_hash() const { return hash_mix(0x6d61736b636e
 
 void MaskCountCall::run(const std::vector<TensorRef>& inputs, const std::vector<TensorRef>& outputs, void* stream) const {
   if (n_ == 0) return;
-  const CompactKernel k = compact_count_kernel();
   CompactCountParams p{static_cast<const unsigned char*>(inputs.at(0).ptr), static_cast<int*>(outputs.at(0).ptr), n_};
-  launch_kernel(kernel_.get(k)->kernel_for(current_device()), compact_launch_dims(n_), &p, stream);
+  launch_kernel(kernel_.get(compact_count_kernel)->kernel_for(current_device()), compact_launch_dims(n_), &p, stream);
 }
 
 bool MaskCountCall::generated_kernel(KernelSpec& k) const {
@@ -126,7 +126,8 @@ void CompactCall::run(const std::vector<TensorRef>& inputs, const std::vector<Te
   p.ends = inputs.at(1).ptr;
   p.values = coords_ ? nullptr : inputs.at(2).ptr;
   p.out = outputs.at(0).ptr;
-  launch_kernel(kernel_.get(kernel())->kernel_for(current_device()), compact_launch_dims(n_), &p, stream);
+  launch_kernel(kernel_.get([this] { return kernel(); })->kernel_for(current_device()), compact_launch_dims(n_), &p,
+                stream);
 }
 
 bool CompactCall::generated_kernel(KernelSpec& k) const {

@@ -7,6 +7,7 @@
 //                   row's coordinates (int64, w = their number) over a shape given by strides.
 // On the device each is one generated kernel; the host reference loops over the elements.
 #pragma once
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -16,10 +17,11 @@
 
 namespace cufuse::detail {
 
-// A compaction kernel compiled once per call object and arch (a cached plan replays the object).
+// A compaction kernel compiled once per call object and arch (a cached plan replays the object);
+// its source is made only then (`make`), not at every run.
 class CompactKernelCache {
  public:
-  CompiledKernelPtr get(const CompactKernel& k) const;
+  CompiledKernelPtr get(const std::function<CompactKernel()>& make) const;
 
  private:
   mutable std::mutex mu_;
