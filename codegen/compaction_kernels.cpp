@@ -39,13 +39,34 @@ __device__ __forceinline__ unsigned cf_flags(const unsigned char* m, long long r
   }}
   return bits;
 }}
+// The block's exclusive count of flags before this thread's 32 (`bits`), and the tile's total:
+// a warp scan of the popcounts, the warps' sums in shared memory (`ws`, 8 ints).
+__device__ __forceinline__ int cf_block_rank(unsigned bits, int* ws, int& total) {{
+  const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5), c = __popc(bits);
+  int x = c;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {{
+    const int y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }}
+  if (lane == 31) ws[warp] = x;
+  __syncthreads();
+  int k = x - c;
+  total = 0;
+#pragma unroll
+  for (int w = 0; w < 8; ++w) {{
+    const int s = ws[w];
+    if (w < warp) k += s;
+    total += s;
+  }}
+  return k;
+}}
 )",
                      kCompactMaxCoordDims);
 }
 
 const char* value_type(int bytes) {
   switch (bytes) {
-    case 0: return "long long";  // coordinates
     case 1: return "unsigned char";
     case 2: return "unsigned short";
     case 4: return "unsigned int";
@@ -80,26 +101,45 @@ extern "C" __global__ void __launch_bounds__(256) cf_compact_count(CompactCountP
   return k;
 }
 
-CompactKernel compact_kernel(int value_bytes, bool ends64, bool one) {
-  const bool coords = value_bytes == 0;
+// Loading each thread's 32 values with its flags (CUB's way: 16-byte vectors issued before the
+// block scan, the selected values staged in shared memory) was slower than staging the selected
+// positions and gathering the values after: I1 (x[mask] of f32[2^26], H200) 0.172 ms against
+// 0.153 (56 registers a thread, 4 blocks an SM, against 34 and 7).
+CompactKernel compact_kernel(const CompactForm& f) {
+  const bool bits = f.values == CompactValues::Bits;
+  if (bits && f.value_bytes != 1 && f.value_bytes != 2 && f.value_bytes != 4 && f.value_bytes != 8 &&
+      f.value_bytes != 16)
+    throw InternalError(fmt::format("compaction kernel: no value of {} bytes", f.value_bytes));
   CompactKernel k;
-  k.name = fmt::format("cf_compact_{}_{}_{}", coords ? std::string("coords") : fmt::format("b{}", value_bytes),
-                       ends64 ? "e64" : "e32", one ? "one" : "rows");
-  // The value of tile row `row` (global) at element d of the row; the copy loops below.
+  k.name = fmt::format("cf_compact_{}_{}_{}_{}",
+                       bits ? fmt::format("b{}", f.value_bytes)
+                            : std::string(f.values == CompactValues::Coords ? "coords" : "index"),
+                       f.ends64 ? "e64" : "e32", f.one ? "one" : "rows", f.idx32 ? "i32" : "i64");
+  // The value at element d of tile row `row` (global), in the index type I.
   auto value = [&](const char* d) {
-    return coords ? fmt::format("(row / p.stride[{0}]) % p.shape[{0}]", d) : fmt::format("v[row * W + {}]", d);
+    switch (f.values) {
+      case CompactValues::Bits: return fmt::format("v[row * W + {}]", d);
+      case CompactValues::Coords: return fmt::format("(long long)((row / (I)p.stride[{0}]) % (I)p.shape[{0}])", d);
+      case CompactValues::Index: return std::string("(long long)row");
+    }
+    return std::string();
   };
   std::string copy;
-  if (one) {
+  if (f.one) {
     // W == 1: U loads in flight a thread before their stores (32 bytes of values)
-    const int U = 32 / std::max(value_bytes == 0 ? 8 : value_bytes, 4);
+    const int U = 32 / std::max(bits ? f.value_bytes : 8, 4);
     copy = fmt::format(R"(
+  const I W = 1;
+  (void)W;
   for (int q0 = tid; q0 < total; q0 += {0} * 256) {{
     S a[{0}];
 #pragma unroll
     for (int u = 0; u < {0}; ++u) {{
       const int q = q0 + u * 256;
-      if (q < total) {{ const long long row = t0 + cf_sel[q], W = 1; (void)W; a[u] = {1}; }}
+      if (q < total) {{
+        const I row = (I)t0 + cf_sel[q];
+        a[u] = {1};
+      }}
     }}
 #pragma unroll
     for (int u = 0; u < {0}; ++u)
@@ -109,9 +149,9 @@ CompactKernel compact_kernel(int value_bytes, bool ends64, bool one) {
                        U, value("0"));
   } else {
     copy = fmt::format(R"(
-  const long long W = p.w, tot = (long long)total * W;
-  for (long long q = tid; q < tot; q += 256) {{
-    const long long r = q / W, d = q - r * W, row = t0 + cf_sel[r];
+  const I W = (I)p.w, tot = (I)total * W;
+  for (I q = tid; q < tot; q += 256) {{
+    const I r = q / W, d = q - r * W, row = (I)t0 + cf_sel[r];
     o[q] = {};
   }}
 )",
@@ -120,28 +160,15 @@ CompactKernel compact_kernel(int value_bytes, bool ends64, bool one) {
   k.source = common() + fmt::format(R"(
 typedef {S} S;
 typedef {E} E;
+typedef {I} I;
 extern "C" __global__ void __launch_bounds__(256) {name}(CompactParams p) {{
   __shared__ unsigned short cf_sel[8192];
   __shared__ int cf_ws[8];
-  const int tid = (int)threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = (int)threadIdx.x;
   const long long tile = blockIdx.x, t0 = tile * 8192;
   unsigned bits = cf_flags(p.mask, t0 + (long long)tid * 32, p.n);
-  const int c = __popc(bits);
-  int x = c;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {{
-    const int y = __shfl_up_sync(0xffffffffu, x, o);
-    if (lane >= o) x += y;
-  }}
-  if (lane == 31) cf_ws[warp] = x;
-  __syncthreads();
-  int k = x - c, total = 0;
-#pragma unroll
-  for (int w = 0; w < 8; ++w) {{
-    const int s = cf_ws[w];
-    if (w < warp) k += s;
-    total += s;
-  }}
+  int total;
+  int k = cf_block_rank(bits, cf_ws, total);
   while (bits != 0u) {{
     const int j = __ffs(bits) - 1;
     bits &= bits - 1u;
@@ -154,8 +181,10 @@ extern "C" __global__ void __launch_bounds__(256) {name}(CompactParams p) {{
   S* __restrict__ o = (S*)p.out + base * {w};
 {copy}}}
 )",
-                                    fmt::arg("S", value_type(value_bytes)), fmt::arg("E", ends64 ? "long long" : "int"),
-                                    fmt::arg("name", k.name), fmt::arg("w", one ? "1" : "p.w"), fmt::arg("copy", copy));
+                                    fmt::arg("S", bits ? value_type(f.value_bytes) : "long long"),
+                                    fmt::arg("E", f.ends64 ? "long long" : "int"),
+                                    fmt::arg("I", f.idx32 ? "unsigned" : "long long"), fmt::arg("name", k.name),
+                                    fmt::arg("w", f.one ? "1" : "p.w"), fmt::arg("copy", copy));
   return k;
 }
 

@@ -9,8 +9,8 @@
 //            the block copies the selected rows to out[(tile start + rank) * W + w], consecutive
 //            threads writing consecutive elements.
 // So the mask is read twice and the values once, the result written once, in order (NumPy's).
-// Values are copied as raw bits of their width (any dtype), or are the rows' coordinates
-// (int64: flatnonzero, argwhere).
+// Values are copied as raw bits of their width (any dtype), or are the rows' coordinates or
+// numbers (int64: argwhere, flatnonzero).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,9 +43,18 @@ struct CompactKernel {
 };
 // The count pass.
 CompactKernel compact_count_kernel();
-// The compact pass: `value_bytes` the width of a value (1, 2, 4, 8 or 16), or 0 for
-// coordinates (int64); `ends64` the ends' dtype is int64 (else int32); `one` W == 1.
-CompactKernel compact_kernel(int value_bytes, bool ends64, bool one);
+// What the compact pass copies: values from memory as raw bits; the rows' coordinates, int64
+// (row / stride[d]) % shape[d] (argwhere); or the row number itself, int64 (flatnonzero).
+enum class CompactValues : uint8_t { Bits, Coords, Index };
+struct CompactForm {
+  CompactValues values = CompactValues::Bits;
+  int value_bytes = 4;  // Bits: a value's width (1, 2, 4, 8 or 16)
+  bool ends64 = false;  // the tiles' ends are int64 (else int32)
+  bool one = true;      // W == 1
+  bool idx32 = true;    // n * W < 2^31: 32-bit index arithmetic (a 64-bit division per element
+                        // made flatnonzero of 2^26 elements 0.30 ms)
+};
+CompactKernel compact_kernel(const CompactForm& f);
 // A block a tile over n mask elements.
 LaunchDims compact_launch_dims(int64_t n);
 

@@ -111,7 +111,15 @@ TEST_CASE("NVRTC compiles the count and every compact kernel") {
     CHECK(!cf::detail::compile_kernel(k.source, k.name, 80)->cubin.empty());
   };
   compiles(cf::detail::compact_count_kernel());
-  for (int bytes : {0, 1, 2, 4, 8, 16})
-    for (bool one : {true, false}) compiles(cf::detail::compact_kernel(bytes, false, one));
-  compiles(cf::detail::compact_kernel(4, true, true));
+  using cf::detail::CompactValues;
+  for (CompactValues v : {CompactValues::Bits, CompactValues::Coords, CompactValues::Index})
+    for (int bytes : {1, 2, 4, 8, 16}) {
+      if (v != CompactValues::Bits && bytes != 8) continue;
+      for (bool one : {true, false})
+        for (bool idx32 : {true, false}) {
+          if (v == CompactValues::Index && !one) continue;
+          compiles(cf::detail::compact_kernel({v, bytes, false, one, idx32}));
+        }
+    }
+  compiles(cf::detail::compact_kernel({CompactValues::Bits, 4, true, true, false}));
 }

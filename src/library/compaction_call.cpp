@@ -87,7 +87,15 @@ CompactCall::CompactCall(int64_t n, int64_t count, DType ends, std::vector<int64
 }
 
 CompactKernel CompactCall::kernel() const {
-  return compact_kernel(coords_ ? 0 : value_bytes(t_), ends_ == DType::Int64, w_ == 1);
+  CompactForm f;
+  f.values = !coords_ ? CompactValues::Bits
+             : w_ == 1 && strides_[0] == 1 && shape_[0] >= n_ ? CompactValues::Index  // (row / 1) % shape: row
+                                                              : CompactValues::Coords;
+  f.value_bytes = coords_ ? 8 : value_bytes(t_);
+  f.ends64 = ends_ == DType::Int64;
+  f.one = w_ == 1;
+  f.idx32 = n_ * w_ < (int64_t(1) << 31);
+  return compact_kernel(f);
 }
 
 std::string CompactCall::describe() const {
