@@ -105,6 +105,27 @@ TEST_CASE("x[mask] of arrays in memory: the tile counts, their scan, one count r
   CHECK(s.index({-1}).item<float>() == static_cast<float>((n - 1) / 3 * 3));
 }
 
+TEST_CASE("a mask a reduction computes is written once, not copied; a reshaped one is copied") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const std::vector<uint8_t> hb = make_mask(300 * 4, 0, 0.2, 5);
+  const cf::Array b = bools(hb, cf::Shape{300, 4}), x = cf::arange(300);
+  cf::eval(b, x);
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 300; ++i) {
+    bool any = false;
+    for (int64_t j = 0; j < 4; ++j) any = any || hb[static_cast<size_t>(i * 4 + j)];
+    if (any) want.push_back(i);
+  }
+  cf::reset_stats();
+  cf::Array s = x[cf::any(b, 1)];
+  CHECK(cf::stats().kernels_launched == 2);  // the reduction (written: a handle names it), the tile count
+  CHECK(i64(s) == want);
+  CHECK(cf::stats().kernels_launched == 4);  // the compaction, then i64's cast
+  // any over axis 0 of the transpose, reshaped: a view of a result, copied first
+  cf::Array r = x[cf::any(b.T(), 0).reshape({3, 100}).reshape({300})];
+  CHECK(i64(r) == want);
+}
+
 TEST_CASE("NVRTC compiles the count and every compact kernel") {
   auto compiles = [](const cf::detail::CompactKernel& k) {
     CAPTURE(k.name);

@@ -4,11 +4,12 @@
 // As CuPy, the count is settled on the device and ONE integer is read back; the work is two
 // passes over tiles of the flattened mask (src/library/compaction_call.hpp), as CUB's
 // DeviceSelect: the mask (written to memory first where it is lazy: both passes read it) gives
-// each tile's count (one kernel), the engine's cumsum of those few counts each tile's end and the
-// total (one small scan kernel, none for one tile; its last element read back); then one kernel per tile ranks the
-// flags again and copies the selected rows of the values (read from memory: a lazy producer is
-// written first by the planner) or their coordinates to tile start + rank, in order. Mask, mask
-// again, values, result: half the bytes of a scan of int32 places written and read back.
+// each tile's count (one kernel); the engine's cumsum of those few counts gives each tile's end
+// and the total (one small scan kernel, none for one tile; its last element read back); then one
+// kernel per tile ranks the flags again and copies the selected rows of the values (read from
+// memory: a lazy producer is written first by the planner) or their coordinates to tile start +
+// rank, in order. Mask, mask again, values, result: half the bytes of a scan of int32 places
+// written and read back.
 #include <fmt/format.h>
 
 #include "cufuse/creation.hpp"
@@ -43,10 +44,12 @@ CountedMask count_mask(const Array& mask) {
   const int64_t n = c.mask.size();
   if (n == 0) return c;
   // Both passes read the mask from memory: a lazy mask is written out by the evaluation below
-  // (a handle names it), a strided view of memory copied.
+  // (a handle names it), a view (strided memory, a reshaped result) copied.
   const detail::Node& m = *c.mask.node();
-  if (!(m.is_materialized() && m.layout.is_contiguous()) && m.k() != detail::NodeKind::Elementwise)
-    c.mask = c.mask.copy();
+  const detail::NodeKind mk = m.k();
+  const bool computed = mk == detail::NodeKind::Elementwise || mk == detail::NodeKind::Reduce ||
+                        mk == detail::NodeKind::Library;
+  if (!(m.is_materialized() && m.layout.is_contiguous()) && !computed) c.mask = c.mask.copy();
   auto call = std::make_shared<detail::MaskCountCall>(n);
   const int64_t tiles = call->tiles();
   Array counts(detail::make_library_nodes(std::move(call), detail::InputVec{c.mask.node()}).at(0));
