@@ -1,6 +1,7 @@
 // bench/indexing_workloads.cpp: issue 30's indexing workloads.
-//   I1  x[mask], half of the mask True, x f32[2^26]: a counting scan (one integer read back)
-//       and one compaction kernel. Floor: read x and the mask, write the selected half.
+//   I1  x[mask], half of the mask True, x f32[2^26]: the mask's tile counts and their scan (one
+//       integer read back), then one compaction kernel over the tiles. Floor: read x and the
+//       mask, write the selected half.
 //   I2  take(x, idx), idx random int64 in [0, 2^26), x f32[2^26]: one gather kernel. Floor:
 //       read idx and x (each element once), write the result.
 //   I3  add_at(bins, idx, v): 2^24 float32 values into 2^20 bins, idx random: one scatter
@@ -56,7 +57,7 @@ void run_i1(Ctx& ctx, Record& r) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = "scan of the mask (int32 places), one count read back, one compaction kernel";
+  r.notes = "tile counts of the mask and their scan, one count read back, one compaction kernel";
 }
 
 void run_i2(Ctx& ctx, Record& r) {

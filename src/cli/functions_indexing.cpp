@@ -54,7 +54,7 @@ const std::vector<FunctionRow>& indexing_function_rows() {
      "elements at indices along axis (flattened for None); mode raise, clip or wrap; a fused gather"},
     {"take_along_axis", "arr, indices, axis", fn_take_along_axis, false,
      "arr's elements at indices along axis, the other axes broadcast; a fused gather"},
-    // selections by mask: a counting scan, one integer read back, one compaction kernel
+    // selections by mask: the mask's tile counts and their scan, one integer read back, one compaction kernel
     {"nonzero", "a", fn_nonzero, true, "indices of the nonzero elements, one array per dim (needs data)"},
     {"argwhere", "a", fn_argwhere, false, "indices of the nonzero elements as (count, ndim) (needs data)"},
     {"flatnonzero", "a", fn_flatnonzero, false, "indices of the nonzero elements of a.ravel() (needs data)"},

@@ -1,6 +1,6 @@
 // src/graph/indexing.cpp: gathers by index (take, take_along_axis) and advanced indexing
 // (x[idx], x[{idx, _, 0}]) as gather views (graph/gather.hpp): lazy, fused index arithmetic.
-// Masks go through graph/compaction.cpp; writes through graph/scatter.cpp.
+// Masks go through library_build/compaction.cpp; writes through graph/scatter.cpp.
 #include "graph/indexing.hpp"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // src/graph/indexing.hpp: the shared steps of advanced indexing (src/graph/indexing.cpp),
-// selections by mask (compaction.cpp) and scatters (scatter.cpp).
+// selections by mask (library_build/compaction.cpp) and scatters (scatter.cpp).
 #pragma once
 #include <string_view>
 #include <vector>

@@ -1,8 +1,8 @@
 // tests/gpu/test_indexing_gpu.cpp: issue 30's advanced indexing, masks and scatters on the
 // device against the host reference backend, on random inputs: take / take_along_axis / x[idx]
 // fused with producers and consumers (one kernel), in every dtype with every index dtype and
-// negative indices; x[mask], nonzero, argwhere, flatnonzero, extract, compress (two kernels:
-// the counting scan and the compaction); put, x[idx] = v, x[mask] = v / += v; add_at /
+// negative indices; x[mask], nonzero, argwhere, flatnonzero, extract, compress (the mask's
+// tile counts, their scan, the count read back, the compaction; sizes around the tile); put, x[idx] = v, x[mask] = v / += v; add_at /
 // maximum_at / minimum_at with many duplicates (integers exactly; floats within the rounding
 // of a different summation order); and the IndexError of an out-of-bounds index, recorded by
 // the kernel and thrown at the next read-back.
@@ -79,7 +79,7 @@ TEST_CASE("gathers on the device equal the reference, fused into one kernel") {
   check_same(cf::take(cf::take(m, random_index(300, {40}), 0), random_index(200, {7}), 1), "gather of a gather");
 }
 
-TEST_CASE("selections by mask on the device equal the reference: a scan and one compaction kernel") {
+TEST_CASE("selections by mask on the device equal the reference: tile counts, their scan, one compaction") {
   for (cf::DType t : kAll) {
     const std::string dn(cf::name(t));
     const cf::Array a = random_array(t, {61, 47});
@@ -103,7 +103,9 @@ TEST_CASE("selections by mask on the device equal the reference: a scan and one 
   x.eval();
   cf::reset_stats();
   cf::Array s = (x * 2)[cf::sin(x) > 0];
-  CHECK(cf::stats().kernels_launched == 2);
+  CHECK(cf::stats().kernels_launched == 3);  // the mask written, its tile counts, their scan
+  s.eval();
+  CHECK(cf::stats().kernels_launched == 5);  // x * 2 written, the compaction
   cf::Array hs;
   {
     const cf::Array hx = on_host(x);
@@ -118,6 +120,36 @@ TEST_CASE("selections by mask on the device equal the reference: a scan and one 
   check_bits(f, cf::flatnonzero(hr), "flatnonzero");
   check_bits(e, cf::extract(hr > 0, hr), "extract");
   check_bits(c, cf::compress(hr.index({cf::_, 0}) > 0, hr, 0), "compress");
+}
+
+TEST_CASE("selections by mask on the device by tiles: odd sizes, partly full tiles, all or none True") {
+  const int64_t T = 8192;  // codegen/compaction_kernels.hpp: kCompactTile
+  for (int64_t n : {int64_t(1), int64_t(33), T - 1, T, T + 1, 5 * T + 123, int64_t(1) << 20}) {
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      CAPTURE(n);
+      CAPTURE(pattern);
+      const cf::Array x = random_array(cf::f32, {n});
+      const cf::Array m = pattern == 0 ? random_array(cf::bool_, {n}) : cf::full({n}, pattern == 1, cf::bool_);
+      cf::eval(x, m);
+      const cf::Array hx = on_host(x), hm = on_host(m);
+      const cf::Array s = x[m], f = cf::flatnonzero(m), c = x.astype(cf::c128)[m];
+      const cf::Array odd = cf::flatnonzero(m.index({cf::slice(1, cf::none)}));  // a mask at an odd offset
+      cf::BackendScope ref(cf::Backend::Reference);
+      check_bits(s, hx[hm], "x[mask]");
+      check_bits(f, cf::flatnonzero(hm), "flatnonzero");
+      check_bits(c, hx.astype(cf::c128)[hm], "x[mask] complex128");
+      check_bits(odd, cf::flatnonzero(hm.index({cf::slice(1, cf::none)})), "flatnonzero at an odd offset");
+    }
+  }
+  // rows with tails and coordinates past one tile
+  const cf::Array a = random_array(cf::i16, {3 * T + 7, 5});
+  const cf::Array rm = random_array(cf::bool_, {3 * T + 7});
+  const cf::Array b = random_array(cf::bool_, {2000, 31});
+  const cf::Array ha = on_host(a), hrm = on_host(rm), hb = on_host(b);
+  const cf::Array rows = a[rm], aw = cf::argwhere(b);
+  cf::BackendScope ref(cf::Backend::Reference);
+  check_bits(rows, ha[hrm], "rows by a leading mask");
+  check_bits(aw, cf::argwhere(hb), "argwhere");
 }
 
 TEST_CASE("scatters on the device equal the reference") {

@@ -1,0 +1,179 @@
+// src/library_build/compaction.cpp: selections whose shape depends on the data: x[mask],
+// nonzero, where(cond), argwhere, flatnonzero, extract, compress.
+//
+// As CuPy, the count is settled on the device and ONE integer is read back; the work is two
+// passes over tiles of the flattened mask (src/library/compaction_call.hpp), as CUB's
+// DeviceSelect: the mask (written to memory first where it is lazy: both passes read it) gives
+// each tile's count (one kernel); the engine's cumsum of those few counts gives each tile's end
+// and the total (one small scan kernel, none for one tile; its last element read back); then one
+// kernel per tile ranks the flags again and copies the selected rows of the values (read from
+// memory: a lazy producer is written first by the planner) or their coordinates to tile start +
+// rank, in order. Mask, mask again, values, result: half the bytes of a scan of int32 places
+// written and read back.
+#include <fmt/format.h>
+
+#include "cufuse/creation.hpp"
+#include "cufuse/indexing.hpp"
+#include "cufuse/ops.hpp"
+#include "cufuse/reduce.hpp"
+#include "graph/indexing.hpp"
+#include "library/compaction_call.hpp"
+
+namespace cufuse {
+
+using detail::NodePtr;
+
+namespace {
+
+// A mask flattened to (n,) in memory (contiguous), each tile's end (the inclusive cumsum of
+// the tiles' counts) and the count of its True elements, read back.
+struct CountedMask {
+  Array mask, ends;
+  int64_t count = 0;
+  DType ends_t = DType::Int32;
+  int64_t n() const { return mask.size(); }
+};
+
+CountedMask count_mask(const Array& mask) {
+  const NodePtr& mn = mask.node();
+  if (mn->reads_placeholder || mn->is_placeholder())
+    throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
+                     "depends on the mask's values, and a placeholder has none: it needs an array with data");
+  CountedMask c;
+  c.mask = mask.ravel();
+  const int64_t n = c.mask.size();
+  if (n == 0) return c;
+  // Both passes read the mask from memory: a lazy mask is written out by the evaluation below
+  // (a handle names it), a view (strided memory, a reshaped result) copied.
+  const detail::Node& m = *c.mask.node();
+  const detail::NodeKind mk = m.k();
+  const bool computed = mk == detail::NodeKind::Elementwise || mk == detail::NodeKind::Reduce ||
+                        mk == detail::NodeKind::Library;
+  if (!(m.is_materialized() && m.layout.is_contiguous()) && !computed) c.mask = c.mask.copy();
+  auto call = std::make_shared<detail::MaskCountCall>(n);
+  const int64_t tiles = call->tiles();
+  Array counts(detail::make_library_nodes(std::move(call), detail::InputVec{c.mask.node()}).at(0));
+  // One tile (n <= 8192) is its own end: no scan kernel.
+  c.ends_t = n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64;
+  c.ends = tiles == 1 ? counts : cumsum(counts, std::nullopt, c.ends_t);
+  c.ends.eval();  // in memory first: the item below is then a copy, not a kernel
+  c.count = c.ends[tiles - 1].item<int64_t>();
+  return c;
+}
+
+// The selected rows: the compact node over the counted mask.
+Array compact(const CountedMask& c, std::shared_ptr<const detail::LibraryCall> call, const Array* values) {
+  detail::InputVec in{c.mask.node(), c.ends.node()};
+  if (values) in.push_back(values->node());
+  return Array(detail::make_library_nodes(std::move(call), std::move(in)).at(0));
+}
+
+// The rows of `values` (shape M + tail) where the bool `mask` (shape M) holds, in row-major
+// order: shape (count,) + tail.
+Array select_rows(const Array& values, const Array& mask) {
+  const Shape& S = values.shape();
+  const int k = mask.ndim();
+  Shape tail;
+  for (int d = k; d < S.ndim(); ++d) tail.push_back(S[d]);
+  const CountedMask c = count_mask(mask);
+  Shape out_shape{c.count};
+  for (auto t : tail) out_shape.push_back(t);
+  if (c.count == 0 || numel(S) == 0) return empty(out_shape, values.dtype());
+  const int64_t w = numel(tail);
+  const Array flat = values.reshape(Shape{numel(S)});
+  return compact(c, std::make_shared<detail::CompactCall>(c.n(), w, c.count, values.dtype(), c.ends_t), &flat)
+      .reshape(out_shape);
+}
+
+// The coordinates (int64) of the True elements of `mask`, of an array of shape `shape`:
+// (count, shape.ndim()).
+Array select_coordinates(const Array& mask, const Shape& shape) {
+  const int r = shape.ndim();
+  std::vector<int64_t> st(static_cast<size_t>(r)), sh(static_cast<size_t>(r));
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    st[d] = s;
+    sh[d] = shape[d];
+    s *= std::max<int64_t>(shape[d], 1);
+  }
+  const CountedMask c = count_mask(mask);
+  if (c.count == 0) return empty(Shape{0, r}, DType::Int64);
+  return compact(c, std::make_shared<detail::CompactCall>(c.n(), c.count, c.ends_t, st, sh), nullptr)
+      .reshape(Shape{c.count, r});
+}
+
+Array nonzero_mask(const Array& a) { return a.dtype() == DType::Bool ? a : not_equal(a, 0); }
+
+void compaction_require(const Array& a, const char* what) {
+  if (!a.defined()) throw ValueError(fmt::format("{}: the Array handle is empty", what));
+}
+
+}  // namespace
+
+Array masked_select(const Array& x, const Array& mask) {
+  compaction_require(x, "x[mask]");
+  compaction_require(mask, "x[mask]");
+  detail::refuse_selection_in_trace(mask, "x[mask]");
+  if (mask.dtype() != DType::Bool) throw IndexError("x[mask]: the mask must be a bool array");
+  const int k = mask.ndim();
+  if (k > x.ndim())
+    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", x.ndim(), k));
+  for (int d = 0; d < k; ++d)
+    if (mask.shape(d) != x.shape(d))
+      throw IndexError(fmt::format("boolean index did not match indexed array along axis {}; size of axis is {} but "
+                                   "size of corresponding boolean axis is {}", d, x.shape(d), mask.shape(d)));
+  if (k == 0) {  // x[True] is x[None]; x[False] an empty (0,) + x.shape
+    Shape s{1};
+    for (auto d : x.shape()) s.push_back(d);
+    return select_rows(x.reshape(s), mask.reshape(Shape{1}));
+  }
+  return select_rows(x, mask);
+}
+
+Array flatnonzero(const Array& a) {
+  compaction_require(a, "flatnonzero");
+  detail::refuse_selection_in_trace(a, "flatnonzero");
+  return select_coordinates(nonzero_mask(a).ravel(), Shape{a.size()}).reshape(Shape{-1});
+}
+
+Array argwhere(const Array& a) {
+  compaction_require(a, "argwhere");
+  detail::refuse_selection_in_trace(a, "argwhere");
+  if (a.ndim() == 0)  // NumPy: shape (1, 0) or (0, 0)
+    return empty(Shape{count_mask(nonzero_mask(a).reshape(Shape{1})).count, 0}, DType::Int64);
+  return select_coordinates(nonzero_mask(a).ravel(), a.shape());
+}
+
+std::vector<Array> nonzero(const Array& a) {
+  compaction_require(a, "nonzero");
+  detail::refuse_selection_in_trace(a, "nonzero");
+  if (a.ndim() == 0)
+    throw ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead. If "
+                     "the context of this error is of the form `arr[nonzero(cond)]`, just use `arr[cond]`.");
+  if (a.ndim() == 1) return {flatnonzero(a)};
+  Array w = argwhere(a);
+  std::vector<Array> out;
+  for (int d = 0; d < a.ndim(); ++d) out.push_back(w.index({_, d}));
+  return out;
+}
+
+std::vector<Array> where(const Array& condition) { return nonzero(condition); }
+
+Array extract(const Array& condition, const Array& a) {
+  compaction_require(condition, "extract");
+  compaction_require(a, "extract");
+  detail::refuse_selection_in_trace(condition, "extract");
+  const int64_t n = condition.size();
+  if (n <= a.size()) return select_rows(a.ravel().index({slice(0, n)}), nonzero_mask(condition).ravel());
+  return take(a.ravel(), flatnonzero(condition));  // a True past a's end: NumPy's IndexError
+}
+
+Array compress(const Array& condition, const Array& a, std::optional<int> axis) {
+  compaction_require(condition, "compress");
+  compaction_require(a, "compress");
+  detail::refuse_selection_in_trace(condition, "compress");
+  if (condition.ndim() != 1) throw ValueError("compress: condition must be a 1-d array");
+  return take(a, flatnonzero(condition), axis);
+}
+
+}  // namespace cufuse
