@@ -33,6 +33,16 @@ void require_index_dtype(const Array& idx, const char* what) {
                                  name(idx.dtype())));
 }
 
+void require_mask_shape(const Array& x, const Array& mask) {
+  const int k = mask.ndim();
+  if (k > x.ndim())
+    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", x.ndim(), k));
+  for (int d = 0; d < k; ++d)
+    if (mask.shape(d) != x.shape(d))
+      throw IndexError(fmt::format("boolean index did not match indexed array along axis {}; size of axis is {} but "
+                                   "size of corresponding boolean axis is {}", d, x.shape(d), mask.shape(d)));
+}
+
 Array gather_dims(const Array& V, const std::vector<AdvIndex>& adv, bool origin) {
   const Shape& in = V.shape();
   const int nd = in.ndim();

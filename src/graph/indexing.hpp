@@ -19,6 +19,8 @@ struct AdvIndex {
 int normalize_index_axis(int axis, int ndim, const char* what);
 // IndexError unless idx has an integer dtype (not bool).
 void require_index_dtype(const Array& idx, const char* what);
+// NumPy's IndexError unless a mask's shape is x's leading dims (x[mask], its writes).
+void require_mask_shape(const Array& x, const Array& mask);
 
 // take's and put's mode (NumPy's clipmode): a ValueError for any other spelling.
 enum class ClipMode { Raise, Clip, Wrap };

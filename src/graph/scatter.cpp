@@ -181,13 +181,7 @@ namespace {
 // A mask over x's leading dims, as a bool node broadcast to x's shape (NumPy's IndexError
 // when its shape does not match).
 Array mask_over(const Array& x, const Array& mask) {
-  const int k = mask.ndim();
-  if (k > x.ndim())
-    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", x.ndim(), k));
-  for (int d = 0; d < k; ++d)
-    if (mask.shape(d) != x.shape(d))
-      throw IndexError(fmt::format("boolean index did not match indexed array along axis {}; size of axis is {} but "
-                                   "size of corresponding boolean axis is {}", d, x.shape(d), mask.shape(d)));
+  detail::require_mask_shape(x, mask);
   Shape s = mask.shape();
   while (s.ndim() < x.ndim()) s.push_back(1);
   return mask.reshape(s).broadcast_to(x.shape());

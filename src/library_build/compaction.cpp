@@ -115,13 +115,8 @@ Array masked_select(const Array& x, const Array& mask) {
   compaction_require(mask, "x[mask]");
   detail::refuse_selection_in_trace(mask, "x[mask]");
   if (mask.dtype() != DType::Bool) throw IndexError("x[mask]: the mask must be a bool array");
+  detail::require_mask_shape(x, mask);
   const int k = mask.ndim();
-  if (k > x.ndim())
-    throw IndexError(fmt::format("too many indices for array: array is {}-dimensional, but {} were indexed", x.ndim(), k));
-  for (int d = 0; d < k; ++d)
-    if (mask.shape(d) != x.shape(d))
-      throw IndexError(fmt::format("boolean index did not match indexed array along axis {}; size of axis is {} but "
-                                   "size of corresponding boolean axis is {}", d, x.shape(d), mask.shape(d)));
   if (k == 0) {  // x[True] is x[None]; x[False] an empty (0,) + x.shape
     Shape s{1};
     for (auto d : x.shape()) s.push_back(d);
