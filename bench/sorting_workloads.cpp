@@ -1,5 +1,6 @@
 // bench/sorting_workloads.cpp: issue 33's sorting workloads (peers: bench/peers_sort.py).
-//   SR1  sort(x), x f32[2^26]: the sort node (key kernel, CUB's one-sweep radix sort, store kernel).
+//   SR1  sort(x), x f32[2^26]: the sort node (CUB's one-sweep radix sort of the floats themselves,
+//        reading x and writing the result; CUB maps the bits to keys with NumPy's NaN order).
 //   SR2  sort(x, axis=1), x f32[8192, 8192]: 8192 rows of 8192, one segmented sort.
 //   SR3  argsort(x), x f32[2^26] (int64 indices).
 //   SR4  argsort(x, axis=1), x f32[8192, 8192].
@@ -63,7 +64,9 @@ void run_sort(Ctx& ctx, Record& r, bool rows, bool arg) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = arg ? "key + iota kernel, CUB radix sort of (key, int64 index) pairs" : "key kernel, CUB radix sort, store kernel";
+  r.notes = rows ? (arg ? "key + iota kernel, CUB segmented sort of (key, int64 index) pairs"
+                        : "key kernel, CUB segmented sort, store kernel")
+                 : (arg ? "iota kernel, CUB radix sort of (element, int64 index) pairs" : "CUB radix sort of the elements");
 }
 
 void run_sr5(Ctx& ctx, Record& r) {

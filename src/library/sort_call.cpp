@@ -55,9 +55,11 @@ std::string SortCall::describe() const {
     case CubSortPath::PerRow: path = "a radix sort per row"; break;
     case CubSortPath::Segmented: path = "segmented sort"; break;
   }
-  return fmt::format("{} {} ({}, {}) along rows -> {}{}{}, CUB {} on {}-bit keys", what_, name(t_), rows_, n_,
+  // Whether CUB reads the elements (mapping their bits itself) or the key kernel's unsigned keys.
+  const bool direct = cub_sort_maps_keys(rows_, n_) || sort_key_type(t_).kind == 0;
+  return fmt::format("{} {} ({}, {}) along rows -> {}{}{}, CUB {} on {}-bit {}", what_, name(t_), rows_, n_,
                      values_ ? "values" : "", values_ && indices_ ? " + " : "", indices_ ? "int64 indices" : "", path,
-                     itemsize(t_) * 8);
+                     itemsize(t_) * 8, direct ? "elements" : "keys");
 }
 
 uint64_t SortCall::attributes_hash() const {
@@ -72,19 +74,25 @@ void SortCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tenso
   if (total == 0) return;
   const SortKeyType kt = sort_key_type(t_);
   const int w = kt.bytes;
-  const bool own_key = kt.kind == 0;  // the bits are the key
+  // CUB reads the input itself where its bits are the key, or where CUB maps them (one radix
+  // sort or one per row: library/cub_sort.hpp); else the key kernel writes unsigned keys.
+  const bool mapped = cub_sort_maps_keys(rows_, n_);
+  const bool own_key = kt.kind == 0 || mapped;
   void* vals_out = values_ ? outputs.at(0).ptr : nullptr;
   int64_t* idx_out = indices_ ? static_cast<int64_t*>(outputs.at(values_ ? 1 : 0).ptr) : nullptr;
   const bool segmented = cub_sort_path(rows_, n_) == CubSortPath::Segmented;
 
-  // Scratch: keys in (unless the input is its key), keys out (unless they are the values),
-  // the iota, the offsets, CUB's temp; one block.
+  // Scratch: keys in (unless CUB reads the input), keys out (unless they are the values), the
+  // iota, the offsets, CUB's temp (with keys alone and values alone: one more buffer of keys and
+  // of values, CUB's double buffer, since the input is not ours to overwrite); one block.
   const size_t kbytes = round_up(static_cast<size_t>(total) * w);
   const size_t ibytes = indices_ ? round_up(static_cast<size_t>(total) * 8) : 0;
   const size_t obytes = segmented ? round_up(static_cast<size_t>(rows_ + 1) * 8) : 0;
   const bool keys_out_is_values = own_key && values_;
   CubSortArgs a;
   a.key_bytes = w;
+  if (mapped && kt.kind != 0) a.kind = kt.kind == 1 ? CubKeyKind::Signed : CubKeyKind::Float;
+  a.bfloat = t_ == DType::BFloat16;
   a.rows = rows_, a.n = n_;
   a.stream = stream;
   a.vals_out = idx_out;
