@@ -75,22 +75,38 @@ std::string suffix(DType t) { return std::string(info(t).short_name); }
 
 }  // namespace
 
-SortKernel sort_load_kernel(DType t, bool zeros_equal) {
+SortKernel sort_load_kernel(DType t, bool zeros_equal, int index_bytes) {
+  if (index_bytes != 4 && index_bytes != 8) throw InternalError("sort_load_kernel: index_bytes is 4 or 8");
   SortKernel k;
-  k.name = fmt::format("cf_sort_load_{}{}", suffix(t), zeros_equal ? "_z" : "");
+  k.name = fmt::format("cf_sort_load_{}{}{}", suffix(t), zeros_equal ? "_z" : "", index_bytes == 4 ? "_i4" : "");
   k.source = key_functions(t, zeros_equal) + fmt::format(R"(
-struct Params {{ const U* in; U* keys; long long* idx; long long* offsets; long long total, n, rows; }};
+typedef {} I;
+struct Params {{ const U* in; U* keys; I* idx; long long* offsets; long long total, n, rows; }};
 extern "C" __global__ void {}(Params p) {{
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += stride) {{
     if (p.keys) p.keys[i] = cf_key(p.in[i]);
-    if (p.idx) p.idx[i] = p.rows == 1 ? i : i % p.n;
+    if (p.idx) p.idx[i] = (I)(p.rows == 1 ? i : i % p.n);
   }}
   if (p.offsets)
     for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r <= p.rows; r += stride) p.offsets[r] = r * p.n;
 }}
 )",
-                                                                         k.name);
+                                                                         index_bytes == 4 ? "int" : "long long", k.name);
+  return k;
+}
+
+SortKernel sort_widen_kernel() {
+  SortKernel k;
+  k.name = "cf_sort_widen_i4";
+  k.source = fmt::format(R"(
+struct Params {{ const int* in; long long* out; long long total; }};
+extern "C" __global__ void {}(Params p) {{
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += stride) p.out[i] = p.in[i];
+}}
+)",
+                         k.name);
   return k;
 }
 

@@ -2,7 +2,7 @@
 // and digitize on the host reference backend: values against NumPy 2 (written out when this
 // file was written), NaN and -0.0 order, every dtype, axes (None included), empty inputs,
 // NumPy's errors, the plans (one sort node; producers and consumers fused around it) and NVRTC
-// compiling the generated key, store and search kernels for every dtype.
+// compiling the generated key, store, widening and search kernels for every dtype.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -188,12 +188,13 @@ TEST_CASE("searchsorted and digitize: sides, sorter, NaN, dtypes, errors") {
   CHECK(i64(cf::digitize(x, darr({2, 2, 2}))) == std::vector<int64_t>{0, 3, 3, 0, 3});
 }
 
-TEST_CASE("NVRTC compiles the key, store and search kernels of every dtype") {
+TEST_CASE("NVRTC compiles the key, store, widening and search kernels of every dtype") {
   for (cf::DType t : {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::f16,
                       cf::bf16, cf::f32, cf::f64}) {
     CAPTURE(cf::name(t));
     for (const auto& k : {cf::detail::sort_load_kernel(t, true), cf::detail::sort_load_kernel(t, false),
-                          cf::detail::sort_store_kernel(t), cf::detail::search_kernel(t)}) {
+                          cf::detail::sort_load_kernel(t, true, 4), cf::detail::sort_load_kernel(t, false, 4),
+                          cf::detail::sort_store_kernel(t), cf::detail::search_kernel(t), cf::detail::sort_widen_kernel()}) {
       auto c = cf::detail::compile_kernel(k.source, k.name, 90);
       CHECK(!c->cubin.empty());
     }
@@ -234,7 +235,7 @@ TEST_CASE("CUB's own key mapping is the reference's, bit for bit") {
       a.key_bytes = kt.bytes;
       a.kind = kt.kind == 1 ? CubKeyKind::Signed : CubKeyKind::Float;
       a.bfloat = t == cf::bf16;
-      a.vals_in = pairs ? reinterpret_cast<const int64_t*>(uintptr_t(256)) : nullptr;
+      a.vals_in = pairs ? reinterpret_cast<const void*>(uintptr_t(256)) : nullptr;
       const uint64_t sign = kt.sign, ones = kt.ones();
       // every special pattern of the width, then random ones
       std::vector<uint64_t> bits = {0, sign, kt.inf, kt.inf | sign, kt.qnan, kt.qnan | sign, kt.qnan | 1,

@@ -1,7 +1,7 @@
 // src/library/cub_sort.hpp: the CUB glue of the sort node (src/library/sort_call.cpp), the one
 // piece of device code cufuse compiles with nvcc (src/library/cub_sort.cu): stable ascending
-// radix sorts of keys of 1, 2, 4 or 8 bytes with optional int64 values, one row or `rows` rows
-// of `n` keys each. Every other kernel of a sort is generated and compiled by NVRTC.
+// radix sorts of keys of 1, 2, 4 or 8 bytes with optional int32 or int64 values (indices), one
+// row or `rows` rows of `n` keys each. Every other kernel of a sort is generated and compiled by NVRTC.
 //
 // Where one radix sort or one per row sorts rows of fewer than 2^31 keys (cub_sort_maps_keys),
 // CUB reads the elements themselves: it maps their bits to order-preserving keys as it loads
@@ -29,8 +29,8 @@ struct CubSortArgs {
   bool bfloat = false;               // kind Float of 2 bytes: bfloat16, not float16
   const void* keys_in = nullptr;
   void* keys_out = nullptr;
-  const int64_t* vals_in = nullptr;  // null: keys only
-  int64_t* vals_out = nullptr;
+  const void* vals_in = nullptr;     // null: keys only; else indices of cub_sort_index_bytes
+  void* vals_out = nullptr;
   int64_t rows = 1, n = 0;           // rows * n keys, row-major
   const int64_t* offsets = nullptr;  // rows + 1 row starts (r * n); read where the rows are sorted as segments
   void* stream = nullptr;            // cudaStream_t
@@ -43,6 +43,10 @@ CubSortPath cub_sort_path(int64_t rows, int64_t n);
 // Whether CUB maps the keys itself here (kinds Signed and Float): one radix sort or one per
 // row, rows of fewer than 2^31 keys (32-bit offsets, CUB's faster tuning). Otherwise kind Bits.
 bool cub_sort_maps_keys(int64_t rows, int64_t n);
+// The width of the values (argsort's indices within a row) sorted with keys: 4 (int32) for
+// rows of fewer than 2^31 keys, so each pass moves 4 bytes less per element, else 8 (int64:
+// one radix sort or one per row only; a segmented sort of such rows is not built).
+int cub_sort_index_bytes(int64_t n);
 
 // The temporary storage bytes cub_sort needs for these arguments (no device work).
 // Returns a cudaError_t (0: success).
