@@ -13,6 +13,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
+#include <cub/device/dispatch/dispatch_radix_sort.cuh>
 
 namespace cufuse::detail {
 
@@ -103,20 +104,52 @@ R with_key_type(const CubSortArgs& a, F&& f, R none) {
   return none;
 }
 
-// N: the type of the row's length (int: CUB's 32-bit offsets); V: the values' (int or int64_t).
+// CUB tunes its float and double keys apart from the unsigned keys of their size (on sm_90, 19
+// items a thread for float keys alone where unsigned ones get 20: with our float keys' twiddling
+// the one-sweep kernel then takes 55 registers instead of 80, three blocks per SM instead of
+// two). Our float key types are tuned as CUB's own float and double: the same DispatchRadixSort
+// that DeviceRadixSort::SortKeys/SortPairs call, with the policy hub CUB would pick for float.
+template <class K>
+struct TunedAs {
+  using type = K;
+};
+template <uint32_t Inf, uint32_t QNaN, bool Z>
+struct TunedAs<FloatKey<uint32_t, Inf, QNaN, Z>> {
+  using type = float;
+};
+template <unsigned long long Inf, unsigned long long QNaN, bool Z>
+struct TunedAs<FloatKey<unsigned long long, Inf, QNaN, Z>> {
+  using type = double;
+};
+
+// N: the type of the row's length (int: CUB's 32-bit offsets); the values' too (int or int64_t).
 template <class K, bool Pairs, class N>
 cudaError_t sort_one(void* temp, size_t& bytes, const CubSortArgs& a, int64_t row) {
-  using V = N;
+  using V = std::conditional_t<Pairs, N, cub::NullType>;
   const K* kin = static_cast<const K*>(a.keys_in) + row * a.n;
   K* kout = static_cast<K*>(a.keys_out) + row * a.n;
+  const V* vin = nullptr;
+  V* vout = nullptr;
+  if constexpr (Pairs) {
+    vin = static_cast<const V*>(a.vals_in) + row * a.n;
+    vout = static_cast<V*>(a.vals_out) + row * a.n;
+  }
   const N n = static_cast<N>(a.n);
   constexpr int bits = int(sizeof(K) * 8);
   auto s = static_cast<cudaStream_t>(a.stream);
-  if constexpr (Pairs)
-    return cub::DeviceRadixSort::SortPairs(temp, bytes, kin, kout, static_cast<const V*>(a.vals_in) + row * a.n,
-                                           static_cast<V*>(a.vals_out) + row * a.n, n, 0, bits, s);
-  else
+  using Tuned = typename TunedAs<K>::type;
+  if constexpr (!std::is_same_v<Tuned, K>) {
+    using O = cub::detail::choose_offset_t<N>;
+    using Hub = cub::detail::radix::policy_hub<Tuned, V, O>;
+    cub::DoubleBuffer<K> keys(const_cast<K*>(kin), kout);  // not written: is_overwrite_okay is false
+    cub::DoubleBuffer<V> vals(const_cast<V*>(vin), vout);
+    return cub::DispatchRadixSort<cub::SortOrder::Ascending, K, V, O, cub::detail::identity_decomposer_t,
+                                  Hub>::Dispatch(temp, bytes, keys, vals, static_cast<O>(n), 0, bits, false, s);
+  } else if constexpr (Pairs) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, kin, kout, vin, vout, n, 0, bits, s);
+  } else {
     return cub::DeviceRadixSort::SortKeys(temp, bytes, kin, kout, n, 0, bits, s);
+  }
 }
 
 // One radix sort, or one per row: 32-bit offsets and int32 values where the rows allow (CUB's
