@@ -152,8 +152,8 @@ cudaError_t sort_one(void* temp, size_t& bytes, const CubSortArgs& a, int64_t ro
   }
 }
 
-// One radix sort, or one per row: 32-bit offsets and int32 values where the rows allow (CUB's
-// faster tuning; the only ones built for the keys CUB maps itself), else 64-bit and int64.
+// One radix sort, or one per row: 32-bit offsets and int32 values where the rows allow (the
+// only ones built for the keys CUB maps itself), else 64-bit and int64.
 template <class K, bool Pairs>
 cudaError_t sort_rows(void* temp, size_t& bytes, const CubSortArgs& a) {
   const bool narrow = a.n <= INT_MAX;

@@ -41,7 +41,7 @@ struct CubSortArgs {
 enum class CubSortPath { Single, PerRow, Segmented };
 CubSortPath cub_sort_path(int64_t rows, int64_t n);
 // Whether CUB maps the keys itself here (kinds Signed and Float): one radix sort or one per
-// row, rows of fewer than 2^31 keys (32-bit offsets, CUB's faster tuning). Otherwise kind Bits.
+// row, rows of fewer than 2^31 keys (32-bit offsets). Otherwise kind Bits.
 bool cub_sort_maps_keys(int64_t rows, int64_t n);
 // The width of the values (argsort's indices within a row) sorted with keys: 4 (int32) for
 // rows of fewer than 2^31 keys, so each pass moves 4 bytes less per element, else 8 (int64:
