@@ -1,7 +1,8 @@
 // bench/sorting_workloads.cpp: issue 33's sorting workloads (peers: bench/peers_sort.py).
-//   SR1  sort(x), x f32[2^26]: the sort node (key kernel, CUB's one-sweep radix sort, store kernel).
+//   SR1  sort(x), x f32[2^26]: the sort node (CUB's one-sweep radix sort of the floats themselves,
+//        reading x and writing the result; CUB maps the bits to keys with NumPy's NaN order).
 //   SR2  sort(x, axis=1), x f32[8192, 8192]: 8192 rows of 8192, one segmented sort.
-//   SR3  argsort(x), x f32[2^26] (int64 indices).
+//   SR3  argsort(x), x f32[2^26] (int64 indices; CUB sorts int32 ones, widened after).
 //   SR4  argsort(x, axis=1), x f32[8192, 8192].
 //   SR5  unique(v), v int32[2^26] with 2^16 distinct values: counted, not sorted (its range is
 //        narrower than its length): min and max read back, a scatter-add into the counters,
@@ -63,7 +64,10 @@ void run_sort(Ctx& ctx, Record& r, bool rows, bool arg) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = arg ? "key + iota kernel, CUB radix sort of (key, int64 index) pairs" : "key kernel, CUB radix sort, store kernel";
+  r.notes = rows ? (arg ? "key + int32 iota kernel, CUB segmented sort of (key, int32 index) pairs, widening kernel"
+                        : "key kernel, CUB segmented sort, store kernel")
+                 : (arg ? "int32 iota kernel, CUB radix sort of (element, int32 index) pairs, widening kernel"
+                        : "CUB radix sort of the elements");
 }
 
 void run_sr5(Ctx& ctx, Record& r) {

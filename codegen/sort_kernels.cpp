@@ -39,10 +39,18 @@ const char* unsigned_type(int bytes) {
   }
 }
 
-// typedef U, and cf_key(U) for dtype t; cf_bits(U key) back.
+// The grid-stride loop of the passes (a thread has one element or a few): not unrolled, since
+// NVVM otherwise divides (64 bits) for the trip count in every thread before the loop; that and
+// the iota's 64-bit modulo were most of the instructions of these memory-bound kernels (under
+// ncu on the H200, the int32 iota alone wrote 256 MiB in 328 us, slower than the widening's
+// 768 MiB in 312 us). Not measured since.
+constexpr const char* kLoop =
+    "#define CF_LOOP(i, first, end) _Pragma(\"unroll 1\") for (long long i = (first); i < (end); i += stride)\n";
+
+// typedef U, and cf_key(U) for dtype t; cf_bits(U key) back; the loop macro.
 std::string key_functions(DType t, bool zeros_equal) {
   const SortKeyType k = sort_key_type(t);
-  std::string s = fmt::format(
+  std::string s = std::string(kLoop) + fmt::format(
       "typedef {} U;\n"
       "#define CF_SIGN ((U)0x{:x}ull)\n#define CF_INF ((U)0x{:x}ull)\n#define CF_QNAN ((U)0x{:x}ull)\n"
       "#define CF_ONES ((U)~(U)0)\n",
@@ -75,22 +83,47 @@ std::string suffix(DType t) { return std::string(info(t).short_name); }
 
 }  // namespace
 
-SortKernel sort_load_kernel(DType t, bool zeros_equal) {
+SortKernel sort_load_kernel(DType t, bool zeros_equal, int index_bytes) {
+  if (index_bytes != 4 && index_bytes != 8) throw InternalError("sort_load_kernel: index_bytes is 4 or 8");
   SortKernel k;
-  k.name = fmt::format("cf_sort_load_{}{}", suffix(t), zeros_equal ? "_z" : "");
+  k.name = fmt::format("cf_sort_load_{}{}{}", suffix(t), zeros_equal ? "_z" : "", index_bytes == 4 ? "_i4" : "");
   k.source = key_functions(t, zeros_equal) + fmt::format(R"(
-struct Params {{ const U* in; U* keys; long long* idx; long long* offsets; long long total, n, rows; }};
+typedef {} I;
+struct Params {{ const U* in; U* keys; I* idx; long long* offsets; long long total, n, rows; }};
 extern "C" __global__ void {}(Params p) {{
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += stride) {{
-    if (p.keys) p.keys[i] = cf_key(p.in[i]);
-    if (p.idx) p.idx[i] = p.rows == 1 ? i : i % p.n;
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p.keys)
+    CF_LOOP(i, first, p.total) p.keys[i] = cf_key(p.in[i]);
+  if (p.idx) {{
+    if (p.rows == 1) {{
+      CF_LOOP(i, first, p.total) p.idx[i] = (I)i;
+    }} else if (p.total <= 0xffffffffll) {{
+      const unsigned n = (unsigned)p.n;
+      CF_LOOP(i, first, p.total) p.idx[i] = (I)((unsigned)i % n);
+    }} else {{
+      CF_LOOP(i, first, p.total) p.idx[i] = (I)(i % p.n);
+    }}
   }}
   if (p.offsets)
-    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r <= p.rows; r += stride) p.offsets[r] = r * p.n;
+    CF_LOOP(r, first, p.rows + 1) p.offsets[r] = r * p.n;
 }}
 )",
-                                                                         k.name);
+                                                                         index_bytes == 4 ? "int" : "long long", k.name);
+  return k;
+}
+
+SortKernel sort_widen_kernel() {
+  SortKernel k;
+  k.name = "cf_sort_widen_i4";
+  k.source = std::string(kLoop) + fmt::format(R"(
+struct Params {{ const int* in; long long* out; long long total; }};
+extern "C" __global__ void {}(Params p) {{
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  CF_LOOP(i, (long long)blockIdx.x * blockDim.x + threadIdx.x, p.total) p.out[i] = p.in[i];
+}}
+)",
+                                             k.name);
   return k;
 }
 
@@ -101,8 +134,7 @@ SortKernel sort_store_kernel(DType t) {
 struct Params {{ const U* keys; U* out; long long total; }};
 extern "C" __global__ void {}(Params p) {{
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += stride)
-    p.out[i] = cf_bits(p.keys[i]);
+  CF_LOOP(i, (long long)blockIdx.x * blockDim.x + threadIdx.x, p.total) p.out[i] = cf_bits(p.keys[i]);
 }}
 )",
                                                    k.name);

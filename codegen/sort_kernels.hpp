@@ -1,7 +1,8 @@
 // codegen/sort_kernels.hpp: the order-preserving unsigned keys that cufuse sorts by, and the
 // generated (NVRTC) kernels of the sort and search nodes that use them: the key-loading pass
-// (each element's bits -> its key, the row's int64 iota and the segment offsets), the store
-// pass (keys -> values) and the binary search of searchsorted. The host functions below are
+// (each element's bits -> its key, the row's int32 or int64 iota and the segment offsets), the
+// store pass (keys -> values), the widening of int32 indices to int64 and the binary search of
+// searchsorted. The host functions below are
 // the same mapping for the reference backend, so both backends order alike.
 //
 // The mapping (w = the dtype's width in bits, S = the sign bit):
@@ -50,11 +51,11 @@ inline uint64_t sort_key_bits(uint64_t key, const SortKeyType& k) {
 struct SortLoadParams {
   const void* in;       // elements of the dtype (rows * n)
   void* keys;           // their keys, or null (the input is its own key)
-  long long* idx;       // each row's 0..n-1, or null
+  void* idx;            // each row's 0..n-1 (int32 or int64: the kernel's), or null
   long long* offsets;   // rows + 1 row starts, or null
   long long total, n, rows;
 };
-struct SortStoreParams {
+struct SortStoreParams {  // also the index widening's: int32 `keys` -> int64 `out`
   const void* keys;
   void* out;
   long long total;
@@ -71,8 +72,11 @@ struct SearchParams {
 struct SortKernel {
   std::string name, source;
 };
-SortKernel sort_load_kernel(DType t, bool zeros_equal);
+// `index_bytes`: the iota's width, 8 (int64) or 4 (int32: CUB then moves 4 bytes less per
+// element and pass, and sort_widen_kernel writes the int64 indices).
+SortKernel sort_load_kernel(DType t, bool zeros_equal, int index_bytes = 8);
 SortKernel sort_store_kernel(DType t);
+SortKernel sort_widen_kernel();
 SortKernel search_kernel(DType t);
 // A grid-stride launch over `total` threads.
 LaunchDims sort_launch_dims(int64_t total);

@@ -2,12 +2,15 @@
 // and digitize on the host reference backend: values against NumPy 2 (written out when this
 // file was written), NaN and -0.0 order, every dtype, axes (None included), empty inputs,
 // NumPy's errors, the plans (one sort node; producers and consumers fused around it) and NVRTC
-// compiling the generated key, store and search kernels for every dtype.
+// compiling the generated key, store, widening and search kernels for every dtype.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include "codegen/sort_kernels.hpp"
 #include "compile/compiler.hpp"
+#include "library/cub_sort.hpp"
 #include "test_core_helpers.hpp"
 #include "sorting_test_values.hpp"
 #include "test_values.hpp"
@@ -185,12 +188,13 @@ TEST_CASE("searchsorted and digitize: sides, sorter, NaN, dtypes, errors") {
   CHECK(i64(cf::digitize(x, darr({2, 2, 2}))) == std::vector<int64_t>{0, 3, 3, 0, 3});
 }
 
-TEST_CASE("NVRTC compiles the key, store and search kernels of every dtype") {
+TEST_CASE("NVRTC compiles the key, store, widening and search kernels of every dtype") {
   for (cf::DType t : {cf::bool_, cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::f16,
                       cf::bf16, cf::f32, cf::f64}) {
     CAPTURE(cf::name(t));
     for (const auto& k : {cf::detail::sort_load_kernel(t, true), cf::detail::sort_load_kernel(t, false),
-                          cf::detail::sort_store_kernel(t), cf::detail::search_kernel(t)}) {
+                          cf::detail::sort_load_kernel(t, true, 4), cf::detail::sort_load_kernel(t, false, 4),
+                          cf::detail::sort_store_kernel(t), cf::detail::search_kernel(t), cf::detail::sort_widen_kernel()}) {
       auto c = cf::detail::compile_kernel(k.source, k.name, 90);
       CHECK(!c->cubin.empty());
     }
@@ -210,4 +214,89 @@ TEST_CASE("the host keys order like NumPy and map back to the values") {
   CHECK(sort_key(bits(-std::nanf("")), kt, false) == sort_key(bits(std::nanf("")), kt, false));
   CHECK(sort_key(bits(std::numeric_limits<float>::infinity()), kt, false) < sort_key(bits(std::nanf("")), kt, false));
   for (float f : vals) CHECK(sort_key_bits(sort_key(bits(f), kt, false), kt) == bits(f));
+}
+
+// CUB sorts one row (or a few long rows) by the elements' bits itself (library/cub_sort.cu's
+// NumericTraits): its key for each bit pattern must order as the reference's sort_key, and the
+// bits it writes back must be the reference's (the default quiet NaN for every NaN; -0.0 kept by
+// a sort of values, written as 0.0 by argsort's keys).
+TEST_CASE("CUB's own key mapping is the reference's, bit for bit") {
+  using cf::detail::CubKeyKind;
+  using cf::detail::CubSortArgs;
+  using cf::detail::sort_key;
+  using cf::detail::sort_key_bits;
+  std::mt19937_64 gen(33);
+  for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::i64, cf::f16, cf::bf16, cf::f32, cf::f64}) {
+    CAPTURE(cf::name(t));
+    const auto kt = cf::detail::sort_key_type(t);
+    for (bool pairs : {false, true}) {  // keys alone: a sort of values; with values: argsort (zeros equal)
+      CAPTURE(pairs);
+      CubSortArgs a;
+      a.key_bytes = kt.bytes;
+      a.kind = kt.kind == 1 ? CubKeyKind::Signed : CubKeyKind::Float;
+      a.bfloat = t == cf::bf16;
+      a.vals_in = pairs ? reinterpret_cast<const void*>(uintptr_t(256)) : nullptr;
+      const uint64_t sign = kt.sign, ones = kt.ones();
+      // every special pattern of the width, then random ones
+      std::vector<uint64_t> bits = {0, sign, kt.inf, kt.inf | sign, kt.qnan, kt.qnan | sign, kt.qnan | 1,
+                                    kt.qnan | sign | 1, kt.inf + 1, (kt.inf + 1) | sign, ones, ones >> 1, 1, sign | 1,
+                                    kt.inf - 1, (kt.inf - 1) | sign};
+      for (int i = 0; i < 4000; ++i) bits.push_back(gen() & ones);
+      if (kt.bytes == 2)
+        for (uint64_t b = 0; b <= ones; ++b) bits.push_back(b);  // every half and bfloat16
+      for (uint64_t b : bits) {
+        CAPTURE(b);
+        const uint64_t k = cf::detail::cub_key_in(a, b & ones);
+        REQUIRE(k == sort_key(b & ones, kt, pairs));
+        REQUIRE(cf::detail::cub_key_out(a, k) == sort_key_bits(k, kt));
+      }
+    }
+  }
+}
+
+// The edges the device's direct CUB sort meets, on the reference: NaNs of both signs and with
+// payloads (last, written as the default quiet NaN), -0.0 and 0.0 (sort: -0.0 first, each
+// keeping its sign; argsort: equal, in their order), infinities, empty and odd lengths.
+TEST_CASE("sort and argsort: NaNs of both signs, signed zeros, infinities, odd and empty lengths") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto bits_of = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+  auto from_bits = [](uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; };
+  const float inf = std::numeric_limits<float>::infinity();
+  const float neg_nan = from_bits(0xffc00001u), pos_nan = from_bits(0x7fc00007u);
+  const std::vector<float> x = {0.0f, neg_nan, -0.0f, inf, -1.0f, pos_nan, -inf, 0.0f, -0.0f, 2.5f, neg_nan};
+  auto xs = cf::from_host(x);
+  auto s = cf::sort(xs).to_host<float>();
+  // np.sort's values; its NaNs keep their bits, cufuse writes the default quiet NaN (as CuPy's
+  // CUB sort, and as cufuse's own copies of a NaN do not promise payloads)
+  const std::vector<uint32_t> want = {bits_of(-inf), bits_of(-1.0f), bits_of(-0.0f), bits_of(-0.0f), bits_of(0.0f),
+                                      bits_of(0.0f), bits_of(2.5f), bits_of(inf), 0x7fc00000u, 0x7fc00000u, 0x7fc00000u};
+  std::vector<uint32_t> got;
+  for (float f : s) got.push_back(bits_of(f));
+  CHECK(got == want);
+  // np.argsort(x, kind="stable"): -0.0 == 0.0 in their order; NaNs last in theirs
+  CHECK(i64(cf::argsort(xs)) == std::vector<int64_t>{6, 4, 0, 2, 7, 8, 9, 3, 1, 5, 10});
+  // float64, float16 and bfloat16 alike
+  for (cf::DType t : {cf::f64, cf::f16, cf::bf16}) {
+    CAPTURE(cf::name(t));
+    auto v = xs.astype(t);
+    CHECK(same_values(f64(cf::sort(v)), {-kInf, -1, -0.0, -0.0, 0.0, 0.0, 2.5, kInf, kNaN, kNaN, kNaN}));
+    auto sv = f64(cf::sort(v));
+    CHECK(std::signbit(sv[2]));
+    CHECK(std::signbit(sv[3]));
+    CHECK(!std::signbit(sv[4]));
+    for (int i = 8; i < 11; ++i) CHECK(!std::signbit(sv[static_cast<size_t>(i)]));
+    CHECK(i64(cf::argsort(v)) == std::vector<int64_t>{6, 4, 0, 2, 7, 8, 9, 3, 1, 5, 10});
+  }
+  // odd lengths around a tile, one element, empty
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(3), int64_t(4097), int64_t(12345)}) {
+    CAPTURE(n);
+    std::vector<float> h(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) h[static_cast<size_t>(i)] = static_cast<float>((i * 7919) % 1001) - 500.0f;
+    if (n > 2) h[1] = neg_nan;
+    auto sorted = cf::sort(cf::from_host(h)).to_host<float>();
+    REQUIRE(static_cast<int64_t>(sorted.size()) == n);
+    for (int64_t i = 1; i + 1 < n; ++i) CHECK(sorted[static_cast<size_t>(i - 1)] <= sorted[static_cast<size_t>(i)]);
+    if (n > 2) CHECK(bits_of(sorted.back()) == 0x7fc00000u);
+    CHECK(cf::argsort(cf::from_host(h)).shape() == cf::Shape{n});
+  }
 }

@@ -55,9 +55,11 @@ std::string SortCall::describe() const {
     case CubSortPath::PerRow: path = "a radix sort per row"; break;
     case CubSortPath::Segmented: path = "segmented sort"; break;
   }
-  return fmt::format("{} {} ({}, {}) along rows -> {}{}{}, CUB {} on {}-bit keys", what_, name(t_), rows_, n_,
+  // Whether CUB reads the elements (mapping their bits itself) or the key kernel's unsigned keys.
+  const bool direct = cub_sort_maps_keys(rows_, n_) || sort_key_type(t_).kind == 0;
+  return fmt::format("{} {} ({}, {}) along rows -> {}{}{}, CUB {} on {}-bit {}", what_, name(t_), rows_, n_,
                      values_ ? "values" : "", values_ && indices_ ? " + " : "", indices_ ? "int64 indices" : "", path,
-                     itemsize(t_) * 8);
+                     itemsize(t_) * 8, direct ? "elements" : "keys");
 }
 
 uint64_t SortCall::attributes_hash() const {
@@ -72,49 +74,70 @@ void SortCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tenso
   if (total == 0) return;
   const SortKeyType kt = sort_key_type(t_);
   const int w = kt.bytes;
-  const bool own_key = kt.kind == 0;  // the bits are the key
+  // CUB reads the input itself where its bits are the key, or where CUB maps them (one radix
+  // sort or one per row: library/cub_sort.hpp); else the key kernel writes unsigned keys.
+  const bool mapped = cub_sort_maps_keys(rows_, n_);
+  const bool own_key = kt.kind == 0 || mapped;
   void* vals_out = values_ ? outputs.at(0).ptr : nullptr;
   int64_t* idx_out = indices_ ? static_cast<int64_t*>(outputs.at(values_ ? 1 : 0).ptr) : nullptr;
   const bool segmented = cub_sort_path(rows_, n_) == CubSortPath::Segmented;
 
-  // Scratch: keys in (unless the input is its key), keys out (unless they are the values),
-  // the iota, the offsets, CUB's temp; one block.
+  // Indices: int32 where the rows allow (CUB then moves 4 bytes less per element and pass), made
+  // int64 by one widening kernel after CUB. A segmented sort of rows of 2^31 elements or more
+  // with indices is not built (65 such rows fit no GPU's memory).
+  const int iw = indices_ ? cub_sort_index_bytes(n_) : 0;
+  if (segmented && iw == 8)
+    throw NotSupportedError(fmt::format("{}: indices along rows of {} elements (2^31 or more) in {} rows", what_, n_, rows_));
+  // Scratch: keys in (unless CUB reads the input), keys out (unless they are the values), the
+  // iota, the sorted int32 indices, the offsets, CUB's temp (with keys alone and values alone:
+  // one more buffer of keys and of values, CUB's double buffer, since the input is not ours to
+  // overwrite); one block.
   const size_t kbytes = round_up(static_cast<size_t>(total) * w);
-  const size_t ibytes = indices_ ? round_up(static_cast<size_t>(total) * 8) : 0;
+  const size_t ibytes = round_up(static_cast<size_t>(total) * iw);
+  const size_t sbytes = iw == 4 ? ibytes : 0;
   const size_t obytes = segmented ? round_up(static_cast<size_t>(rows_ + 1) * 8) : 0;
   const bool keys_out_is_values = own_key && values_;
   CubSortArgs a;
   a.key_bytes = w;
+  if (mapped && kt.kind != 0) a.kind = kt.kind == 1 ? CubKeyKind::Signed : CubKeyKind::Float;
+  a.bfloat = t_ == DType::BFloat16;
   a.rows = rows_, a.n = n_;
   a.stream = stream;
-  a.vals_out = idx_out;
   size_t cub_bytes = 0;
   // CUB's size query needs only the sizes and which pointers are set.
-  a.vals_in = indices_ ? reinterpret_cast<const int64_t*>(uintptr_t(256)) : nullptr;
+  a.vals_in = indices_ ? reinterpret_cast<const void*>(uintptr_t(256)) : nullptr;
   CUFUSE_CUDA_CHECK(cub_sort_temp_bytes(a, cub_bytes));
-  const size_t need = (own_key ? 0 : kbytes) + (keys_out_is_values ? 0 : kbytes) + ibytes + obytes + round_up(cub_bytes);
+  const size_t need =
+      (own_key ? 0 : kbytes) + (keys_out_is_values ? 0 : kbytes) + ibytes + sbytes + obytes + round_up(cub_bytes);
   std::shared_ptr<Storage> scratch = allocate_device(std::max<size_t>(need, 256));
   auto* p = static_cast<unsigned char*>(scratch->ptr);
   void* keys_in = own_key ? inputs.at(0).ptr : p;
   if (!own_key) p += kbytes;
   void* keys_out = keys_out_is_values ? vals_out : p;
   if (!keys_out_is_values) p += kbytes;
-  int64_t* idx_in = indices_ ? reinterpret_cast<int64_t*>(p) : nullptr;
+  void* idx_in = indices_ ? p : nullptr;
   p += ibytes;
+  void* idx_sorted = iw == 4 ? static_cast<void*>(p) : static_cast<void*>(idx_out);
+  p += sbytes;
   int64_t* offsets = segmented ? reinterpret_cast<int64_t*>(p) : nullptr;
   p += obytes;
   void* temp = p;
 
   if (!own_key || indices_ || segmented) {
-    SortLoadParams lp{inputs.at(0).ptr, own_key ? nullptr : keys_in, reinterpret_cast<long long*>(idx_in),
-                      reinterpret_cast<long long*>(offsets), total, n_, rows_};
-    launch_generated(sort_load_kernel(t_, zeros_equal()), total, &lp, stream);
+    SortLoadParams lp{inputs.at(0).ptr, own_key ? nullptr : keys_in, idx_in, reinterpret_cast<long long*>(offsets),
+                      total, n_, rows_};
+    launch_generated(sort_load_kernel(t_, zeros_equal(), indices_ ? iw : 8), total, &lp, stream);
   }
   a.keys_in = keys_in;
   a.keys_out = keys_out;
   a.vals_in = idx_in;
+  a.vals_out = idx_sorted;
   a.offsets = offsets;
   CUFUSE_CUDA_CHECK(cub_sort(a, temp, cub_bytes));
+  if (iw == 4) {
+    SortStoreParams wp{idx_sorted, idx_out, total};
+    launch_generated(sort_widen_kernel(), total, &wp, stream);
+  }
   if (values_ && !keys_out_is_values) {
     SortStoreParams sp{keys_out, vals_out, total};
     launch_generated(sort_store_kernel(t_), total, &sp, stream);

@@ -4,11 +4,16 @@
 // both. src/library_build/sorting.cpp moves the axis last and flattens the rest; the planner
 // writes a strided or lazy input contiguously first, its producer fused into that kernel.
 //
-// On the device: one generated key-loading kernel (keys, the rows' int64 iota and segment
-// offsets; none where the dtype is its own key and no index is asked), CUB's radix sort
-// (library/cub_sort.hpp), one generated store kernel mapping keys back to values (none for
-// unsigned and bool values). Scratch comes from the pool on the call's stream. The host
-// reference is std::stable_sort on the same keys.
+// On the device: one row, or a few long rows sorted one by one, are CUB's radix sort of the
+// elements themselves (library/cub_sort.hpp: CUB maps their bits to the keys as it loads them
+// in each pass and back as it stores them), written straight into the result; argsort adds a
+// generated kernel before it writing the int32 iota and one after it widening the sorted int32
+// indices to int64 (rows of 2^31 or more sort int64 indices). Many rows, one segmented sort:
+// one generated key-loading kernel (unsigned keys, the iota, the segment offsets; none where
+// the dtype is its own key and no index is asked), CUB, one generated store kernel mapping keys
+// back to values (none for unsigned and bool values), the widening of the indices. Scratch
+// comes from the pool on the call's stream. The host reference is std::stable_sort on the same
+// keys.
 //
 // The search node (searchsorted) is here too: a sorted row `a` (n) and elements `v` (m) of one
 // dtype, giving int64 insertion points by a binary search over the same keys (NumPy's order:

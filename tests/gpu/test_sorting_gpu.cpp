@@ -1,10 +1,12 @@
 // tests/gpu/test_sorting_gpu.cpp: issue 33's sort node on the device against the host reference
 // backend, on fresh random inputs with NaNs (both signs), -0.0, infinities, ties and each
 // dtype's extremes: sort and argsort bit for bit (the same keys, a stable sort) in every dtype
-// on each CUB path (one long row, a few long rows sorted one by one, many short rows as one
-// segmented sort) and along every axis of a 3-D array; then the functions built on it
-// (searchsorted, unique with every output, isin, median, quantile, nanmedian) and the kernel
-// counts around the node (its producer fused into the kernel that writes its input).
+// on each CUB path (one row of odd lengths, CUB's single tile and many tiles, and a few long
+// rows sorted one by one, where CUB maps the elements' bits itself; many short rows as one
+// segmented sort of the key kernel's keys) and along every axis of a 3-D array; then the
+// functions built on it (searchsorted, unique with every output, isin, median, quantile,
+// nanmedian) and the kernel counts around the node (its producer fused into the kernel that
+// writes its input).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -67,8 +69,8 @@ void same_on_both(cf::DType t, const cf::Shape& s, F f, const std::string& what,
 
 TEST_CASE("gpu: sort and argsort match the reference bit for bit, every dtype and CUB path") {
   for (cf::DType t : kAll) {
-    for (const cf::Shape& s : {cf::Shape{1}, cf::Shape{1000003}, cf::Shape{4, 140001}, cf::Shape{513, 301},
-                               cf::Shape{20000, 7}, cf::Shape{3, 0}, cf::Shape{2, 3, 0}}) {
+    for (const cf::Shape& s : {cf::Shape{1}, cf::Shape{3}, cf::Shape{12345}, cf::Shape{1000003}, cf::Shape{4, 140001},
+                               cf::Shape{513, 301}, cf::Shape{20000, 7}, cf::Shape{3, 0}, cf::Shape{2, 3, 0}}) {
       same_on_both(t, s, [](const cf::Array& x) { return cf::sort(x); }, "sort");
       same_on_both(t, s, [](const cf::Array& x) { return cf::argsort(x); }, "argsort");
     }
