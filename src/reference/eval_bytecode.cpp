@@ -32,6 +32,7 @@ inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); 
 
 #define CFI_FN inline
 #define CFI_COLD inline
+#define CFI_HOT inline
 #define CFI_LOOP
 #define CFI_UNROLL
 #include "interp_core.inc"
@@ -39,6 +40,7 @@ inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); 
 #undef CFI_UNROLL
 #undef CFI_FN
 #undef CFI_COLD
+#undef CFI_HOT
 
 }  // namespace cufuse::detail::ref_kern
 
