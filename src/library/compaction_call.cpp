@@ -28,9 +28,6 @@ KernelSpec spec_of(const CompactKernel& k, int64_t n, const void* params, size_t
   return s;
 }
 
-// Value bytes of a dtype as the compact kernel copies it (raw bits).
-int value_bytes(DType t) { return itemsize(t); }
-
 }  // namespace
 
 CompiledKernelPtr CompactKernelCache::get(const std::function<CompactKernel()>& make) const {
@@ -91,7 +88,7 @@ CompactKernel CompactCall::kernel() const {
   f.values = !coords_ ? CompactValues::Bits
              : w_ == 1 && strides_[0] == 1 && shape_[0] >= n_ ? CompactValues::Index  // (row / 1) % shape: row
                                                               : CompactValues::Coords;
-  f.value_bytes = coords_ ? 8 : value_bytes(t_);
+  f.value_bytes = coords_ ? 8 : itemsize(t_);  // raw bits
   f.ends64 = ends_ == DType::Int64;
   f.one = w_ == 1;
   f.idx32 = n_ * w_ < (int64_t(1) << 31);
