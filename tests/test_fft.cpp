@@ -230,3 +230,59 @@ TEST_CASE("fft kernel counts: elementwise work before and after fuses into one k
   CHECK(cf::stats().kernels_launched == 4);
   check_close(values(inv), values(cf::real(x) * 2), 1e-5);
 }
+
+TEST_CASE("rfft2 of large matrices: R2C over the rows, the columns written transform axis last, viewed back") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  // 2 x 512 x 1024 real: 512 * 513 >= 2^18 result elements a matrix, so the columns form
+  // (src/library_build/fft.cpp) with its per-matrix loop
+  std::mt19937 g(5);
+  std::normal_distribution<double> d;
+  std::vector<double> hv(2 * 512 * 1024);
+  for (auto& x : hv) x = d(g);
+  auto r = cf::from_host(hv, cf::Shape{2, 512, 1024});
+  auto rf = cf::fft::rfft2(r);
+  CHECK(rf.shape() == cf::Shape{2, 512, 513});
+  const std::string dump = cf::plan_dump({rf});
+  CHECK(dump.find("r2c complex128 sizes (1024) x batch 1024") != std::string::npos);
+  CHECK(dump.find("c2c forward complex128 along columns: size 512 x 513 columns x 2 matrices") != std::string::npos);
+  cf::reset_stats();
+  rf.eval();
+  CHECK(cf::stats().kernels_launched == 2);  // the two calls: the result is the second's memory, seen transposed
+  CHECK(rf.strides() == cf::Strides{512 * 513, 1, 512});
+  // against rfft over the rows, then fft down the columns through the transposing path
+  auto want = cf::fft::fft(cf::fft::rfft(r), std::nullopt, 1);
+  check_close(values(rf), values(want), 1e-12);
+  // its readers take the strided view (a kernel), and the round trip comes back
+  check_close(values(cf::fft::irfft2(rf, cf::fft::Sizes{512, 1024})), std::vector<c128>(hv.begin(), hv.end()), 1e-12);
+  // float32 stays single precision, norm scales lazily after the view
+  auto r32 = r.astype(cf::f32);
+  auto o = cf::fft::rfft2(r32, std::nullopt, cf::fft::AxisList{-2, -1}, "ortho");
+  CHECK(o.dtype() == cf::c64);
+  auto o_want = cf::fft::fft(cf::fft::rfft(r), std::nullopt, 1) * (1.0 / std::sqrt(512.0 * 1024.0));
+  check_close(values(o), values(o_want), 2e-5);
+  // a small matrix keeps cuFFT's one 2-D call
+  auto small = cf::from_host(std::vector<double>(hv.begin(), hv.begin() + 64 * 64), cf::Shape{64, 64});
+  CHECK(cf::plan_dump({cf::fft::rfft2(small)}).find("r2c complex128 sizes (64, 64) x batch 1") != std::string::npos);
+}
+
+TEST_CASE("a root that views all of a library call's result is a leaf on its memory, not a copy") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  std::vector<double> av(12), bv(8);
+  for (size_t i = 0; i < av.size(); ++i) av[i] = double(i);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = double(i);
+  auto a = cf::from_host(av, cf::Shape{3, 4});  // in memory: the GEMM reads them as they are
+  auto b = cf::from_host(bv, cf::Shape{4, 2});
+  auto t = cf::matmul(a, b).T();
+  cf::reset_stats();
+  t.eval();
+  CHECK(cf::stats().kernels_launched == 1);  // the GEMM only
+  CHECK(t.shape() == cf::Shape{2, 3});
+  const auto h = t.to_host<double>();
+  const std::vector<double> want{28, 76, 124, 34, 98, 162};
+  CHECK(h == want);
+  // a view of part of the result is copied (it must not keep the whole result alive)
+  auto part = cf::matmul(a, b)[int64_t{0}];
+  cf::reset_stats();
+  part.eval();
+  CHECK(cf::stats().kernels_launched == 2);
+}

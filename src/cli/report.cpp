@@ -298,11 +298,12 @@ void plan_evaluation(Report& rep, Builder& b, const std::vector<NamedArray>& nam
   std::vector<int> root_of;
   for (const auto& r : named) {
     if (!r.array.defined()) throw ValueError(fmt::format("result '{}' is an empty Array handle", r.name));
-    const NodePtr& n = r.array.node();
+    // a view of a whole library result is that result's memory (exec/executable.hpp)
+    const NodePtr& n = detail::is_view_of_call(*r.array.node()) ? r.array.node()->inputs[0] : r.array.node();
     ResultReport rr;
     rr.name = r.name;
-    rr.dtype = n->dtype;
-    rr.shape = n->shape();
+    rr.dtype = r.array.node()->dtype;
+    rr.shape = r.array.node()->shape();
     rr.in_memory = n->is_materialized();
     if (results && n->is_placeholder()) {  // memory one of the program's evaluations wrote
       const int slot = n->placeholder_slot;

@@ -77,4 +77,9 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
 std::string describe_executable(const Executable& ex, bool with_source,
                                 const std::vector<std::string>* notes = nullptr);
 
+// Is root `r` a plain view of every element of a library call's result (rfft2's swapaxes of
+// its column transform)? An evaluation then computes the call and makes the view a leaf on its
+// memory, with no copy (executor.cpp); the CLI's report plans it the same way.
+bool is_view_of_call(const Node& r);
+
 }  // namespace cufuse::detail

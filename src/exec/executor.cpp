@@ -25,6 +25,7 @@
 #include "exec/binding.hpp"
 #include "exec/executable.hpp"
 #include "exec/run_path.hpp"
+#include "graph/index_map.hpp"
 #include "graph/realize.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
@@ -668,6 +669,67 @@ static void gather_roots(std::vector<NodePtr>& roots, std::vector<std::string>& 
   }
 }
 
+// A root that shows every element of a library call's result through a plain view (rfft2's
+// swapaxes of its column transform, a transpose of a matmul): the evaluation computes the call's
+// result instead, and the view becomes a leaf on that memory (view_roots_to_leaves) rather
+// than a kernel copying it. A view of fewer elements is still copied, so that it does not keep
+// the whole result alive.
+bool is_view_of_call(const Node& r) {
+  if (r.k() != NodeKind::View || r.dest || r.inputs.size() != 1 || is_mapped_view(r)) return false;
+  const Node& b = *r.inputs[0];
+  if (b.k() != NodeKind::Library || b.dest || b.dtype != r.dtype || numel(r.shape()) != numel(b.shape())) return false;
+  for (int d = 0; d < r.shape().ndim(); ++d)
+    if (r.shape()[d] > 1 && r.layout.strides[static_cast<size_t>(d)] == 0) return false;
+  return true;
+}
+
+// gather_roots takes along pending arrays that read what an evaluation computes, a skipped
+// view among them: it is no root (view_roots_to_leaves makes it a leaf).
+static void drop_view_roots(std::vector<NodePtr>& roots, std::vector<std::string>& notes,
+                            const std::vector<NodePtr>& views) {
+  if (views.empty()) return;
+  size_t k = 0;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (std::any_of(views.begin(), views.end(), [&](const NodePtr& v) { return v.get() == roots[i].get(); })) continue;
+    roots[k] = roots[i];
+    notes[k] = notes[i];
+    ++k;
+  }
+  roots.resize(k);
+  notes.resize(k);
+}
+
+// The roots with such views replaced by the calls they show (`views`: the replaced ones).
+static void view_roots_to_calls(std::vector<NodePtr>& roots, std::vector<NodePtr>& views) {
+  for (auto& r : roots)
+    if (is_view_of_call(*r)) {
+      views.push_back(r);
+      r = r->inputs[0];
+    }
+  std::vector<NodePtr> uniq;
+  for (const auto& r : roots)
+    if (std::none_of(uniq.begin(), uniq.end(), [&](const NodePtr& u) { return u.get() == r.get(); })) uniq.push_back(r);
+  roots.swap(uniq);
+}
+
+// Each view the evaluation skipped, now a leaf on its call's memory (the call's result is
+// contiguous from offset 0 there, the layout the view's is relative to).
+static void view_roots_to_leaves(const std::vector<NodePtr>& views) {
+  for (const auto& v : views) {
+    const NodePtr base = v->inputs[0];
+    if (!base->is_materialized() || !base->layout.is_contiguous() || base->layout.offset != 0)
+      throw InternalError("a view of a library call's result: the result is not contiguous memory after its evaluation");
+    Layout l = v->layout;
+    l.offset += base->layout.offset;
+    v->storage = base->storage;
+    v->layout = std::move(l);
+    v->inputs.clear();
+    v->attrs = std::monostate{};
+    v->kind.store(NodeKind::Buffer, std::memory_order_release);
+    unregister_root(v.get());
+  }
+}
+
 // `why`: the reason this evaluation happens, for the plan dump's first root ("" for an
 // evaluation the program asked for).
 static void realize_roots(const std::vector<NodePtr>& in, const std::string& why) {
@@ -705,9 +767,12 @@ static void realize_roots(const std::vector<NodePtr>& in, const std::string& why
     }
     return;
   }
+  std::vector<NodePtr> views;
+  view_roots_to_calls(roots, views);
   std::vector<std::string> notes(roots.size());
   if (!why.empty()) notes[0] = why;
   gather_roots(roots, notes);
+  drop_view_roots(roots, notes, views);
   std::vector<Target> ts(roots.size());
   std::vector<const Target*> tp;
   bool noted = false;
@@ -719,6 +784,7 @@ static void realize_roots(const std::vector<NodePtr>& in, const std::string& why
     tp[i] = &ts[i];
   }
   run(roots, tp, noted ? &notes : nullptr);
+  view_roots_to_leaves(views);
 }
 
 static void exec_realize(const std::vector<NodePtr>& in) { realize_roots(in, std::string()); }
@@ -866,8 +932,11 @@ std::string plan_dump(const std::vector<Array>& outputs, bool with_source) {
     if (!a.node()->is_materialized() && !dup) roots.push_back(a.node());
   }
   if (roots.empty()) return "plan: nothing to compute (all results are in memory)\n";
+  std::vector<detail::NodePtr> views;
+  detail::view_roots_to_calls(roots, views);
   std::vector<std::string> notes(roots.size());
   detail::gather_roots(roots, notes);
+  detail::drop_view_roots(roots, notes, views);
   std::vector<detail::Target> ts(roots.size());
   std::vector<const detail::Target*> tp(roots.size(), nullptr);
   for (size_t i = 0; i < roots.size(); ++i)

@@ -28,9 +28,29 @@ FftCall::FftCall(FftKind kind, bool inverse, DType cdtype, Shape in_shape, std::
   for (int d = 0; d + rank < in_shape_.ndim(); ++d) batch_ *= in_shape_[d];
 }
 
+std::shared_ptr<FftCall> FftCall::columns(bool inverse, DType cdtype, Shape in_shape) {
+  if (in_shape.ndim() < 2 || !is_complex(cdtype))
+    throw InternalError(fmt::format("FFT along columns of shape {} in {}", to_string(in_shape), name(cdtype)));
+  const int64_t n = in_shape[in_shape.ndim() - 2];
+  auto c = std::make_shared<FftCall>(FftKind::C2C, inverse, cdtype, in_shape, std::vector<int64_t>{n});
+  c->columns_ = true;
+  c->batch_ = c->batch_ * in_shape[in_shape.ndim() - 1];
+  return c;
+}
+
+int64_t FftCall::matrices() const {
+  int64_t m = 1;
+  for (int d = 0; d + 2 < in_shape_.ndim(); ++d) m *= in_shape_[d];
+  return m;
+}
+
 Shape FftCall::output_shape(int) const {
   Shape s = in_shape_;
   const int last = s.ndim() - 1;
+  if (columns_) {
+    std::swap(s[last], s[last - 1]);
+    return s;
+  }
   if (kind_ == FftKind::R2C) s[last] = n_.back() / 2 + 1;
   if (kind_ == FftKind::C2R) s[last] = n_.back();
   if (half() && kind_ != FftKind::C2R) s.push_back(2);  // complex32 as float16 pairs
@@ -50,6 +70,10 @@ int64_t FftCall::out_dist() const {
 
 std::string FftCall::describe() const {
   static const char* kinds[] = {"c2c", "r2c", "c2r"};
+  if (columns_)
+    return fmt::format("fft c2c{} {} along columns: size {} x {} columns x {} matrices, written transform axis last, "
+                       "cuFFT (host: FFTW)",
+                       inverse_ ? " inverse" : " forward", name(cdtype_), n_[0], width(), matrices());
   return fmt::format("fft {}{} {} sizes ({}) x batch {}, cuFFT (host: FFTW)", kinds[static_cast<int>(kind_)],
                      kind_ == FftKind::C2C ? (inverse_ ? " inverse" : " forward") : "",
                      half() ? "complex32 (float16 pairs)" : name(cdtype_),
@@ -60,6 +84,7 @@ uint64_t FftCall::attributes_hash() const {
   uint64_t h = hash_mix(0x666674, static_cast<uint64_t>(kind_) * 2 + (inverse_ ? 1 : 0));
   h = hash_mix(h, static_cast<uint64_t>(cdtype_));
   for (int64_t v : n_) h = hash_mix(h, static_cast<uint64_t>(v));
+  h = hash_mix(h, columns_ ? 0x636f6cu : 0u);
   return hash_mix(h, static_cast<uint64_t>(batch_));
 }
 
@@ -69,6 +94,25 @@ namespace {
 // One FFTW transform of the call, in precision P (fftw_ or fftwf_ through the traits below).
 template <class Real, class Cplx, class Plan, class Traits>
 void fftw_run(const FftCall& c, const void* in, void* out) {
+  if (c.along_columns()) {  // each matrix: W transforms of stride W, written contiguous, one after another
+    int n[1] = {static_cast<int>(c.sizes()[0])};
+    const int w = static_cast<int>(c.width());
+    const int64_t per = c.sizes()[0] * c.width();
+    for (int64_t m = 0; m < c.matrices(); ++m) {
+      auto* src = const_cast<Cplx*>(static_cast<const Cplx*>(in)) + m * per;
+      auto* dst = static_cast<Cplx*>(out) + m * per;
+      Plan p;
+      {
+        std::lock_guard<std::mutex> lk(fftw_planner_mutex());
+        p = Traits::c2c_strided(n, w, src, w, 1, dst, 1, n[0], c.inverse() ? FFTW_BACKWARD : FFTW_FORWARD);
+      }
+      if (!p) throw InternalError(fmt::format("FFTW could not plan {}", c.describe()));
+      Traits::execute(p);
+      std::lock_guard<std::mutex> lk(fftw_planner_mutex());
+      Traits::destroy(p);
+    }
+    return;
+  }
   int n[3];
   const int rank = static_cast<int>(c.sizes().size());
   for (int i = 0; i < rank; ++i) n[i] = static_cast<int>(c.sizes()[static_cast<size_t>(i)]);
@@ -108,6 +152,10 @@ struct FftwDouble {
   static fftw_plan c2c(int r, int* n, int b, fftw_complex* i, int id, fftw_complex* o, int od, int sign) {
     return fftw_plan_many_dft(r, n, b, i, nullptr, 1, id, o, nullptr, 1, od, sign, FFTW_ESTIMATE);
   }
+  static fftw_plan c2c_strided(int* n, int b, fftw_complex* i, int is, int id, fftw_complex* o, int os, int od,
+                               int sign) {
+    return fftw_plan_many_dft(1, n, b, i, nullptr, is, id, o, nullptr, os, od, sign, FFTW_ESTIMATE);
+  }
   static fftw_plan r2c(int r, int* n, int b, double* i, int id, fftw_complex* o, int od) {
     return fftw_plan_many_dft_r2c(r, n, b, i, nullptr, 1, id, o, nullptr, 1, od, FFTW_ESTIMATE);
   }
@@ -120,6 +168,10 @@ struct FftwDouble {
 struct FftwFloat {
   static fftwf_plan c2c(int r, int* n, int b, fftwf_complex* i, int id, fftwf_complex* o, int od, int sign) {
     return fftwf_plan_many_dft(r, n, b, i, nullptr, 1, id, o, nullptr, 1, od, sign, FFTW_ESTIMATE);
+  }
+  static fftwf_plan c2c_strided(int* n, int b, fftwf_complex* i, int is, int id, fftwf_complex* o, int os, int od,
+                                int sign) {
+    return fftwf_plan_many_dft(1, n, b, i, nullptr, is, id, o, nullptr, os, od, sign, FFTW_ESTIMATE);
   }
   static fftwf_plan r2c(int r, int* n, int b, float* i, int id, fftwf_complex* o, int od) {
     return fftwf_plan_many_dft_r2c(r, n, b, i, nullptr, 1, id, o, nullptr, 1, od, FFTW_ESTIMATE);

@@ -57,8 +57,10 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
   const bool dbl = cdtype_ == DType::Complex128;
   const cufftType type = cufft_type(kind_, dbl);
   const int dev = current_device();
+  // columns: one plan for one matrix (W transforms of stride W, written contiguous), run per matrix
+  const int64_t plan_batch = columns_ ? width() : batch_;
   const std::string key = fmt::format("{}:{}{}:{}:{}:{}", dev, half() ? "f16-" : "", static_cast<int>(type),
-                                      fmt::join(n_, ","), batch_, "contiguous");
+                                      fmt::join(n_, ","), plan_batch, columns_ ? "columns" : "contiguous");
   auto plan = fft_plan(key, [&](FftPlan& p) {
     cufftHandle h = 0;
     CUFUSE_CUFFT_CHECK(cufftCreate(&h));
@@ -72,6 +74,9 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
         const cudaDataType ot = kind_ == FftKind::C2R ? CUDA_R_16F : CUDA_C_16F;
         CUFUSE_CUFFT_CHECK(cufftXtMakePlanMany(h, static_cast<int>(n_.size()), n, nullptr, 1, in_dist(), it, nullptr,
                                                1, out_dist(), ot, batch_, &work, CUDA_C_16F));
+      } else if (columns_) {
+        long long embed[1] = {n[0]};
+        CUFUSE_CUFFT_CHECK(cufftMakePlanMany64(h, 1, n, embed, width(), 1, embed, 1, n[0], type, width(), &work));
       } else {
         CUFUSE_CUFFT_CHECK(cufftMakePlanMany64(h, static_cast<int>(n_.size()), n, nullptr, 1, in_dist(), nullptr, 1,
                                                out_dist(), type, batch_, &work));
@@ -100,6 +105,18 @@ void FftCall::run(const std::vector<TensorRef>& inputs, const std::vector<Tensor
   const int dir = inverse_ ? CUFFT_INVERSE : CUFFT_FORWARD;
   if (half()) {
     CUFUSE_CUFFT_CHECK(cufftXtExec(h, in, out, dir));
+    return;
+  }
+  if (columns_) {
+    const int64_t per = n_[0] * width();
+    for (int64_t m = 0; m < matrices(); ++m) {
+      if (type == CUFFT_C2C)
+        CUFUSE_CUFFT_CHECK(cufftExecC2C(h, static_cast<cufftComplex*>(in) + m * per,
+                                        static_cast<cufftComplex*>(out) + m * per, dir));
+      else
+        CUFUSE_CUFFT_CHECK(cufftExecZ2Z(h, static_cast<cufftDoubleComplex*>(in) + m * per,
+                                        static_cast<cufftDoubleComplex*>(out) + m * per, dir));
+    }
     return;
   }
   switch (type) {

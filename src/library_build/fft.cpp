@@ -185,13 +185,39 @@ void require_real(const Array& a, const char* what) {
 }
 
 // rfftn without its scale: one R2C call over the last group of up to three distinct axes (the
-// last halved; cuFFT's multi-dimensional R2C, so rfft2 of a contiguous matrix is one call with
-// no transposes), then C2C forward over the axes before the group. The C2C along the other
+// last halved; cuFFT's multi-dimensional R2C, so rfft2 of a small contiguous matrix is one call
+// with no transposes; a large one takes the columns form above), then C2C forward over the axes
+// before the group. The C2C along the other
 // axes commutes with the R2C (both linear), so this is NumPy's order's result.
+// rfft2 of large matrices (over the last two axes, in order): an R2C over the rows, then the
+// C2C down the columns written transform axis last (FftCall::columns), the result that call's
+// swapaxes view, strided as PyTorch's. cuFFT's 2-D plan runs its column pass in place with
+// strided writes: H200, f32[4096, 4096], 0.128 ms against 0.039 + 0.068 ms this way. Small or
+// many matrices keep the one 2-D call (one launch, no transposed result).
+constexpr int64_t kColumnsMinElements = int64_t(1) << 18;
+constexpr int64_t kColumnsMaxMatrices = 8;
+
+bool rfft2_by_columns(const Array& x, const std::vector<int>& ax) {
+  const int nd = x.ndim();
+  if (ax.size() != 2 || ax[0] != nd - 2 || ax[1] != nd - 1) return false;
+  const int64_t rows = x.shape(nd - 2), cols = x.shape(nd - 1) / 2 + 1;
+  int64_t matrices = 1;
+  for (int d = 0; d + 2 < nd; ++d) matrices *= x.shape(d);
+  return matrices >= 1 && matrices <= kColumnsMaxMatrices && rows > 1 && rows * cols >= kColumnsMinElements;
+}
+
 Array rfftn_unscaled(const Array& a, const std::vector<int>& ax, const std::vector<int64_t>& n) {
   const DType ct = cplx_for(a.dtype());
   Array x = as(a, real_dtype(ct));
   for (size_t i = 0; i < ax.size(); ++i) x = resized(x, ax[i], n[i]);
+  if (rfft2_by_columns(x, ax)) {
+    const int nd = x.ndim();
+    const Array r = call_over(FftKind::R2C, false, ct, x, {nd - 1}, {n[1]});
+    detail::InputVec ins;
+    ins.push_back(r.node());
+    const Array c(detail::make_library_nodes(FftCall::columns(false, ct, r.shape()), std::move(ins)).at(0));
+    return c.swapaxes(nd - 2, nd - 1);
+  }
   const size_t beg = group_begin(ax, ax.size());
   const std::vector<int> g(ax.begin() + static_cast<long>(beg), ax.end());
   const std::vector<int64_t> gn(n.begin() + static_cast<long>(beg), n.end());

@@ -2,7 +2,7 @@
 // backend (FFTW), on fresh random inputs: every transform kind in both precisions, batched and
 // along inner axes, odd and power-of-two sizes, n/s padding, the norms; the plan cache reused
 // across calls and streams; and the kernel counts around the FFT node (the spectrum
-// abs(fft(x * w)) ** 2 is one kernel, the FFT and one kernel).
+// abs(fft(x * w)) ** 2 is one kernel, the FFT and one kernel; rfft2 of a large matrix two calls).
 #include <complex>
 
 #include "gpu_compare.hpp"
@@ -85,6 +85,20 @@ TEST_CASE("fft2, rfft2, irfft2, fftn on the device match FFTW") {
     fft_matches(random_c(t, {2, 3, 4, 5}), [](const cf::Array& a) { return F::fftn(a); }, "fftn 4-D (two calls)");
     // rfft2 of a matrix: one 2-D R2C plan of cuFFT
     fft_matches(random_c(t, {64, 128}).astype(r), [](const cf::Array& a) { return F::rfft2(a); }, "rfft2 matrix");
+    // large matrices: an R2C over the rows, then the columns written transform axis last
+    // (FftCall::columns), viewed back; one matrix, a batch of two (the per-matrix loop), odd
+    // sizes, and what reads the transposed result: the round trip and a fused reader
+    auto big = random_c(t, {1024, 1024}).astype(r);
+    fft_matches(big, [](const cf::Array& a) { return F::rfft2(a); }, "rfft2 1024 x 1024 (columns)");
+    cf::reset_stats();
+    F::rfft2(big).eval();
+    CHECK(cf::stats().kernels_launched == 2);  // the two cuFFT calls; no copy of the result
+    auto batch = random_c(t, {2, 600, 1000}).astype(r);
+    fft_matches(batch, [](const cf::Array& a) { return F::rfft2(a); }, "rfft2 2 x 600 x 1000 (columns)");
+    fft_matches(batch, [](const cf::Array& a) { return F::irfft2(F::rfft2(a), F::Sizes{600, 1000}); },
+                "irfft2(rfft2) 2 x 600 x 1000");
+    fft_matches(big, [](const cf::Array& a) { return cf::abs(F::rfft2(a, std::nullopt, F::AxisList{-2, -1}, "ortho")); },
+                "abs(rfft2 ortho)");
   }
 }
 
