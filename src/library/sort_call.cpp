@@ -57,9 +57,11 @@ std::string SortCall::describe() const {
   }
   // Whether CUB reads the elements (mapping their bits itself) or the key kernel's unsigned keys.
   const bool direct = cub_sort_maps_keys(rows_, n_) || sort_key_type(t_).kind == 0;
+  // Indices: sorted as int32 and widened by one kernel after CUB where the rows allow.
+  const char* idx = !indices_ ? "" : cub_sort_index_bytes(n_) == 4 ? "int64 indices (sorted as int32, widened)" : "int64 indices";
   return fmt::format("{} {} ({}, {}) along rows -> {}{}{}, CUB {} on {}-bit {}", what_, name(t_), rows_, n_,
-                     values_ ? "values" : "", values_ && indices_ ? " + " : "", indices_ ? "int64 indices" : "", path,
-                     itemsize(t_) * 8, direct ? "elements" : "keys");
+                     values_ ? "values" : "", values_ && indices_ ? " + " : "", idx, path, itemsize(t_) * 8,
+                     direct ? "elements" : "keys");
 }
 
 uint64_t SortCall::attributes_hash() const {
