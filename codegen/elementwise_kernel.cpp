@@ -105,6 +105,7 @@ struct EwEmitter {
   int64_t nbatch = 1;              // tiled mode: elements of the dimensions other than R and C
   int V = 1, U = 1;
   bool defer_stores = false;  // vector modes: all of a thread's elements before its stores (vector_loops)
+  int min_blocks = 0;         // __launch_bounds__'s blocks an SM (0: the compiler's choice)
   int row_vec_bytes = 16;  // rows mode: the widest vector every row start and length allow
   int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
@@ -311,10 +312,15 @@ struct EwEmitter {
     // most 8 elements: H200, M3's pad (8 a thread) 0.222 -> 0.151 ms. With more, the values held
     // until the stores cost more than the loads gain (M1's concatenation, 16 a thread: 0.087 ->
     // 0.115 ms; 8 a thread: 0.092), so those keep a store per vector.
-    if ((vectorize || rows) && U * V <= 8) {
-      defer_stores = !gather_of.empty();
-      for (const auto& a : accs) defer_stores = defer_stores || a.kind == Acc::View;
-    }
+    bool view_loads = !gather_of.empty();
+    for (const auto& a : accs) view_loads = view_loads || a.kind == Acc::View;
+    if ((vectorize || rows) && U * V <= 8) defer_stores = view_loads;
+    // More elements than that load through views a vector at a time, each vector's loads waited
+    // for before its store: the bytes in flight are the threads' count, so such a kernel asks
+    // for 6 blocks of 256 an SM (40 registers; CUFUSE_EW_VIEW_BLOCKS) where the compiler took 63
+    // and 4 (M1's concatenation: its reads of both parts' addresses and exp's reduction; H200:
+    // 0.087 -> 0.077 ms, M2's stack 0.070 -> 0.072).
+    if ((vectorize || rows) && !defer_stores && view_loads) min_blocks = settings().ew_view_blocks;
     int64_t max_span = numel(S);
     for (const auto& a : accs) {
       max_span = std::max(max_span, span_of(cs, a.st, a.off));
@@ -872,10 +878,10 @@ struct EwEmitter {
     std::string body = kernel_body(e);
     std::vector<DType> types;
     for (const auto& o : outs) types.push_back(o.node->dtype);
-    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + body);
+    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + body + std::to_string(min_blocks));
     KernelSpec k;
     k.name = kernel_name("ew", types, h);
-    k.source = kernel_source(k.name, e.pl.decl(), kBlock, body);
+    k.source = kernel_source(k.name, e.pl.decl(), kBlock, body, min_blocks);
     k.params = e.pl.bytes();
     k.patches = std::move(e.patches);
     k.numel = numel(S);

@@ -146,10 +146,12 @@ std::string kernel_name(std::string_view kind, const std::vector<DType>& outputs
   return fmt::format("cf_{}_{}_{:016x}", kind, types, hash);
 }
 
-std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body) {
+std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body,
+                          int min_blocks) {
+  const std::string bounds = min_blocks > 0 ? fmt::format("{}, {}", block, min_blocks) : std::to_string(block);
   const std::string text = fmt::format("\nstruct {}_params {{\n{}}};\n\nextern \"C\" __global__ void __launch_bounds__({}) "
                                        "{}(const {}_params p) {{\n{}}}\n",
-                                       name, params_decl, block, name, name, body);
+                                       name, params_decl, bounds, name, name, body);
   return kernel_preamble(text) + text;
 }
 

@@ -23,7 +23,9 @@ inline constexpr std::string_view kPreambleEnd = "// ---- end of the cufuse prea
 // The complete source of a generated kernel: its preamble, then `struct <name>_params` with
 // the fields `params_decl` and the __global__ function `name`, launch-bounded to `block`
 // threads, taking that struct by value, with the statements `body`.
-std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body);
+// `min_blocks` > 0: __launch_bounds__'s second argument, blocks an SM the registers must allow.
+std::string kernel_source(std::string_view name, std::string_view params_decl, int block, std::string_view body,
+                          int min_blocks = 0);
 
 // A generated kernel's name: "cf_<kind>_", its outputs' dtypes, "_", the hash of its text
 // in hex. A run of more than two outputs of one dtype is written "f32x300": eval() of

@@ -335,3 +335,18 @@ TEST_CASE("the join and pad kernels' values on the reference backend, on shapes 
       for (int k = 0; k < 12; ++k) want.push_back(part == 0 ? i * 12 + k : (100 + i * 12 + k) * 2);
   CHECK(f64(s) == want);
 }
+
+TEST_CASE("a kernel reading through index maps a vector at a time asks for 6 blocks an SM; one that defers its stores does not") {
+  // (codegen/elementwise_kernel.cpp: its bytes in flight are its threads'; CUFUSE_EW_VIEW_BLOCKS)
+  const auto x = cf::placeholder(cf::f32, {64, 4096}), y = cf::placeholder(cf::f32, {64, 4096});
+  const std::string cat = cf::plan_dump({cf::concatenate({x * 2, cf::exp(y)})}, true);
+  CHECK(cat.find("4 x 4 elements per thread") != std::string::npos);
+  CHECK(cat.find("__launch_bounds__(256, 6)") != std::string::npos);
+  // a pad's 8 elements a thread are all computed before their stores: the compiler's choice
+  const std::string pad = cf::plan_dump({cf::pad(x, 1, "reflect")}, true);
+  CHECK(pad.find("__launch_bounds__(256)") != std::string::npos);
+  CHECK(pad.find("__launch_bounds__(256, ") == std::string::npos);
+  // a plain elementwise kernel keeps the compiler's choice
+  const std::string plain = cf::plan_dump({x * 2 + y}, true);
+  CHECK(plain.find("__launch_bounds__(256, ") == std::string::npos);
+}

@@ -113,6 +113,12 @@ bool parse_unroll(std::string_view v, Settings& s) {
   return x.has_value();
 }
 
+bool parse_view_blocks(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 0, 8);
+  if (x) s.ew_view_blocks = static_cast<int>(*x);
+  return x.has_value();
+}
+
 bool parse_linalg_errors(std::string_view v, Settings& s) {
   if (v == "ignore") s.linalg_errors_ignore = true;
   else if (v == "raise") s.linalg_errors_ignore = false;
@@ -169,6 +175,10 @@ constexpr std::array kVariables = {
     EnvVar{"CUFUSE_TF32", "0 or 1", "0", "float32 matmuls may use TF32", parse_tf32},
     EnvVar{"CUFUSE_EW_UNROLL", "an integer 1..8", "2",
            "vectors (or elements) per thread in the unrolled contiguous elementwise form", parse_unroll},
+    EnvVar{"CUFUSE_EW_VIEW_BLOCKS", "an integer 0..8", "6",
+           "blocks an SM that an elementwise kernel reading through index maps a vector at a time asks "
+           "__launch_bounds__ for (0: the compiler's choice)",
+           parse_view_blocks},
     EnvVar{"CUFUSE_REFERENCE_COMPILE", "0 or 1", "1",
            "0: the reference backend skips compiling the kernels it plans", parse_reference_compile},
     EnvVar{"CUFUSE_REFERENCE_INTERPRET", "0 or 1", "0",
