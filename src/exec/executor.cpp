@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <unordered_set>
 #include <cstring>
 #include <mutex>
@@ -67,6 +68,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch, const std::vector<std::string>* notes,
                                              bool tiered, bool host_programs) {
+  const auto started = std::chrono::steady_clock::now();
   auto ex = std::make_shared<Executable>();
   ex->host_programs = host_programs;
   ex->plan = make_plan(roots, targets);
@@ -165,6 +167,9 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     ex->steps.push_back(std::move(st));
   }
   counters().plans_built++;
+  counters().build_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - started).count()),
+                                std::memory_order_relaxed);
   if (log_enabled(LogChannel::Plan) || dump_dir()) {
     ex->text = describe_executable(*ex, false, notes);
     log(LogChannel::Plan, "{}", ex->text);
