@@ -117,6 +117,7 @@ void worker() {
       // The steps' hints, stored before the compile counts as done (a process exiting waits
       // for it: the next one's first call then finds the kernel before its launch).
       std::vector<std::string> hints;
+      if (t.hinted.size() > 16384) t.hinted.clear();  // bounded as the plan cache is (the disk keeps them)
       for (const auto& s : t.waiting.at(key))
         if (!s->hint.empty() && t.hinted.insert(s->hint).second) hints.push_back(s->hint);
       lk.unlock();
