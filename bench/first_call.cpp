@@ -21,6 +21,7 @@
 #include "cufuse/eval.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
+#include "core/counters.hpp"
 #include "exec/tiered.hpp"
 #include "harness.hpp"
 
@@ -47,6 +48,10 @@ struct ChildFigure {
   double floor_here_ms = kNaN;  // the floor's kernel compiled right after, in the same process
   double interpreted = kNaN;    // launches of the bytecode interpreter in the call (CUFUSE_TIERED)
   double takeover_ms = kNaN;    // from the call's start until its compiled kernel was ready
+  // Where the call's time goes: until eval() returned (the host's part, the launch included),
+  // of that the executable's building (the counter build_ns), and a new block of the
+  // result's size taken from the device's pool afterwards (what the result's allocation cost).
+  double eval_ms = kNaN, build_ms = kNaN, alloc_ms = kNaN;
   bool check_ok = false;
   std::string check_detail, error;
 };
@@ -83,6 +88,9 @@ ChildFigure run_child(const Options& opt, const std::string& cache_dir, const st
   f.floor_here_ms = json_number(j, "floor_here_ms");
   f.interpreted = json_number(j, "interpreted");
   f.takeover_ms = json_number(j, "takeover_ms");
+  f.eval_ms = json_number(j, "eval_ms");
+  f.build_ms = json_number(j, "build_ms");
+  f.alloc_ms = json_number(j, "alloc_ms");
   f.check_ok = json_number(j, "check_ok") == 1;
   f.check_detail = checks.empty() ? "" : checks.front();
   return f;
@@ -101,6 +109,7 @@ size_t files_under(const std::string& dir) {
 void run_w12_of(Ctx& ctx, Record& r, const std::string& which) {
   const int trials = ctx.opt.quick ? 3 : 5;
   std::vector<double> cold, warm, cold_first, warm_first, cold_nvrtc, cold_rest, cold_floor_here, cold_takeover;
+  std::vector<double> cold_eval, cold_build, cold_alloc, warm_eval, warm_build;
   int cold_interpreted = 0;
   std::vector<std::string> problems;
   double cold_compiled = 0, warm_compiled = 0, warm_disk_hits = 0;
@@ -134,6 +143,9 @@ void run_w12_of(Ctx& ctx, Record& r, const std::string& which) {
     if (std::isfinite(a.floor_here_ms)) cold_floor_here.push_back(a.floor_here_ms);
     if (a.interpreted > 0) ++cold_interpreted;
     if (std::isfinite(a.takeover_ms)) cold_takeover.push_back(a.takeover_ms);
+    for (auto [v, into] : {std::pair{a.eval_ms, &cold_eval}, {a.build_ms, &cold_build}, {a.alloc_ms, &cold_alloc},
+                           {b.eval_ms, &warm_eval}, {b.build_ms, &warm_build}})
+      if (std::isfinite(v)) into->push_back(v);
     warm_first.push_back(b.first_ms);
     cold_compiled = std::max(cold_compiled, a.compiled);
     warm_compiled = std::max(warm_compiled, b.compiled);
@@ -183,6 +195,11 @@ void run_w12_of(Ctx& ctx, Record& r, const std::string& which) {
   r.notes += strf("; interpreted first call in %d of %zu empty-cache children", cold_interpreted, cold.size());
   if (!cold_takeover.empty())
     r.notes += strf(", the compiled kernel ready %.3g ms after the call started (median)", median(cold_takeover));
+  if (!cold_eval.empty() && !warm_eval.empty())
+    r.notes += strf("; eval() returned after %.3g ms empty / %.3g ms warm (building the executable %.3g / %.3g ms), "
+                    "a new block of the result's size from the pool %.3g ms (medians)",
+                    median(cold_eval), median(warm_eval), median(cold_build), median(warm_build),
+                    cold_alloc.empty() ? kNaN : median(cold_alloc));
   if (!ctx.floors.nvrtc_detail.empty()) r.notes += "; floor: " + ctx.floors.nvrtc_detail;
   if (warm_compiled > 0) r.notes += "; WARM RUN COMPILED (disk cache missed)";
   if (cache_files == 0 && !ctx.opt.reference) r.notes += "; NOTHING WRITTEN TO CUFUSE_CACHE_DIR";
@@ -223,12 +240,15 @@ int first_call_child_main(const Options& opt) {
     }
 
     cf::Stats s0 = cf::stats();
+    const uint64_t build0 = cf::detail::counters().build_ns.load();
     double t0 = now_ms();
     cf::Array z = softmax ? softmax_expr(a) : first_call_expr(x, y);
     z.eval();
+    const double te = now_ms();
     device_sync();
     double t1 = now_ms();
     cf::Stats s1 = cf::stats();
+    const double build_ms = static_cast<double>(cf::detail::counters().build_ns.load() - build0) / 1e6;
 
     // Tiered (issue 35): the call ran interpreted; its kernel compiles in the background. Wait for
     // it (the warm-cache child needs it on disk) and time when it was ready to take over.
@@ -245,6 +265,22 @@ int first_call_child_main(const Options& opt) {
       try {
         floor_here = nvrtc_floor_compile_once_ms();
       } catch (const std::exception&) {
+      }
+    }
+
+    // The result's allocation, again: a new block of its size (the pool has none free).
+    double alloc_ms = kNaN;
+    if (cf::current_backend() == cf::Backend::Cuda) {
+      cudaMemPool_t pool = nullptr;
+      void* p = nullptr;
+      const size_t bytes = static_cast<size_t>(z.size()) * sizeof(float);
+      if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
+        const double a0 = now_ms();
+        if (cudaMallocFromPoolAsync(&p, bytes, pool, nullptr) == cudaSuccess) {
+          alloc_ms = now_ms() - a0;
+          (void)cudaFreeAsync(p, nullptr);
+        }
+        device_sync();
       }
     }
 
@@ -265,13 +301,15 @@ int first_call_child_main(const Options& opt) {
                       : check_sample(hz, [&](size_t i) { return first_call_host(hx[i], hy[i]); }, 1e-4, 1e-3);
     std::printf("@@first-call {\"time_ms\":%.6f,\"first_ms\":%.6f,\"kernels_compiled\":%llu,\"disk_cache_hits\":%llu,"
                 "\"memory_cache_hits\":%llu,\"kernels_launched\":%llu,\"check_ok\":%d,\"compile_ms\":%.6f,"
-                "\"floor_here_ms\":%.6f,\"interpreted\":%llu,\"takeover_ms\":%.6f}\n",
+                "\"floor_here_ms\":%.6f,\"interpreted\":%llu,\"takeover_ms\":%.6f,\"eval_ms\":%.6f,"
+                "\"build_ms\":%.6f,\"alloc_ms\":%.6f}\n",
                 t1 - t0, first_ms, (unsigned long long)(s1.kernels_compiled - s0.kernels_compiled),
                 (unsigned long long)(s1.disk_cache_hits - s0.disk_cache_hits),
                 (unsigned long long)(s1.memory_cache_hits - s0.memory_cache_hits),
                 (unsigned long long)(s1.kernels_launched - s0.kernels_launched), c.ok ? 1 : 0,
                 s1.compile_ms - s0.compile_ms, floor_here,
-                (unsigned long long)(s1.interpreted_launches - s0.interpreted_launches), takeover);
+                (unsigned long long)(s1.interpreted_launches - s0.interpreted_launches), takeover, te - t0,
+                build_ms, alloc_ms);
     std::printf("@@first-call-check %s\n", c.detail.c_str());
     std::fflush(stdout);
     return 0;

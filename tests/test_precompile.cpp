@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
 #include "cufuse/cufuse.hpp"
 #include "exec/precompile.hpp"
+#include "exec/tiered.hpp"
+#include "plan/signature.hpp"
 #include "test_sandbox.hpp"
 
 namespace cf = cufuse;
@@ -50,7 +53,13 @@ TEST_CASE("precompile: a lazy function's kernels go to the disk cache without ru
   CHECK(cf::stats().kernels_compiled == 1);
   CHECK(cf::stats().evaluations == 0);
   CHECK(cf::stats().kernels_launched == 0);
-  CHECK(files_in(sandbox.dir.path) == before + 1);
+  CHECK(files_in(sandbox.dir.path) == before + 2);  // the kernel and its hint (exec/tiered.hpp)
+  {  // the hint is the one an evaluation of softmax(x) looks for before its first launch
+    cf::Array y = softmax(x);
+    cf::detail::GraphScan scan;
+    cf::detail::scan_graph({y.node()}, {}, scan);
+    CHECK(cf::detail::disk_cache_has_hint(cf::detail::tier_hint_key(scan, 0, cf::detail::default_arch())));
+  }
 
   // Again: in memory now.
   const cf::PrecompileStats again = cf::precompile(softmax, cf::signature(cf::ArgType{cf::f32, {64, 1000}}));

@@ -1,10 +1,12 @@
 // tests/test_tiered.cpp: tiered first calls without a device (issue 35): which steps start on
 // the bytecode interpreter, the background compile (one per key), CUFUSE_TIERED's three
-// modes, and the plan dump's tier lines. The launches themselves are tests/gpu/test_tiered_gpu.cpp's.
+// modes, the plan dump's tier lines, and deferred sources (hint keys, hints on disk, the source
+// made after the launch). The launches themselves are tests/gpu/test_tiered_gpu.cpp's.
 #include <doctest/doctest.h>
 
 #include <cufuse/cufuse.hpp>
 
+#include "compile/disk_cache.hpp"
 #include "exec/executable.hpp"
 #include "exec/tiered.hpp"
 #include "plan/signature.hpp"
@@ -165,4 +167,160 @@ TEST_CASE("the plan text names the interpreter's program") {
   auto ex = build_tiered({cf::sqrt(x) * x});
   const std::string text = describe_executable(*ex, false);
   CHECK(text.find("tier: interpreter (bytecode interpreter: ") != std::string::npos);
+}
+
+// ---- deferred source (exec/tiered.hpp): hint keys, hints on disk, the source made later
+
+namespace {
+
+// The hint key of step `step` of the plan of these roots for `arch`.
+std::string hint_of(const std::vector<cf::Array>& outs, size_t step = 0, int arch = 90) {
+  std::vector<NodePtr> roots;
+  for (const auto& a : outs) roots.push_back(a.node());
+  GraphScan scan;
+  scan_graph(roots, {}, scan);
+  return tier_hint_key(scan, step, arch);
+}
+
+// The source of the one kernel step of these roots' plan (nothing compiled).
+std::string source_of(const std::vector<cf::Array>& outs) {
+  std::vector<NodePtr> roots;
+  for (const auto& a : outs) roots.push_back(a.node());
+  GraphScan scan;
+  scan_graph(roots, {}, scan);
+  auto ex = build_executable(roots, {}, scan, /*compile=*/false, 90);
+  REQUIRE(ex->steps.size() == 1);
+  return ex->steps[0].spec.source;
+}
+
+cf::Array host_input(const cf::Shape& shape, cf::DType t) {
+  cf::Array x = cf::ones(shape, t);
+  x.eval();
+  return x;
+}
+
+cf::Array row_softmax(const cf::Array& a) {
+  cf::Array e = cf::exp(a - cf::max(a, 1, true));
+  return e / cf::sum(e, 1, true);
+}
+
+}  // namespace
+
+TEST_CASE("tier hint keys: equal for plans of one structure, distinct where the kernels differ") {
+  Sandbox sb;
+  cf::BackendScope ref(cf::Backend::Reference);
+  const cf::Array x = host_input({1000}, cf::f32), x2 = host_input({1000}, cf::f32);
+  const cf::Array m = host_input({64, 100}, cf::f32);
+  // Equal: another graph of the same structure (other arrays, another scalar value: a
+  // parameter of the same kernel).
+  auto f = [](const cf::Array& a, float s) { return cf::tanh(a * 2.0f + s) * cf::exp(a); };
+  CHECK(hint_of({f(x, 0.5f)}) == hint_of({f(x2, 0.25f)}));
+  CHECK(source_of({f(x, 0.5f)}) == source_of({f(x2, 0.25f)}));
+  CHECK(hint_of({row_softmax(m)}) == hint_of({row_softmax(host_input({64, 100}, cf::f32))}));
+  // Distinct: every pair below (some make the same kernel text, the size being a parameter:
+  // their hints differ all the same), another step, another arch.
+  const std::vector<std::pair<std::string, std::vector<cf::Array>>> graphs = {
+      {"f32", {f(x, 0.5f)}},
+      {"f64 input", {f(host_input({1000}, cf::f64), 0.5f)}},
+      {"another size", {f(host_input({1001}, cf::f32), 0.5f)}},
+      {"another op", {cf::sin(x * 2.0f + 0.5f) * cf::exp(x)}},
+      {"a strided view", {f(host_input({2000}, cf::f32)[{cf::slice(0, 2000, 2)}], 0.5f)}},
+      {"two outputs", {f(x, 0.5f), x * 3.0f}},
+      {"softmax rows", {row_softmax(m)}},
+      {"softmax of another shape", {row_softmax(host_input({64, 101}, cf::f32))}},
+      {"a sum of rows", {cf::sum(m, 1)}},
+  };
+  for (size_t i = 0; i < graphs.size(); ++i)
+    for (size_t j = i + 1; j < graphs.size(); ++j)
+      CHECK_MESSAGE(hint_of(graphs[i].second) != hint_of(graphs[j].second), graphs[i].first << " / " << graphs[j].first);
+  int differ = 0;  // pairs whose kernels differ (which their hints must tell apart, as checked above)
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    if (graphs[i].first == "two outputs") continue;  // (two kernels or one: not source_of's case)
+    for (size_t j = i + 1; j < graphs.size(); ++j)
+      if (graphs[j].first != "two outputs") differ += source_of(graphs[i].second) != source_of(graphs[j].second);
+  }
+  CHECK(differ >= 20);
+  CHECK(hint_of({f(x, 0.5f)}, 0, 90) != hint_of({f(x, 0.5f)}, 0, 80));
+  CHECK(hint_of({f(x, 0.5f)}, 0) != hint_of({f(x, 0.5f)}, 1));
+  // A setting code generation reads.
+  const std::string unrolled = hint_of({f(x, 0.5f)});
+  ScopedEnv unroll("CUFUSE_EW_UNROLL", "4");
+  CHECK(hint_of({f(x, 0.5f)}) != unrolled);
+}
+
+TEST_CASE("hints on disk: found by their key, never taken for a kernel") {
+  Sandbox sb;
+  CHECK(!disk_cache_has_hint("tier hint test a"));
+  CHECK(disk_cache_store_hint("tier hint test a"));
+  CHECK(disk_cache_has_hint("tier hint test a"));
+  CHECK(!disk_cache_has_hint("tier hint test b"));
+  CHECK(!disk_cache_load("tier hint test a"));  // the hint is no kernel entry of the same key
+  CHECK(!tier_hinted("tier hint test b"));
+  CHECK(tier_hinted("tier hint test a"));
+  ScopedEnv off("CUFUSE_CACHE", "0");
+  Sandbox::reset();
+  CHECK(!disk_cache_has_hint("tier hint test a"));
+  CHECK(!disk_cache_store_hint("tier hint test c"));
+}
+
+TEST_CASE("deferred source: made from the plan's graph after the launch, as it is made at once; the kernel's hint is stored") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  cf::BackendScope ref(cf::Backend::Reference);
+  wait_for_background_compiles();
+  // Two kernel groups, the second reading the buffer the first (a scan) writes, then a row
+  // program: each deferred step's binding of earlier groups' buffers is the one made at once.
+  const cf::Array x = host_input({32, 48}, cf::f32);
+  const cf::Array c = cf::cumsum(x * 0.375f, 1);
+  const std::vector<cf::Array> outs = {c, row_softmax(c * 1.5f + x)};
+  std::vector<NodePtr> roots;
+  for (const auto& a : outs) roots.push_back(a.node());
+  GraphScan scan;
+  scan_graph(roots, {}, scan);
+  auto at_once = build_executable(roots, {}, scan, /*compile=*/false, 90);
+  auto ex = build_executable(roots, {}, scan, /*compile=*/false, 90, nullptr, false, /*host_programs=*/true);
+  REQUIRE(ex->steps.size() == at_once->steps.size());
+  REQUIRE(ex->steps.size() >= 2);
+  cf::reset_stats();
+  std::vector<std::string> hints;
+  int deferred = 0;
+  for (size_t si = 0; si < ex->steps.size(); ++si) {
+    Step& st = ex->steps[si];
+    if (st.call || ex->host_interp[si].name.empty()) continue;  // (the scan: no program)
+    BytecodeProgram prog;
+    prog.spec = ex->host_interp[si];
+    st.spec = KernelSpec{};
+    hints.push_back(tier_hint_key(scan, si, 90) + " (test)");
+    CHECK(!tier_hinted(hints.back()));
+    defer_tier(st, std::move(prog), 90, hints.back());
+    CHECK(st.spec.numel > 0);
+    CHECK(st.spec.source.empty());
+    CHECK(describe_tier(st).find("after the first launch") != std::string::npos);
+    ++deferred;
+  }
+  REQUIRE(deferred >= 1);
+  CHECK(has_deferred_steps(*ex));
+  make_deferred_sources(*ex, scan, {});
+  CHECK(!has_deferred_steps(*ex));
+  for (size_t si = 0; si < ex->steps.size(); ++si) {
+    const KernelSpec& a = ex->steps[si].spec;
+    const KernelSpec& b = at_once->steps[si].spec;
+    CHECK(a.source == b.source);
+    CHECK(a.name == b.name);
+    CHECK(a.params == b.params);
+    CHECK(a.patches.size() == b.patches.size());
+    CHECK(a.workspace_bytes == b.workspace_bytes);
+  }
+  wait_for_background_compiles();
+  CHECK(cf::stats().background_compiles == static_cast<uint64_t>(deferred));
+  for (size_t si = 0; si < ex->steps.size(); ++si)
+    if (const Step& st = ex->steps[si]; st.tier) {
+      REQUIRE(st.tier->compiled());
+      CHECK(st.tier->compiled()->name == st.spec.name);
+      CHECK(current_kernel(st) == st.tier->compiled().get());
+    }
+  for (const auto& h : hints) {
+    CHECK(tier_hinted(h));
+    CHECK(disk_cache_has_hint(h));
+  }
 }

@@ -93,7 +93,10 @@ std::string addr(const std::string& name, const std::string& S, const char* fiel
          "] : 0); const CfiOperand& " + name + "_o = p.opnd[" + f + "]; const long long " + name + "_s = p.ndim == 1 ? " +
          name + "_o.st[0] : 0; const bool " + name + "_f = p.ndim <= 1; ";
 }
-std::string at(const std::string& name) { return name + "[CFI_AT(" + name + ", CFI_E(k))]"; }
+// Element `k` of operand `name` (addr()): `k` is the loop's variable or a literal 0..3.
+std::string at(const std::string& name, const std::string& k = "k") {
+  return name + "[CFI_AT(" + name + ", CFI_E(" + k + "))]";
+}
 
 // The tile's elements of operand `m` (addr()), loaded together into name0..name3 before a loop
 // that uses them one at a time (`pick`), so the loads wait on memory once, not in turn.
@@ -101,7 +104,7 @@ std::string prefetch(const std::string& name, const std::string& T, const std::s
   std::string s;
   for (int k = 0; k < 4; ++k) {
     const std::string K = std::to_string(k);
-    s += "const " + T + " " + name + K + " = CFI_IN(" + K + ") ? " + m + "[CFI_AT(" + m + ", CFI_E(" + K + "))] : (" + T + ")0; ";
+    s += "const " + T + " " + name + K + " = CFI_IN(" + K + ") ? " + at(m, K) + " : (" + T + ")0; ";
   }
   return s;
 }

@@ -396,4 +396,16 @@ bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, co
   }
 }
 
+// ------------------------------------------------------------------ hints
+
+namespace {
+std::string hint_entry_key(const std::string& key) { return "hint\n" + key; }
+}  // namespace
+
+bool disk_cache_has_hint(const std::string& key) { return disk_cache_load(hint_entry_key(key)).has_value(); }
+
+bool disk_cache_store_hint(const std::string& key) {
+  return disk_cache_store(hint_entry_key(key), std::vector<char>{'h'}, std::string());
+}
+
 }  // namespace cufuse::detail

@@ -58,6 +58,14 @@ std::optional<DiskCacheEntry> disk_cache_load(const std::string& key);
 // Does nothing and returns false when the cache is off.
 bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, const std::string& log);
 
+// Hints (exec/tiered.hpp): an entry saying that the kernel of a structural key (no source:
+// the plan's graph signature and step) was stored, so a new process generates that kernel's
+// source before its first launch only where the disk may hold it. Named, written and checked
+// as a kernel's entry (its key prefixed "hint\n"), with a one-byte CUBIN. A hint is never
+// trusted for the kernel itself: that is looked up by its full source as always.
+bool disk_cache_has_hint(const std::string& key);
+bool disk_cache_store_hint(const std::string& key);
+
 // Tests: a hook called before the temp file's bytes are written (Write, with its fd) and
 // before the rename (Rename, fd -1). It returns an errno to fake there (ENOSPC: a full disk),
 // or 0 to go on; a test process may also end itself there (kill -9 at the write or rename).

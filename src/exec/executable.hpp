@@ -69,11 +69,19 @@ struct Executable {
 // while NVRTC compiles it in the background (exec/tiered.hpp): lazy evaluation and fuse()
 // entries on the device (fuse/replay.cpp swaps the compiled kernel into the entry).
 // `host_programs`: each group's bytecode program as well (Executable::host_interp).
+// `defer_source` (lazy evaluation, with `tiered`): a step whose kernel no hint says was stored
+// gets no source yet (exec/tiered.hpp, "Deferred source"): its first run launches the
+// interpreter, then calls make_deferred_sources while the plan still holds its graph.
 std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
                                              const std::vector<const Target*>& targets, const GraphScan& scan,
                                              bool compile, int arch,
                                              const std::vector<std::string>* notes = nullptr, bool tiered = false,
-                                             bool host_programs = false);
+                                             bool host_programs = false, bool defer_source = false);
+// Steps whose source is still to be made (build_executable's defer_source).
+bool has_deferred_steps(const Executable& ex);
+// Their sources and parameters now, from the plan's graph (`scan` and `targets` of the
+// evaluation that built it), each compile queued; a step whose source fails stays interpreted.
+void make_deferred_sources(Executable& ex, const GraphScan& scan, const std::vector<const Target*>& targets) noexcept;
 std::string describe_executable(const Executable& ex, bool with_source,
                                 const std::vector<std::string>* notes = nullptr);
 

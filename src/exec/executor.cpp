@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <unordered_set>
 #include <cstring>
 #include <mutex>
@@ -64,46 +65,37 @@ void set_config(const Config& c) {
 namespace detail {
 
 // ------------------------------------------------------------------ building
-std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
-                                             const std::vector<const Target*>& targets, const GraphScan& scan,
-                                             bool compile, int arch, const std::vector<std::string>* notes,
-                                             bool tiered, bool host_programs) {
-  auto ex = std::make_shared<Executable>();
-  ex->host_programs = host_programs;
-  ex->plan = make_plan(roots, targets);
-  ex->hazard = find_write_hazard(ex->plan);
-  const Plan& plan = ex->plan;
-  for (size_t b = 0; b < plan.buffers.size(); ++b) {
-    const bool is_root = b < roots.size();
-    ex->buffers.push_back(BufferSpec{plan.buffers[b]->dtype, plan.buffers[b]->numel(), is_root ? static_cast<int>(b) : -1,
-                                     is_root && b < targets.size() && targets[b] != nullptr});
+namespace {
+// A kernel group's code generation, for build_executable and for a step whose source is made
+// after its first launch (exec/tiered.hpp, "Deferred source"): the group's outputs' layouts (a
+// target's view, else contiguous) and the binding of its leaves and of the buffers written by
+// the groups before it. Groups are visited in order (advance_to).
+class GroupEmitter {
+ public:
+  GroupEmitter(const Plan& plan, const GraphScan& scan, const std::vector<const Target*>& targets)
+      : plan_(plan), scan_(scan), targets_(targets),
+        bind_{[this](const Node* n) { return scan_.leaf_index(n); }, [](const Node* n) { return is_aligned16(n); },
+              [this](const Node* n) {
+                if (n->k() == NodeKind::Generator) return -1;  // cheaper generated than read (planner.cpp)
+                for (const Node* w : written_)
+                  if (w == n) return plan_.buffer_of(n);
+                return -1;
+              }} {}
+  GroupEmitter(const GroupEmitter&) = delete;
+  GroupEmitter& operator=(const GroupEmitter&) = delete;
+
+  // The outputs of groups [0, gi) count as written; gi never decreases.
+  void advance_to(size_t gi) {
+    for (; next_ < gi; ++next_)
+      for (const auto& o : plan_.groups[next_].outputs) written_.push_back(o.get());
   }
-  // Buffers written by groups that already ran, as the binding for later groups.
-  std::vector<const Node*> written;
-  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); },
-                   [](const Node* n) { return is_aligned16(n); },
-                   [&](const Node* n) {
-                     if (n->k() == NodeKind::Generator) return -1;  // cheaper generated than read (planner.cpp)
-                     for (const Node* w : written)
-                       if (w == n) return plan.buffer_of(n);
-                     return -1;
-                   }};
-  auto dest = [&](int buffer, const NodePtr& node, bool& aligned) {
-    const Target* t = buffer < static_cast<int>(targets.size()) ? targets[buffer] : nullptr;
-    aligned = true;
-    if (t) {
-      auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) + static_cast<uintptr_t>(t->layout.offset * itemsize(node->dtype));
-      aligned = p % 16 == 0;
-      return t->layout;
-    }
-    return contiguous_layout(node->shape());
-  };
-  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
-    const Group& g = plan.groups[gi];
-    Step st;
-    st.group = static_cast<int>(gi);
-    BytecodeProgram prog;  // the interpreter's program of the group, for a tiered step
-    prog.refusal = g.kind == GroupKind::Reduction ? "a reduction" : "a scan";
+  bool was_written(const Node* n) const { return std::find(written_.begin(), written_.end(), n) != written_.end(); }
+
+  // Group gi's kernel (into `spec`, if given) and its bytecode program (into `prog`, if given;
+  // a scan's keeps the refusal it has).
+  void emit(size_t gi, KernelSpec* spec, BytecodeProgram* prog) {
+    advance_to(gi);
+    const Group& g = plan_.groups[gi];
     switch (g.kind) {
       case GroupKind::Elementwise: {
         std::vector<EwOutput> outs;
@@ -112,8 +104,8 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           Layout l = dest(g.output_buffer[k], g.outputs[k], aligned);
           outs.push_back(EwOutput{g.outputs[k], l, g.output_buffer[k], aligned});
         }
-        st.spec = emit_elementwise_kernel(g.iter_shape, outs, bind);
-        if ((tiered && compile) || host_programs) prog = compile_elementwise_bytecode(g.iter_shape, outs, bind);
+        if (spec) *spec = emit_elementwise_kernel(g.iter_shape, outs, bind_);
+        if (prog) *prog = compile_elementwise_bytecode(g.iter_shape, outs, bind_);
         break;
       }
       case GroupKind::Reduction: {
@@ -128,50 +120,141 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
           Layout l = dest(g.output_buffer[k], g.outputs[k], aligned);
           rs.outputs.push_back(RedOutput{g.outputs[k], g.out_kinds[k], l, g.output_buffer[k], aligned});
         }
-        st.spec = emit_reduction_kernel(rs, bind);
-        if ((tiered && compile) || host_programs) prog = compile_reduction_bytecode(rs, bind);
+        if (spec) *spec = emit_reduction_kernel(rs, bind_);
+        if (prog) *prog = compile_reduction_bytecode(rs, bind_);
         break;
       }
       case GroupKind::Scan: {
         bool aligned;
         Layout l = dest(g.output_buffer[0], g.outputs[0], aligned);
-        st.spec = emit_scan_kernel(g.outputs[0], l, g.output_buffer[0], aligned, bind);
+        if (spec) *spec = emit_scan_kernel(g.outputs[0], l, g.output_buffer[0], aligned, bind_);
         break;
       }
-      case GroupKind::Library: {
-        st.call = g.call;
-        for (const auto& x : g.lib_inputs) {
-          LibInput in;
-          bool was_written = false;
-          for (const Node* w : written) was_written |= w == x.get();
-          if (was_written) in.buffer = plan.buffer_of(x.get());
-          else in.leaf = scan.leaf_index(x.get());
-          in.dtype = x->dtype;
-          in.shape = x->shape();
-          if (in.buffer < 0 && in.leaf < 0) throw InternalError("library input is neither memory nor a leaf");
-          st.lib_in.push_back(in);
+      case GroupKind::Library:
+        throw InternalError("GroupEmitter: a library group has no kernel");
+    }
+  }
+
+ private:
+  Layout dest(int buffer, const NodePtr& node, bool& aligned) const {
+    const Target* t = buffer < static_cast<int>(targets_.size()) ? targets_[buffer] : nullptr;
+    aligned = true;
+    if (t) {
+      auto p = reinterpret_cast<uintptr_t>(t->storage->ptr) + static_cast<uintptr_t>(t->layout.offset * itemsize(node->dtype));
+      aligned = p % 16 == 0;
+      return t->layout;
+    }
+    return contiguous_layout(node->shape());
+  }
+
+  const Plan& plan_;
+  const GraphScan& scan_;
+  const std::vector<const Target*>& targets_;
+  std::vector<const Node*> written_;  // outputs of the groups before next_
+  size_t next_ = 0;
+  LeafBinding bind_;
+};
+}  // namespace
+
+std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
+                                             const std::vector<const Target*>& targets, const GraphScan& scan,
+                                             bool compile, int arch, const std::vector<std::string>* notes,
+                                             bool tiered, bool host_programs, bool defer_source) {
+  const auto started = std::chrono::steady_clock::now();
+  auto ex = std::make_shared<Executable>();
+  ex->host_programs = host_programs;
+  ex->plan = make_plan(roots, targets);
+  ex->hazard = find_write_hazard(ex->plan);
+  const Plan& plan = ex->plan;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const bool is_root = b < roots.size();
+    ex->buffers.push_back(BufferSpec{plan.buffers[b]->dtype, plan.buffers[b]->numel(), is_root ? static_cast<int>(b) : -1,
+                                     is_root && b < targets.size() && targets[b] != nullptr});
+  }
+  // Deferred source (exec/tiered.hpp): not where the plan is logged or dumped with its kernels.
+  // Nor in a plan that runs through temporaries (plan/hazards.hpp): it never runs itself.
+  const bool may_defer = defer_source && compile && tiered && settings().tiered == TieredMode::On &&
+                         !ex->hazard.unsafe && !log_enabled(LogChannel::Plan) && !dump_dir();
+  GroupEmitter emitter(plan, scan, targets);
+  for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
+    const Group& g = plan.groups[gi];
+    Step st;
+    st.group = static_cast<int>(gi);
+    BytecodeProgram prog;  // the interpreter's program of the group, for a tiered step
+    prog.refusal = g.kind == GroupKind::Reduction ? "a reduction" : "a scan";
+    std::string hint;      // the step's hint key, for a tiered step (tier_hint_key)
+    bool deferred = false;
+    if (g.kind == GroupKind::Library) {
+      emitter.advance_to(gi);
+      st.call = g.call;
+      for (const auto& x : g.lib_inputs) {
+        LibInput in;
+        if (emitter.was_written(x.get())) in.buffer = plan.buffer_of(x.get());
+        else in.leaf = scan.leaf_index(x.get());
+        in.dtype = x->dtype;
+        in.shape = x->shape();
+        if (in.buffer < 0 && in.leaf < 0) throw InternalError("library input is neither memory nor a leaf");
+        st.lib_in.push_back(in);
+      }
+      st.lib_out.assign(static_cast<size_t>(g.call->num_outputs()), -1);
+      for (size_t k = 0; k < g.outputs.size(); ++k) st.lib_out[g.lib_output_index[k]] = g.output_buffer[k];
+      st.spec.name = "library";
+      st.spec.summary = g.call->describe();
+      st.spec.numel = 1;
+    } else {
+      const bool wants_prog = g.kind != GroupKind::Scan && ((tiered && compile) || host_programs);
+      if (may_defer && wants_prog) {
+        emitter.emit(gi, nullptr, &prog);
+        if (prog.refusal.empty() && prog.spec.numel > 0 && interpreter_kernel(current_device(), prog.spec.name)) {
+          hint = tier_hint_key(scan, gi, arch);
+          deferred = !tier_hinted(hint);
         }
-        st.lib_out.assign(static_cast<size_t>(g.call->num_outputs()), -1);
-        for (size_t k = 0; k < g.outputs.size(); ++k) st.lib_out[g.lib_output_index[k]] = g.output_buffer[k];
-        st.spec.name = "library";
-        st.spec.summary = g.call->describe();
-        st.spec.numel = 1;
-        break;
+        if (!deferred) emitter.emit(gi, &st.spec, nullptr);
+      } else {
+        emitter.emit(gi, &st.spec, wants_prog ? &prog : nullptr);
       }
     }
-    for (const auto& o : g.outputs) written.push_back(o.get());
     if (host_programs) ex->host_interp.push_back(prog.refusal.empty() ? prog.spec : KernelSpec{});
-    if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch);
+    if (deferred) defer_tier(st, std::move(prog), arch, std::move(hint));
+    else if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch, std::move(hint));
     else if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }
   counters().plans_built++;
+  counters().build_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - started).count()),
+                                std::memory_order_relaxed);
   if (log_enabled(LogChannel::Plan) || dump_dir()) {
     ex->text = describe_executable(*ex, false, notes);
     log(LogChannel::Plan, "{}", ex->text);
     if (dump_dir()) dump_file(fmt::format("plan_{:016x}.txt", KeyHash{}(scan.key)), describe_executable(*ex, true, notes));
   }
   return ex;
+}
+
+bool has_deferred_steps(const Executable& ex) {
+  return std::any_of(ex.steps.begin(), ex.steps.end(), [](const Step& st) { return st.tier && st.tier->deferred; });
+}
+
+void make_deferred_sources(Executable& ex, const GraphScan& scan, const std::vector<const Target*>& targets) noexcept {
+  GroupEmitter emitter(ex.plan, scan, targets);
+  for (size_t si = 0; si < ex.steps.size(); ++si) {
+    Step& st = ex.steps[si];
+    if (!st.tier || !st.tier->deferred) continue;
+    try {
+      KernelSpec spec;
+      emitter.emit(static_cast<size_t>(st.group), &spec, nullptr);
+      st.spec = std::move(spec);
+      start_deferred(st);
+    } catch (const std::exception& e) {  // the step stays on the interpreter, as after a failed compile
+      st.tier->deferred = false;
+      try {
+        st.tier->publish(nullptr, fmt::format("its kernel's source could not be generated: {}", e.what()));
+        log(LogChannel::Compile, "the source of a tiered step failed ({}); it stays interpreted", e.what());
+      } catch (...) {
+      }
+    }
+  }
 }
 
 std::string describe_executable(const Executable& ex, bool with_source, const std::vector<std::string>* notes) {
@@ -359,8 +442,11 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
   if (ex) {
     counters().plan_cache_hits++;
   } else {
-    ex = build_executable(roots, targets, scan, true, default_arch(), notes, /*tiered=*/true);
-    ex->plan.forget_graph();  // the cache serves later graphs: it must not hold this one's memory
+    ex = build_executable(roots, targets, scan, true, default_arch(), notes, /*tiered=*/true, false,
+                          /*defer_source=*/true);
+    // The cache serves later graphs: it must not hold this one's memory (a plan with deferred
+    // sources holds it through its first run: run_on_device).
+    if (!has_deferred_steps(*ex)) ex->plan.forget_graph();
     std::lock_guard<std::mutex> lk(plan_cache_mutex());
     if (plan_cache().size() > 4096) plan_cache().clear();
     plan_cache().emplace(scan.key, ex);
@@ -473,9 +559,10 @@ static void run_on_host(const Executable& ex, const GraphScan& scan, const std::
 namespace {
 class LazySite final : public RunSite {
  public:
-  LazySite(const Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
+  LazySite(Executable& ex, const GraphScan& scan, const std::vector<NodePtr>& roots,
            const std::vector<const Target*>& targets, int device)
-      : ex_(ex), scan_(scan), src_(scan), roots_(roots), targets_(targets), device_(device) {
+      : ex_(ex), scan_(scan), src_(scan), roots_(roots), targets_(targets), device_(device),
+        deferred_(has_deferred_steps(ex) ? &ex : nullptr) {
     // Each step's tier for this whole run (exec/tiered.hpp): its compiled kernel if there is
     // one now, else the interpreter (where the device has an image for it).
     for (const Step& st : ex.steps) {
@@ -510,7 +597,20 @@ class LazySite final : public RunSite {
     for (const Target* t : targets_)
       if (t) note_stream_use(*t->storage, stream, device);
   }
-  void realize(std::shared_ptr<Storage>* storage) override { realize_results(ex_, roots_, targets_, storage); }
+  void realize(std::shared_ptr<Storage>* storage) override {
+    finish_deferred();  // before the results turn the graph's nodes into leaves
+    realize_results(ex_, roots_, targets_, storage);
+  }
+  // A new plan's deferred steps (exec/tiered.hpp): their sources, made after the launches
+  // (the interpreter runs meanwhile) from the graph the plan still holds, which it then drops.
+  // Also where the run failed before its results: the plan stays cached.
+  void finish_deferred() noexcept {
+    if (!deferred_) return;
+    Executable& ex = *deferred_;
+    deferred_ = nullptr;
+    make_deferred_sources(ex, scan_, targets_);
+    ex.plan.forget_graph();
+  }
 
  private:
   const Executable& ex_;
@@ -522,6 +622,7 @@ class LazySite final : public RunSite {
   // per step; null: a library call, or interpreted (inline: this is built on every lazy run)
   SmallVec<const CompiledKernel*, 8> kernels_;
   bool interpreted_ = false;
+  Executable* deferred_;  // the plan, while it has steps whose source is still to be made
 };
 }  // namespace
 
@@ -542,7 +643,12 @@ static void run_on_device(Executable& ex, const GraphScan& scan, const std::vect
     return nodes;
   });
   std::vector<std::shared_ptr<Storage>> stor(ex.buffers.size());
-  run_executable(ex, site, chain.get(), stream, dev, stor.data());
+  try {
+    run_executable(ex, site, chain.get(), stream, dev, stor.data());
+  } catch (...) {
+    site.finish_deferred();
+    throw;
+  }
 }
 
 // One evaluation: scan, look up, then run on the host or the device (allocate, bind,

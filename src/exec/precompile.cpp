@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "compile/compiler.hpp"
+#include "compile/disk_cache.hpp"
 #include "cufuse/creation.hpp"
 #include "graph/realize.hpp"
+#include "exec/tiered.hpp"
 #include "plan/cse.hpp"
 #include "plan/signature.hpp"
 #include "runtime/device.hpp"
@@ -68,6 +70,10 @@ PrecompileStats precompile_lazy(const void* fn, TraceThunk thunk, const FuseArg*
   const int arch = default_arch();
   auto ex = build_executable(roots, {}, scan, false, arch);
   precompile_steps(*ex, arch, stats);
+  // Each kernel's hint (exec/tiered.hpp): a process evaluating the function on arrays like
+  // these finds its kernels before the first launch, as it would without the hint's check.
+  for (size_t si = 0; si < ex->steps.size(); ++si)
+    if (ex->steps[si].kernel) (void)disk_cache_store_hint(tier_hint_key(scan, si, arch));
   log(LogChannel::Compile, "precompiled a lazy function for sm_{}: {} kernel(s), {} compiled, {} cached", arch,
       stats.kernels, stats.compiled, stats.cached);
   return stats;

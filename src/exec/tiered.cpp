@@ -14,10 +14,12 @@
 #include <deque>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "compile/disk_cache.hpp"
 #include "compile/interp_images.hpp"
 #include "compile/nvrtc.hpp"
 #include "exec/startup.hpp"
@@ -43,6 +45,9 @@ struct TierState {
   // Per key queued or compiling: the steps waiting for it (the first one's source is compiled).
   std::unordered_map<std::string, std::vector<std::shared_ptr<TieredStep>>> waiting;
   int workers = 0, busy = 0;
+  // Hint keys (tier_hint_key) whose kernels this process has compiled or found: a new plan
+  // of the same structure generates its source first (with the disk cache off too).
+  std::unordered_set<std::string> hinted;
   // Set at process exit (stop_at_exit): queued compiles are dropped, the running ones finish,
   // and the workers park (they never return), so none is inside NVRTC, a module load or its
   // thread-exit destructors while the process tears down (demo_fusion and seed002 crashed at
@@ -108,6 +113,17 @@ void worker() {
     counters().background_compiles.fetch_add(1, std::memory_order_relaxed);
     lk.lock();
     after_first_compile(t);
+    if (k) {
+      // The steps' hints, stored before the compile counts as done (a process exiting waits
+      // for it: the next one's first call then finds the kernel before its launch).
+      std::vector<std::string> hints;
+      if (t.hinted.size() > 16384) t.hinted.clear();  // bounded as the plan cache is (the disk keeps them)
+      for (const auto& s : t.waiting.at(key))
+        if (!s->hint.empty() && t.hinted.insert(s->hint).second) hints.push_back(s->hint);
+      lk.unlock();
+      for (const auto& h : hints) (void)disk_cache_store_hint(h);
+      lk.lock();
+    }
     std::vector<std::shared_ptr<TieredStep>> steps = std::move(t.waiting.at(key));
     t.waiting.erase(key);
     --t.busy;
@@ -181,7 +197,48 @@ void TieredStep::publish(CompiledKernelPtr k, std::string failure) {
   ready_.store(true, std::memory_order_release);
 }
 
-void choose_tier(Step& st, BytecodeProgram prog, int arch) {
+std::string tier_hint_key(const GraphScan& scan, size_t step, int arch) {
+  const Settings& s = settings();
+  // What code generation reads besides the graph: the settings below (CSE is in the signature
+  // already: it runs before the scan). Not the device's SM count (a reduction's split), so that
+  // a cache precompiled without a device (cufuse-dump-kernels --precompile) gives hints too:
+  // where the count changes a kernel, its hint finds no kernel, and the step is interpreted.
+  std::string k = fmt::format("tier hint 1\narch {}\new_unroll {}\nsplit_blocks {}\nmax_kernel_ops {}\nstep {}\n"
+                              "signature {}\n",
+                              arch, s.ew_unroll, s.split_blocks, s.max_kernel_ops, step, scan.key.size());
+  k.append(reinterpret_cast<const char*>(scan.key.data()), scan.key.size() * sizeof(int64_t));
+  return k;
+}
+
+bool tier_hinted(const std::string& hint) {
+  {
+    TierState& t = tiers();
+    std::lock_guard<std::mutex> lk(t.mu);
+    if (t.hinted.count(hint)) return true;
+  }
+  return disk_cache_has_hint(hint);
+}
+
+void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint) {
+  auto t = std::make_shared<TieredStep>();
+  st.spec.numel = prog.spec.numel;
+  t->interp = std::move(prog.spec);
+  t->arch = arch;
+  t->hint = std::move(hint);
+  t->background = true;
+  t->deferred = true;
+  st.tier = std::move(t);
+}
+
+void start_deferred(Step& st) {
+  TieredStep& t = *st.tier;
+  t.source = st.spec.source;
+  t.name = st.spec.name;
+  t.deferred = false;
+  queue_compile(st.tier);
+}
+
+void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint) {
   const TieredMode mode = settings().tiered;
   if (mode != TieredMode::Off && prog.refusal.empty()) {
     // CUFUSE_TIERED=interpret runs every group it can on the interpreter, even one whose kernel
@@ -195,6 +252,7 @@ void choose_tier(Step& st, BytecodeProgram prog, int arch) {
     t->source = st.spec.source;
     t->name = st.spec.name;
     t->arch = arch;
+    t->hint = std::move(hint);
     t->background = mode == TieredMode::On;
     st.tier = t;
     if (t->background) queue_compile(t);
@@ -300,6 +358,8 @@ const CompiledKernel* current_kernel(const Step& st) {
 CompiledKernelPtr compiled_now(const Step& st) {
   if (st.kernel) return st.kernel;
   if (CompiledKernelPtr k = st.tier->compiled()) return k;
+  if (st.tier->source.empty())  // deferred, and its source could not be made (see its failure)
+    throw InternalError(fmt::format("a tiered step has no kernel source: {}", st.tier->failure()));
   return compile_kernel(st.tier->source, st.tier->name, st.tier->arch);  // the pool's, if it is on it
 }
 
@@ -323,6 +383,7 @@ void wait_for_background_compiles() {
 std::string describe_tier(const Step& st) {
   if (st.tier) {
     const std::string state = st.tier->compiled() ? "its compiled kernel has taken over"
+                              : st.tier->deferred ? "its source is generated after the first launch"
                               : st.tier->background ? "NVRTC compiles it in the background"
                                                     : "never compiled (CUFUSE_TIERED=interpret)";
     return fmt::format("tier: interpreter ({}); {}", st.tier->interp.summary, state);

@@ -6,6 +6,16 @@
 // Groups the interpreter cannot run (scans, gathers, user kernels, few very long rows,
 // program limits) compile as before. CUFUSE_TIERED (runtime/env.hpp): 0 off, interpret (never
 // compile what the interpreter runs), 1 (default) on. State: the runtime context's Tiers slot.
+//
+// Deferred source (a lazy evaluation's new plan, CUFUSE_TIERED=1): the caches are keyed by a
+// kernel's full source, but generating that source only to learn that no cache holds it is
+// work before the first launch. A step's hint key (tier_hint_key: the graph's signature, the
+// step, the arch and the settings code generation reads; no source) says whether its kernel
+// was stored before, in this process or on disk. Without a hint the step starts on the
+// interpreter at once and its source is generated after the launch, while the interpreter
+// runs (exec/executor.cpp); with one the source is generated first and the caches asked as
+// always. A hint only decides when the source is made: a wrong one costs time, never a wrong
+// kernel (the kernel is always found by its source).
 #pragma once
 #include <atomic>
 #include <memory>
@@ -21,7 +31,9 @@ struct TieredStep {
   KernelSpec interp;  // the interpreter's launch of this step's group
   std::string source, name;
   int arch = 0;
-  bool background = false;          // a compile was queued (CUFUSE_TIERED=1)
+  std::string hint;                 // tier_hint_key, stored once the kernel is (empty: none)
+  bool background = false;          // a compile is queued, or will be once the source is made
+  bool deferred = false;            // the source is generated after the first launch
   std::atomic<bool> swapped{false}; // a run has used the compiled kernel (counted once)
 
   // The compiled kernel, once the background compile published it (else null).
@@ -46,7 +58,17 @@ struct TieredStep {
 // For a kernel step of a lazy evaluation (build_executable with `tiered`): its kernel from
 // the caches, else its tier (interpreter now, compile queued), else a compile now. `prog` is
 // the group's bytecode (its refusal says why a group waits for NVRTC).
-void choose_tier(Step& st, BytecodeProgram prog, int arch);
+void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint = {});
+
+// The hint key of kernel step `step` of the plan of `scan` for `arch` (see above).
+std::string tier_hint_key(const GraphScan& scan, size_t step, int arch);
+// Was the kernel of `hint` stored, by this process or (the disk cache) an earlier one?
+bool tier_hinted(const std::string& hint);
+// A step whose source is generated after its first launch: the interpreter runs it until then.
+// `prog` must be accepted. Its spec holds only the interpreter's numel until start_deferred.
+void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint);
+// The deferred step's spec (source, parameters) is made now: its compile is queued.
+void start_deferred(Step& st);
 
 // The interpreter kernel `name` (kInterpKernelName or kInterpRowsKernelName) on `device`,
 // loaded once; null where the build has no image for it.

@@ -6,8 +6,10 @@
 // the compiled kernel with the same bits; fuse() entries too (and then their graph launch);
 // the process-start warm-up has loaded the image.
 #include "core/op_table.hpp"
+#include "compile/disk_cache.hpp"
 #include "exec/startup.hpp"
 #include "exec/tiered.hpp"
+#include "plan/signature.hpp"
 #include "runtime/device.hpp"
 #include "gpu_compare.hpp"
 #include "op_cases.hpp"
@@ -107,10 +109,45 @@ TEST_CASE("the default tier: the first run is interpreted, the compiled kernel t
   CHECK(cf::stats().tier_swaps == 1);
   CHECK(same_bits(first, second));
   CHECK(check_against_reference(second, 2, "compiled") == 0);
+  {  // the first run made the source after its launch; the kernel's hint is on disk for the
+     // next process, whose first call then finds the kernel before its launch
+    cf::Array g = f();
+    GraphScan scan;
+    scan_graph({g.node()}, {}, scan);
+    CHECK(disk_cache_has_hint(tier_hint_key(scan, 0, default_arch())));
+  }
   // Third and later runs: the graph launch of the compiled kernel.
   for (int i = 0; i < 3; ++i) f().eval();
   CHECK(cf::stats().interpreted_launches == 1);
   CHECK(cf::stats().tier_swaps == 1);
+}
+
+TEST_CASE("deferred sources: a plan of a scan, an elementwise and a row group, interpreted first, then compiled") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  wait_for_background_compiles();
+  // small integers: the scan's sums are exact in any order, so the row group's input is the
+  // reference's to the bit and its check is the softmax's own
+  auto x = random_array(cf::f32, cf::Shape{37, 1000}, kSmallInts);
+  auto f = [&] {
+    cf::Array c = cf::cumsum(x, 1);
+    cf::Array e = cf::exp(c * 0.001f + x * 0.01f);
+    return std::vector<cf::Array>{c, e / cf::sum(e, 1, true)};
+  };
+  cf::reset_stats();
+  std::vector<cf::Array> first = f();
+  cf::eval_all(first);
+  CHECK(cf::stats().interpreted_launches >= 1);
+  wait_for_background_compiles();
+  CHECK(cf::stats().background_compiles == cf::stats().interpreted_launches);
+  std::vector<cf::Array> second = f();
+  cf::eval_all(second);
+  CHECK(cf::stats().tier_swaps == cf::stats().interpreted_launches);
+  for (const auto* r : {&first, &second}) {
+    CHECK(check_against_reference((*r)[0], 0, "cumsum") == 0);
+    CHECK(check_against_reference((*r)[1], red_tol(cf::f32), "softmax of it") == 0);
+  }
+  CHECK(same_bits(first[0], second[0]));  // the scan was compiled in both runs
 }
 
 TEST_CASE("groups the interpreter cannot run wait for their compile") {
