@@ -138,6 +138,17 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
         break;
       }
       case GroupKind::Library: {
+        // A call whose run is one generated kernel gives it as a kernel step (its fused inputs
+        // computed there: rule fused-input), bound and launched as any kernel.
+        std::vector<const Node*> in;
+        for (const auto& x : g.lib_inputs) in.push_back(x.get());
+        std::vector<int> outb(static_cast<size_t>(g.call->num_outputs()), -1);
+        for (size_t k = 0; k < g.outputs.size(); ++k) outb[g.lib_output_index[k]] = g.output_buffer[k];
+        prog.refusal = "a library call's kernel";
+        if (g.call->emit_kernel(in, outb, bind, st.spec)) {
+          st.spec.summary = g.call->describe() + "; " + st.spec.summary;
+          break;
+        }
         st.call = g.call;
         for (const auto& x : g.lib_inputs) {
           LibInput in;
