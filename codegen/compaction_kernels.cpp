@@ -170,7 +170,7 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
   e.add_memory_ptr("ends", c.ends, true);
   const bool ends64 = c.ends->dtype == DType::Int64;
   const MaskCode m = mask_code(e, c.mask);
-  std::string fns = m.fn, S, what;
+  std::string fns = m.fn, S, what, values_ptr;
   std::function<std::string(const char*)> value;  // the value of the selected row's element d
   if (coords) {
     const bool index = w == 1 && c.strides[0] == 1 && c.shape[0] >= n;  // (row / 1) % shape: row
@@ -190,7 +190,8 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
       throw InternalError(fmt::format("compaction kernel: no value of {} bytes", vb));
     S = vb == 1 ? "unsigned char" : vb == 2 ? "unsigned short" : vb == 4 ? "unsigned int" : vb == 8 ? "unsigned long long" : "cf_v16";
     what = fmt::format("values read from memory ({} bytes, raw bits)", vb);
-    value = [](const char* d) { return fmt::format("((const S*)p.values)[row * W + {}]", d); };
+    value = [](const char* d) { return fmt::format("v[row * W + {}]", d); };
+    values_ptr = "  const S* __restrict__ v = (const S*)p.values;\n";
   } else {
     S = storage_type(t);
     fns += flat_value_function(e, c.values, "x", "cf_value", kParams);
@@ -250,10 +251,11 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
   __syncthreads();
   const long long base = tile == 0 ? 0ll : (long long)((const E*)p.ends)[tile - 1];
   S* __restrict__ o = (S*)p.out + base * {w};
-{copy})",
+{values}{copy})",
                                        fmt::arg("S", S), fmt::arg("E", ends64 ? "long long" : "int"),
                                        fmt::arg("I", idx32 ? "unsigned" : "long long"), fmt::arg("flags", m.flags),
-                                       fmt::arg("w", one ? "1" : "p.w"), fmt::arg("copy", copy));
+                                       fmt::arg("w", one ? "1" : "p.w"), fmt::arg("values", values_ptr),
+                                       fmt::arg("copy", copy));
   return finish(e, "compact", t, fns, body, n,
                 fmt::format("a block a tile of {} mask elements (mask {}): ranks by a block scan of bit words, the "
                             "selected rows staged in shared memory, then their {} copied in order, {} a row",

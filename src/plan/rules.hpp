@@ -36,7 +36,8 @@ struct RuleInfo {
 // In the order the planner applies them (Rule's order).
 inline constexpr RuleInfo kRules[] = {
     {Rule::Library, "library",
-     "a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel); "
+     "a matmul, contraction, solver, convolution, sort or selection-by-mask call runs on its own (cuBLAS, cuSOLVER, "
+     "CUB, or its generated kernel); "
      "a bias add or GELU over one GEMM result becomes its cuBLASLt epilogue"},
     {Rule::LibraryInput, "library-input",
      "a library input whose layout the call cannot read is written contiguously by one kernel first"},

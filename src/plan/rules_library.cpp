@@ -11,6 +11,7 @@
 
 #include "core/library_call.hpp"
 #include "core/node_names.hpp"
+#include "core/walk.hpp"
 #include "graph/gather.hpp"
 #include "cufuse/error.hpp"
 #include "plan/epilogue.hpp"
@@ -28,37 +29,21 @@ constexpr size_t kMaxFusedNodes = 64;
 // most one dimension: the kernel computes the flat position it reads) holds no gather and no
 // view over lazy work; the reduction and call results it reads are listed in `results`.
 bool fusable_input(const Node* x, std::vector<const Node*>& results) {
-  std::vector<const Node*> stack{x};
-  std::unordered_set<const Node*> seen;
-  while (!stack.empty()) {
-    const Node* n = stack.back();
-    stack.pop_back();
-    if (!seen.insert(n).second) continue;
-    if (seen.size() > kMaxFusedNodes || n->ndim() > 1) return false;
-    switch (n->k()) {
-      case NodeKind::Buffer:
-        if (n->is_placeholder()) return false;
-        break;
-      case NodeKind::Scalar:
-      case NodeKind::Generator: break;
-      case NodeKind::Elementwise:
-        for (const auto& in : n->inputs) stack.push_back(in.get());
-        break;
-      case NodeKind::View: {
-        const Node* v = n;  // the chain down to what it reads
-        while (v->k() == NodeKind::View && !is_gather(*v)) v = v->inputs[0].get();
-        if (v->k() == NodeKind::View || v->k() == NodeKind::Elementwise) return false;
-        if (v->k() == NodeKind::Reduce || v->k() == NodeKind::Library) results.push_back(v);
-        if (v->k() == NodeKind::Buffer && v->is_placeholder()) return false;
-        break;
-      }
-      case NodeKind::Reduce:
-      case NodeKind::Library:
-        results.push_back(n);
-        break;
-    }
-  }
-  return true;
+  VisitedSet seen;
+  size_t nodes = 0;
+  bool ok = true;
+  walk_post_order(
+      x, [&](const Node* n) { return !ok || seen.contains(n); },
+      [](const Node* n) { return n->k() == NodeKind::Elementwise; },
+      [&](const Node* n) {
+        seen.insert(n);
+        const Node* read = n;  // what a view chain reads
+        while (read->k() == NodeKind::View && !is_gather(*read)) read = read->inputs[0].get();
+        if (read->k() == NodeKind::Reduce || read->k() == NodeKind::Library) results.push_back(read);
+        const bool view_ok = n->k() != NodeKind::View || (read->k() != NodeKind::View && read->k() != NodeKind::Elementwise);
+        ok = ok && ++nodes <= kMaxFusedNodes && n->ndim() <= 1 && !read->is_placeholder() && view_ok;
+      });
+  return ok;
 }
 
 // Where a call's inputs come from: reduction and call results from memory; an input of a
