@@ -31,7 +31,7 @@ void add_dist_workloads(Registry& r);  // dist_workloads.cpp: D1-D3, D8, DS (iss
 const std::vector<std::string>& all_workload_ids() {
   static const std::vector<std::string> ids{"W1",  "W2",  "W3",  "W4",  "W5",  "W6", "W7a", "W7b",
                                             "W8",  "W9",  "W10", "W11", "W12", "W12-softmax", "W12c", "W13", "W14", "W15",
-                                            "W16", "L1",  "L2",  "L3",  "R10k", "M1", "M2", "M3", "I1",  "I2",  "I3",
+                                            "W16", "L1",  "L2",  "L3",  "R10k", "M1", "M2", "M3", "I1",  "I1-lazy", "I2",  "I3",
                                             "H1",  "H2",
                                             "SR1", "SR2", "SR3", "SR4", "SR5", "SR6", "W1-interp", "W2-interp", "W3-interp",
                                             "W4-interp", "D1",  "D2",  "D3",  "D8",  "DS"};

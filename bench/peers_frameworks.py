@@ -103,6 +103,9 @@ class CupyFW:
         if wid == "I1":
             x, m = inp["x"], inp["mask"]
             return {"cupy": lambda: x[m]}
+        if wid == "I1-lazy":
+            x = inp["x"]
+            return {"cupy": lambda: (x * 2)[cp.sin(x) > 0.5]}
         if wid == "I2":
             x, i = inp["x"], inp["idx"]
             return {"cupy": lambda: cp.take(x, i)}
@@ -256,6 +259,8 @@ class TorchFW:
             return {"torch": lambda: f(*args), "torch.compile": lambda: c(*args)}
         if wid == "I1":
             return both(lambda x, m: x[m], inp["x"], inp["mask"])
+        if wid == "I1-lazy":
+            return both(lambda x: (x * 2)[t.sin(x) > 0.5], inp["x"])
         if wid == "I2":
             return both(lambda x, i: t.take(x, i), inp["x"], inp["idx"])
         if wid == "I3":
@@ -387,6 +392,14 @@ class JaxFW:
             def i1():
                 return select(x, m, int(count(m)))
             return {"jax.jit": i1}
+        if wid == "I1-lazy":
+            x = inp["x"]
+            count = jax.jit(lambda x: jnp.count_nonzero(jnp.sin(x) > 0.5))
+            select = jax.jit(lambda x, n: (x * 2)[jnp.nonzero(jnp.sin(x) > 0.5, size=n)[0]], static_argnums=1)
+
+            def i1l():
+                return select(x, int(count(x)))
+            return {"jax.jit": i1l}
         if wid == "I2":
             return jit(lambda x, i: jnp.take(x, i, mode="clip"), inp["x"], inp["idx"])
         if wid == "I3":
@@ -422,6 +435,8 @@ def indexing_inputs(randn, randint, wid, f32):
         return stats.inputs(randn, randint, wid, f32)
     if wid == "I1":
         return dict(x=randn(IDX_N, f32), mask=randn(IDX_N, f32) > 0)
+    if wid == "I1-lazy":
+        return dict(x=randn(IDX_N, f32))
     if wid == "I2":
         return dict(x=randn(IDX_N, f32), idx=randint(IDX_N, IDX_N))
     return dict(v=randn(AT_N, f32), idx=randint(AT_BINS, AT_N))

@@ -1,11 +1,15 @@
 // codegen/compaction_kernels.cpp: the CUDA sources of the selection-by-mask passes (count and
-// compact, codegen/compaction_kernels.hpp says what each does) and their launch shape.
+// compact, codegen/compaction_kernels.hpp says what each does), their parameters and launch
+// shape.
 #include "codegen/compaction_kernels.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
+#include "codegen/flat_values.hpp"
+#include "codegen/preamble.hpp"
 #include "cufuse/error.hpp"
 
 namespace cufuse::detail {
@@ -14,78 +18,125 @@ namespace {
 
 static_assert(kCompactTile == 256 * 32, "a tile is a block of 256 threads x 32 flags (one bit word each)");
 
-// What both passes share: the parameter structs and a thread's 32 consecutive flags as one
-// bit word (bit j: mask[r0 + j] != 0), read as two 16-byte vectors where they are whole and
-// aligned, else byte by byte (the tile at the end, or a mask at an odd offset).
-std::string common() {
-  return fmt::format(R"(
-struct CompactCountParams {{ const unsigned char* mask; int* counts; long long n; }};
-struct CompactParams {{
-  const unsigned char* mask; const void* ends; const void* values; void* out; long long n, w;
-  long long stride[{0}], shape[{0}];
-}};
-struct cf_v16 {{ unsigned long long a, b; }};
+constexpr const char* kParams = "cf_compact_params";
+
+// What both passes share: a thread's 32 consecutive flags of a mask in memory as one bit word
+// (bit j: mask[r0 + j] != 0), read as two 16-byte vectors where they are whole and aligned,
+// else byte by byte (the tile at the end, or a mask at an odd offset); and the block's ranks.
+const char* kHelpers = R"(
 // 4 bools (bytes) -> 4 bits: a nonzero byte is 0x01, then one multiply gathers the low bits
-__device__ __forceinline__ unsigned cf_nib(unsigned w) {{ return ((__vcmpne4(w, 0u) & 0x01010101u) * 0x01020408u) >> 24; }}
-__device__ __forceinline__ unsigned cf_flags(const unsigned char* m, long long r0, long long n) {{
+__device__ __forceinline__ unsigned cf_nib(unsigned w) { return ((__vcmpne4(w, 0u) & 0x01010101u) * 0x01020408u) >> 24; }
+__device__ __forceinline__ unsigned cf_flags(const unsigned char* m, long long r0, long long n) {
   unsigned bits = 0u;
-  if (r0 + 32 <= n && (((unsigned long long)(m + r0)) & 15ull) == 0ull) {{
+  if (r0 + 32 <= n && (((unsigned long long)(m + r0)) & 15ull) == 0ull) {
     const uint4 a = __ldg((const uint4*)(m + r0)), b = __ldg((const uint4*)(m + r0 + 16));
     bits = cf_nib(a.x) | cf_nib(a.y) << 4 | cf_nib(a.z) << 8 | cf_nib(a.w) << 12 |
            cf_nib(b.x) << 16 | cf_nib(b.y) << 20 | cf_nib(b.z) << 24 | cf_nib(b.w) << 28;
-  }} else {{
+  } else {
     for (int j = 0; j < 32; ++j)
       if (r0 + j < n && m[r0 + j] != 0) bits |= 1u << j;
-  }}
+  }
   return bits;
-}}
+}
 // The block's exclusive count of flags before this thread's 32 (`bits`), and the tile's total:
 // a warp scan of the popcounts, the warps' sums in shared memory (`ws`, 8 ints).
-__device__ __forceinline__ int cf_block_rank(unsigned bits, int* ws, int& total) {{
+__device__ __forceinline__ int cf_block_rank(unsigned bits, int* ws, int& total) {
   const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5), c = __popc(bits);
   int x = c;
 #pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {{
+  for (int o = 1; o < 32; o <<= 1) {
     const int y = __shfl_up_sync(0xffffffffu, x, o);
     if (lane >= o) x += y;
-  }}
+  }
   if (lane == 31) ws[warp] = x;
   __syncthreads();
   int k = x - c;
   total = 0;
 #pragma unroll
-  for (int w = 0; w < 8; ++w) {{
+  for (int w = 0; w < 8; ++w) {
     const int s = ws[w];
     if (w < warp) k += s;
     total += s;
-  }}
+  }
   return k;
-}}
-)",
-                     kCompactMaxCoordDims);
+}
+struct cf_v16 { unsigned long long a, b; };
+)";
+
+// The mask's parameters (pointer `mask`, or its producer's, prefix m) and the statements that
+// set `unsigned bits`, the thread's 32 flags from tile start t0. A computed mask: each warp
+// takes 32 turns of 32 consecutive elements (coalesced), a ballot a turn, lane j keeping turn
+// j's word, so a thread holds the same 32 consecutive flags as a read from memory gives it.
+struct MaskCode {
+  std::string fn, flags;
+  bool memory = false;
+};
+MaskCode mask_code(ExprEmitter& e, const Node* mask) {
+  MaskCode m;
+  m.memory = mask->dtype == DType::Bool && flat_contiguous_memory(e, mask, "mask");
+  if (m.memory) {
+    m.flags = "  unsigned bits = cf_flags((const unsigned char*)p.mask, t0 + (long long)threadIdx.x * 32, p.n);\n";
+    return m;
+  }
+  m.fn = flat_value_function(e, mask, "m", "cf_mask", kParams);
+  m.flags = R"(  unsigned bits = 0u;
+  {
+    const int lane = (int)(threadIdx.x & 31);
+    const long long wb = t0 + (long long)(threadIdx.x >> 5) * 1024 + lane;
+#pragma unroll 8
+    for (int j = 0; j < 32; ++j) {
+      const long long q = wb + (long long)j * 32;
+      const bool f = q < p.n && cf_mask(p, q) != 0;
+      const unsigned b = __ballot_sync(0xffffffffu, f);
+      if (lane == j) bits = b;
+    }
+  }
+)";
+  return m;
 }
 
-const char* value_type(int bytes) {
-  switch (bytes) {
-    case 1: return "unsigned char";
-    case 2: return "unsigned short";
-    case 4: return "unsigned int";
-    case 8: return "unsigned long long";
-    case 16: return "cf_v16";
-  }
-  throw InternalError(fmt::format("compaction kernel: no value of {} bytes", bytes));
+bool index64(const std::vector<const Node*>& nodes, const LeafBinding& bind) {
+  int64_t span = 0;
+  for (const Node* n : nodes)
+    if (n) span = std::max(span, flat_span(n, bind));
+  return span >= (int64_t(1) << 31) - 2 * kCompactTile;
+}
+
+KernelSpec finish(ExprEmitter& e, const std::string& kind, DType out, const std::string& fns, const std::string& body,
+                  int64_t n, const std::string& summary) {
+  const std::string decl = e.pl.decl();
+  const uint64_t h = std::hash<std::string>{}(decl + fns + body);
+  KernelSpec k;
+  k.name = kernel_name(kind, {out}, h);
+  const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}\nextern \"C\" __global__ void __launch_bounds__(256) {}(const {} p) {{\n{}}}\n",
+                                       kParams, decl, kHelpers, fns, k.name, kParams, body);
+  k.source = kernel_preamble(text) + text;
+  k.params = e.pl.bytes();
+  k.patches = std::move(e.patches);
+  k.dims = compact_launch_dims(n);
+  k.numel = n;
+  k.summary = summary;
+  return k;
+}
+
+void add_count(ExprEmitter& e, const std::string& name, int64_t v) {
+  e.pl.set<long long>(e.pl.add("long long", 8, name), v);
+}
+
+void add_out(ExprEmitter& e, DType t, int buffer) {
+  e.add_patch(e.pl.add("void*", 8, "out"), PatchSrc::BufferPtr, t, buffer);
 }
 
 }  // namespace
 
-CompactKernel compact_count_kernel() {
-  CompactKernel k;
-  k.name = "cf_compact_count";
-  k.source = common() + R"(
-extern "C" __global__ void __launch_bounds__(256) cf_compact_count(CompactCountParams p) {
-  __shared__ int cf_ws[8];
-  const long long t0 = (long long)blockIdx.x * 8192;
-  int c = __popc(cf_flags(p.mask, t0 + (long long)threadIdx.x * 32, p.n));
+KernelSpec emit_compact_count(const Node* mask, int out_buffer, const LeafBinding& bind) {
+  const int64_t n = mask->numel();
+  ExprEmitter e(bind, index64({mask}, bind));
+  add_count(e, "n", n);
+  add_out(e, DType::Int32, out_buffer);
+  const MaskCode m = mask_code(e, mask);
+  const std::string body = "  __shared__ int cf_ws[8];\n  const long long t0 = (long long)blockIdx.x * 8192;\n" + m.flags + R"(
+  int c = __popc(bits);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) c += __shfl_xor_sync(0xffffffffu, c, o);
   if ((threadIdx.x & 31) == 0) cf_ws[threadIdx.x >> 5] = c;
@@ -94,40 +145,66 @@ extern "C" __global__ void __launch_bounds__(256) cf_compact_count(CompactCountP
     int s = 0;
 #pragma unroll
     for (int w = 0; w < 8; ++w) s += cf_ws[w];
-    p.counts[blockIdx.x] = s;
+    ((int*)p.out)[blockIdx.x] = s;
   }
-}
 )";
-  return k;
+  return finish(e, "compact_count", DType::Int32, m.fn, body, n,
+                fmt::format("a block a tile of {} mask elements, 32 flags a thread as one bit word, mask {}", kCompactTile,
+                            m.memory ? "read from memory (16-byte vectors)" : "computed by its fused producer"));
 }
 
 // Loading each thread's 32 values with its flags (CUB's way: 16-byte vectors issued before the
 // block scan, the selected values staged in shared memory) was slower than staging the selected
 // positions and gathering the values after: I1 (x[mask] of f32[2^26], H200) 0.172 ms against
 // 0.153 (56 registers a thread, 4 blocks an SM, against 34 and 7).
-CompactKernel compact_kernel(const CompactForm& f) {
-  const bool bits = f.values == CompactValues::Bits;
-  if (bits && f.value_bytes != 1 && f.value_bytes != 2 && f.value_bytes != 4 && f.value_bytes != 8 &&
-      f.value_bytes != 16)
-    throw InternalError(fmt::format("compaction kernel: no value of {} bytes", f.value_bytes));
-  CompactKernel k;
-  k.name = fmt::format("cf_compact_{}_{}_{}_{}",
-                       bits ? fmt::format("b{}", f.value_bytes)
-                            : std::string(f.values == CompactValues::Coords ? "coords" : "index"),
-                       f.ends64 ? "e64" : "e32", f.one ? "one" : "rows", f.idx32 ? "i32" : "i64");
-  // The value at element d of tile row `row` (global), in the index type I.
-  auto value = [&](const char* d) {
-    switch (f.values) {
-      case CompactValues::Bits: return fmt::format("v[row * W + {}]", d);
-      case CompactValues::Coords: return fmt::format("(long long)((row / (I)p.stride[{0}]) % (I)p.shape[{0}])", d);
-      case CompactValues::Index: return std::string("(long long)row");
+KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
+  const int64_t n = c.mask->numel(), w = c.w;
+  const bool coords = c.values == nullptr;
+  if (coords && (w < 1 || w > kCompactMaxCoordDims || c.shape.size() != c.strides.size() ||
+                 static_cast<int64_t>(c.strides.size()) != w))
+    throw InternalError(fmt::format("compaction: {} coordinates a row (1 to {})", w, kCompactMaxCoordDims));
+  const DType t = coords ? DType::Int64 : c.values->dtype;
+  ExprEmitter e(bind, index64({c.mask, c.values}, bind));
+  add_count(e, "n", n);
+  add_count(e, "w", w);
+  e.add_memory_ptr("ends", c.ends, true);
+  const bool ends64 = c.ends->dtype == DType::Int64;
+  const MaskCode m = mask_code(e, c.mask);
+  std::string fns = m.fn, S, what, values_ptr;
+  std::function<std::string(const char*)> value;  // the value of the selected row's element d
+  if (coords) {
+    const bool index = w == 1 && c.strides[0] == 1 && c.shape[0] >= n;  // (row / 1) % shape: row
+    S = "long long";
+    what = index ? "row numbers" : "coordinates";
+    const size_t st = e.pl.add("long long", 8, "cst", static_cast<int>(w)), sh = e.pl.add("long long", 8, "csh", static_cast<int>(w));
+    for (int64_t d = 0; d < w; ++d) {
+      e.pl.set<long long>(st + static_cast<size_t>(d) * 8, c.strides[static_cast<size_t>(d)]);
+      e.pl.set<long long>(sh + static_cast<size_t>(d) * 8, c.shape[static_cast<size_t>(d)]);
     }
-    return std::string();
-  };
+    value = [index](const char* d) {
+      return index ? std::string("(long long)row") : fmt::format("(long long)((row / (I)p.cst[{0}]) % (I)p.csh[{0}])", d);
+    };
+  } else if (flat_contiguous_memory(e, c.values, "values")) {
+    const int vb = itemsize(t);
+    if (vb != 1 && vb != 2 && vb != 4 && vb != 8 && vb != 16)
+      throw InternalError(fmt::format("compaction kernel: no value of {} bytes", vb));
+    S = vb == 1 ? "unsigned char" : vb == 2 ? "unsigned short" : vb == 4 ? "unsigned int" : vb == 8 ? "unsigned long long" : "cf_v16";
+    what = fmt::format("values read from memory ({} bytes, raw bits)", vb);
+    value = [](const char* d) { return fmt::format("v[row * W + {}]", d); };
+    values_ptr = "  const S* __restrict__ v = (const S*)p.values;\n";
+  } else {
+    S = storage_type(t);
+    fns += flat_value_function(e, c.values, "x", "cf_value", kParams);
+    what = "values computed by their fused producer";
+    value = [t](const char* d) { return store_expr(t, fmt::format("cf_value(p, (long long)(row * W + {}))", d)); };
+  }
+  add_out(e, t, c.out_buffer);
+  const bool one = w == 1, idx32 = n * w < (int64_t(1) << 31);
+  auto at = [&](const char* d) { return value(d); };
   std::string copy;
-  if (f.one) {
+  if (one) {
     // W == 1: U loads in flight a thread before their stores (32 bytes of values)
-    const int U = 32 / std::max(bits ? f.value_bytes : 8, 4);
+    const int U = 32 / std::max(coords ? 8 : itemsize(t), 4);
     copy = fmt::format(R"(
   const I W = 1;
   (void)W;
@@ -146,7 +223,7 @@ CompactKernel compact_kernel(const CompactForm& f) {
       if (q0 + u * 256 < total) o[q0 + u * 256] = a[u];
   }}
 )",
-                       U, value("0"));
+                       U, at("0"));
   } else {
     copy = fmt::format(R"(
   const I W = (I)p.w, tot = (I)total * W;
@@ -155,19 +232,16 @@ CompactKernel compact_kernel(const CompactForm& f) {
     o[q] = {};
   }}
 )",
-                       value("d"));
+                       at("d"));
   }
-  k.source = common() + fmt::format(R"(
-typedef {S} S;
-typedef {E} E;
-typedef {I} I;
-extern "C" __global__ void __launch_bounds__(256) {name}(CompactParams p) {{
+  const std::string body = fmt::format(R"(  typedef {S} S;
+  typedef {E} E;
+  typedef {I} I;
   __shared__ unsigned short cf_sel[8192];
   __shared__ int cf_ws[8];
   const int tid = (int)threadIdx.x;
   const long long tile = blockIdx.x, t0 = tile * 8192;
-  unsigned bits = cf_flags(p.mask, t0 + (long long)tid * 32, p.n);
-  int total;
+{flags}  int total;
   int k = cf_block_rank(bits, cf_ws, total);
   while (bits != 0u) {{
     const int j = __ffs(bits) - 1;
@@ -176,16 +250,16 @@ extern "C" __global__ void __launch_bounds__(256) {name}(CompactParams p) {{
   }}
   __syncthreads();
   const long long base = tile == 0 ? 0ll : (long long)((const E*)p.ends)[tile - 1];
-  const S* __restrict__ v = (const S*)p.values;
-  (void)v;
   S* __restrict__ o = (S*)p.out + base * {w};
-{copy}}}
-)",
-                                    fmt::arg("S", bits ? value_type(f.value_bytes) : "long long"),
-                                    fmt::arg("E", f.ends64 ? "long long" : "int"),
-                                    fmt::arg("I", f.idx32 ? "unsigned" : "long long"), fmt::arg("name", k.name),
-                                    fmt::arg("w", f.one ? "1" : "p.w"), fmt::arg("copy", copy));
-  return k;
+{values}{copy})",
+                                       fmt::arg("S", S), fmt::arg("E", ends64 ? "long long" : "int"),
+                                       fmt::arg("I", idx32 ? "unsigned" : "long long"), fmt::arg("flags", m.flags),
+                                       fmt::arg("w", one ? "1" : "p.w"), fmt::arg("values", values_ptr),
+                                       fmt::arg("copy", copy));
+  return finish(e, "compact", t, fns, body, n,
+                fmt::format("a block a tile of {} mask elements (mask {}): ranks by a block scan of bit words, the "
+                            "selected rows staged in shared memory, then their {} copied in order, {} a row",
+                            kCompactTile, m.memory ? "read from memory" : "computed by its fused producer", what, w));
 }
 
 LaunchDims compact_launch_dims(int64_t n) {

@@ -8,13 +8,21 @@
 //            memory), the selected rows' tile positions staged in shared memory in order, then
 //            the block copies the selected rows to out[(tile start + rank) * W + w], consecutive
 //            threads writing consecutive elements.
-// So the mask is read twice and the values once, the result written once, in order (NumPy's).
-// Values are copied as raw bits of their width (any dtype), or are the rows' coordinates or
-// numbers (int64: argwhere, flatnonzero).
+// Both are plan kernel steps (LibraryCall::emit_kernel), their parameters bound as any
+// kernel's. The mask is read from memory (a contiguous bool array: two 16-byte vectors a
+// thread) or computed from its fused producer (rule fused-input, codegen/flat_values.hpp: a
+// warp computes 32 consecutive elements a turn, coalesced, and a ballot makes each lane's bit
+// word); the values are copied as raw bits of their width from memory (any dtype), computed
+// from their fused producer at each selected row, or are the rows' coordinates or numbers
+// (int64: argwhere, flatnonzero). So a mask in memory is read twice and the values once; a
+// lazy mask's producer is computed in each pass, and nothing but the counts, their scan and
+// the result is written.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "codegen/expr_emitter.hpp"
 #include "codegen/kernel.hpp"
 
 namespace cufuse::detail {
@@ -22,39 +30,22 @@ namespace cufuse::detail {
 constexpr int64_t kCompactTile = 8192;    // mask elements a tile (a block of 256 x 32 flags)
 constexpr int kCompactMaxCoordDims = 64;  // NumPy's limit on dimensions
 
-// Parameters of the generated kernels (pointers and 64-bit integers: one layout on both sides).
-struct CompactCountParams {
-  const unsigned char* mask;  // n bools
-  int* counts;                // a count per tile
-  long long n;
-};
-struct CompactParams {
-  const unsigned char* mask;  // n bools
-  const void* ends;           // per tile: inclusive sum of the counts (int32 or int64)
-  const void* values;         // n * w elements (raw bits), or null for coordinates
-  void* out;
-  long long n, w;
-  // coordinates: value (row, d) = (row / stride[d]) % shape[d]
-  long long stride[kCompactMaxCoordDims], shape[kCompactMaxCoordDims];
-};
+// The count pass over `mask` (bool, shape (n,)), writing each tile's count (int32) to buffer `out`.
+KernelSpec emit_compact_count(const Node* mask, int out_buffer, const LeafBinding& bind);
 
-struct CompactKernel {
-  std::string name, source;
+// The compact pass: the rows of `values` (n * w elements) where `mask` holds, or (values null)
+// each selected row's coordinates (int64, w = strides.size()) (row / strides[d]) % shape[d];
+// `ends` the tiles' inclusive ends (int32 or int64), the result to buffer `out`.
+struct CompactPass {
+  const Node* mask = nullptr;
+  const Node* ends = nullptr;
+  const Node* values = nullptr;
+  int64_t w = 1;
+  std::vector<int64_t> strides, shape;  // coordinates
+  int out_buffer = -1;
 };
-// The count pass.
-CompactKernel compact_count_kernel();
-// What the compact pass copies: values from memory as raw bits; the rows' coordinates, int64
-// (row / stride[d]) % shape[d] (argwhere); or the row number itself, int64 (flatnonzero).
-enum class CompactValues : uint8_t { Bits, Coords, Index };
-struct CompactForm {
-  CompactValues values = CompactValues::Bits;
-  int value_bytes = 4;  // Bits: a value's width (1, 2, 4, 8 or 16)
-  bool ends64 = false;  // the tiles' ends are int64 (else int32)
-  bool one = true;      // W == 1
-  bool idx32 = true;    // n * W < 2^31: 32-bit index arithmetic (a 64-bit division per element
-                        // made flatnonzero of 2^26 elements 0.30 ms)
-};
-CompactKernel compact_kernel(const CompactForm& f);
+KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind);
+
 // A block a tile over n mask elements.
 LaunchDims compact_launch_dims(int64_t n);
 

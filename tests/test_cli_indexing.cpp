@@ -2,7 +2,8 @@
 // cufuse-dump-kernels (src/cli/functions_indexing.cpp, the subscripts of src/cli/evaluator.cpp):
 // take, take_along_axis, x[idx], x[i, 1:], x[mask], nonzero, argwhere, flatnonzero, extract,
 // compress, put by their NumPy names and add_at; a gather plans as one fused kernel on
-// placeholders; writes through index arrays are refused with a message.
+// placeholders; a selection's lazy mask and values are computed in its passes; writes through
+// index arrays are refused with a message.
 #include "test_cli_helpers.hpp"
 
 namespace cli = cufuse::cli;
@@ -64,4 +65,15 @@ TEST_CASE("cli: a gather plans as one kernel on placeholders") {
   REQUIRE(r.size() == 1);
   auto plan = cf::plan_dump({r[0].array});
   CHECK(plan.find("1 kernel") != std::string::npos);
+}
+
+TEST_CASE("cli: a lazy mask and lazy values are computed in the selection's passes (rule fused-input)") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  auto ev = run("x = arange(20000) * 0.5; y = extract(sin(x) > 0.5, x * 2)");
+  auto r = ev.results({"y"});
+  REQUIRE(r.size() == 1);
+  const std::string plan = cf::plan_dump({r[0].array});
+  CHECK(plan.find("1 kernel") != std::string::npos);  // the compaction alone: no mask or values written first
+  CHECK(plan.find("fused-input") != std::string::npos);
+  CHECK(plan.find("computed by their fused producer") != std::string::npos);
 }

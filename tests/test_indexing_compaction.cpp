@@ -1,7 +1,9 @@
 // tests/test_indexing_compaction.cpp: the two-pass tiled compaction behind selections by mask
 // (src/library/compaction_call.hpp): results against a plain host loop at sizes around the
 // tile (8192): smaller than one tile, whole tiles, partly full tiles, all True, all False,
-// rows with tails and coordinates; its kernel counts; NVRTC compiles every kernel variant.
+// rows with tails and coordinates; its kernel counts, with the mask and values in memory or
+// computed by their fused producers (rule fused-input); NVRTC compiles every kernel the
+// reference backend plans (CUFUSE_REFERENCE_COMPILE), every variant here included.
 #include <random>
 
 #include "codegen/compaction_kernels.hpp"
@@ -85,7 +87,7 @@ TEST_CASE("rows and coordinates by tiles: masks over leading dims, argwhere past
   auto nz = cf::nonzero(m2);
   REQUIRE(nz.size() == 2);
   CHECK(nz[0].size() == static_cast<int64_t>(coords.size() / 2));
-  // a strided (transposed) mask is copied first; a mask at an odd offset is read byte by byte
+  // a strided (transposed) mask is read through its view; a mask at an odd offset byte by byte
   CHECK(i64(cf::argwhere(m2.T())).size() == coords.size());
   const cf::Array odd = bools(hm, cf::Shape{R}).index({cf::slice(1, cf::none)});
   CHECK(cf::flatnonzero(odd).size() == cf::count_nonzero(odd).item<int64_t>());
@@ -126,21 +128,109 @@ TEST_CASE("a mask a reduction computes is written once, not copied; a reshaped o
   CHECK(i64(r) == want);
 }
 
-TEST_CASE("NVRTC compiles the count and every compact kernel") {
-  auto compiles = [](const cf::detail::CompactKernel& k) {
-    CAPTURE(k.name);
-    CHECK(!cf::detail::compile_kernel(k.source, k.name, 80)->cubin.empty());
+TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, compaction, nothing else") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const int64_t n = 3 * cf::detail::kCompactTile + 11;
+  const cf::Array x = cf::arange(n).astype(cf::f32) - 7.0f;
+  cf::eval(x);
+  const std::vector<float> hx = x.to_host<float>();
+  auto want = [&](auto keep, auto val) {
+    std::vector<int64_t> w;
+    for (int64_t i = 0; i < n; ++i)
+      if (keep(hx[static_cast<size_t>(i)])) w.push_back(static_cast<int64_t>(val(hx[static_cast<size_t>(i)], i)));
+    return w;
   };
-  compiles(cf::detail::compact_count_kernel());
-  using cf::detail::CompactValues;
-  for (CompactValues v : {CompactValues::Bits, CompactValues::Coords, CompactValues::Index})
-    for (int bytes : {1, 2, 4, 8, 16}) {
-      if (v != CompactValues::Bits && bytes != 8) continue;
-      for (bool one : {true, false})
-        for (bool idx32 : {true, false}) {
-          if (v == CompactValues::Index && !one) continue;
-          compiles(cf::detail::compact_kernel({v, bytes, false, one, idx32}));
+  auto ident = [](float v, int64_t) { return v; };
+  auto mod3 = [](float v) { return std::fmod(v + 7.0f, 3.0f) == 0.0f; };
+  const cf::Array m = cf::remainder(x + 7.0f, 3.0f) == 0.0f;  // a handle on a lazy mask: stays lazy
+  SUBCASE("lazy mask") {
+    cf::reset_stats();
+    cf::Array s = x[m];
+    CHECK(cf::stats().kernels_launched == 2);  // count (mask computed), scan
+    s.eval();
+    CHECK(cf::stats().kernels_launched == 3);  // compaction (mask computed again)
+    CHECK(!m.node()->is_materialized());
+    CHECK(i64(s) == want(mod3, ident));
+  }
+  SUBCASE("lazy values, mask in memory") {
+    const cf::Array mm = m.copy();
+    cf::eval(mm);
+    cf::reset_stats();
+    cf::Array s = (x * 2.0f)[mm];
+    s.eval();
+    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(i64(s) == want(mod3, [](float v, int64_t) { return 2 * v; }));
+  }
+  SUBCASE("both lazy, and mask and values sharing their producer") {
+    cf::reset_stats();
+    cf::Array s = (x * 2.0f)[cf::remainder(x + 7.0f, 3.0f) == 0.0f];
+    cf::Array t = (x + 1.0f)[(x + 1.0f) > 100.0f];
+    cf::eval(s, t);
+    CHECK(cf::stats().kernels_launched == 6);
+    CHECK(i64(s) == want(mod3, [](float v, int64_t) { return 2 * v; }));
+    CHECK(i64(t) == want([](float v) { return v + 1.0f > 100.0f; }, [](float v, int64_t) { return v + 1; }));
+  }
+  SUBCASE("mask in memory: as before") {
+    const cf::Array mm = m.copy();
+    cf::eval(mm);
+    cf::reset_stats();
+    cf::Array s = x[mm];
+    s.eval();
+    CHECK(cf::stats().kernels_launched == 3);
+  }
+  SUBCASE("nonzero, flatnonzero, argwhere, extract, compress, where of a lazy condition") {
+    auto idx = [](float, int64_t i) { return i; };
+    auto big = [](float v) { return v > 20000.0f; };
+    cf::reset_stats();
+    cf::Array f = cf::flatnonzero(x > 20000.0f);
+    f.eval();
+    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(i64(f) == want(big, idx));
+    cf::reset_stats();
+    std::vector<cf::Array> nz = cf::nonzero(x > 20000.0f);
+    REQUIRE(nz.size() == 1);
+    nz[0].eval();
+    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(i64(nz[0]) == want(big, idx));
+    CHECK(i64(cf::where(x > 20000.0f)[0]) == want(big, idx));
+    CHECK(i64(cf::extract(x > 20000.0f, x * 2.0f)) == want(big, [](float v, int64_t) { return 2 * v; }));
+    CHECK(i64(cf::compress(x > 20000.0f, x)) == want(big, ident));
+    // a float condition: its != 0 computed in the passes
+    CHECK(i64(cf::flatnonzero(cf::remainder(x + 7.0f, 3.0f))) == want([&](float v) { return !mod3(v); }, idx));
+    // argwhere of a lazy 2-D mask over a transposed array: coordinates, the view read in the passes
+    const cf::Array x2 = x.index({cf::slice(0, 3 * 8192)}).reshape({8192, 3});
+    cf::eval(x2);
+    cf::reset_stats();
+    cf::Array a = cf::argwhere(x2.T() > 20000.0f);
+    a.eval();
+    CHECK(cf::stats().kernels_launched == 3);
+    std::vector<int64_t> co;
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < 8192; ++c)
+        if (hx[static_cast<size_t>(c * 3 + r)] > 20000.0f) {
+          co.push_back(r);
+          co.push_back(c);
         }
-    }
-  compiles(cf::detail::compact_kernel({CompactValues::Bits, 4, true, true, false}));
+    CHECK(i64(a) == co);
+  }
+  SUBCASE("one tile: no scan; rows selected by a lazy mask over the leading dim") {
+    const cf::Array y = cf::arange(300 * 4).reshape({300, 4});
+    cf::eval(y);
+    cf::reset_stats();
+    cf::Array s = y[cf::remainder(cf::arange(300), 7) == 0];
+    s.eval();
+    CHECK(cf::stats().kernels_launched == 2);  // count, compaction
+    REQUIRE(s.shape() == cf::Shape{43, 4});
+    CHECK(s.index({1, 2}).item<int64_t>() == 7 * 4 + 2);
+    // a broadcast mask (a scalar comparison broadcast to the rows) and bool, int8, float16 and complex values
+    CHECK(cf::array({true}).broadcast_to({300}).size() == 300);
+    CHECK(y.index({cf::slice(0, cf::none), 0})[cf::array({true}).broadcast_to({300})].size() == 300);
+    const cf::Array sel = cf::remainder(cf::arange(300), 7) == 0;
+    CHECK(cf::count_nonzero((y.index({cf::slice(0, cf::none), 0}) > 3)[sel]).item<int64_t>() == 42);
+    CHECK(i64((y.index({cf::slice(0, cf::none), 1}).astype(cf::i8) + 1)[sel]).size() == 43);
+    const cf::Array c = (y.index({cf::slice(0, cf::none), 1}).astype(cf::c128) * 2.0)[sel];
+    CHECK(cf::real(c).index({2}).item<double>() == 2.0 * (14 * 4 + 1));
+    const cf::Array h = (y.index({cf::slice(0, cf::none), 1}).astype(cf::f16) * 2.0f)[sel];
+    CHECK(h.index({1}).astype(cf::f32).item<float>() == 2.0f * (7 * 4 + 1));
+  }
 }

@@ -16,6 +16,7 @@ namespace cufuse::detail {
 
 struct HostArray;
 struct KernelSpec;  // codegen/kernel.hpp
+struct LeafBinding;  // codegen/expr_emitter.hpp
 
 // An operand as the call sees it: memory, dtype, shape and strides in elements.
 struct TensorRef {
@@ -45,6 +46,17 @@ class LibraryCall {
   // A call that runs a kernel cufuse generates (not a vendor library) fills `k` with it,
   // pointers unbound, for plan dumps; the others return false.
   virtual bool generated_kernel(KernelSpec& k) const { return false; }
+  // A call whose device run is one kernel cufuse generates may give that kernel to the plan as
+  // a kernel step instead (true, `k` filled): its inputs bound as any kernel's are (leaves,
+  // earlier groups' results: `bind`), its outputs the plan's buffers `out_buffers` (per output
+  // of the call, -1 for none). Such a call may also compute an input element by element from
+  // its elementwise producer (fuses_input): the planner's fused-input rule then hands it the
+  // producer's subgraph instead of writing that input to memory first.
+  virtual bool emit_kernel(const std::vector<const Node*>& inputs, const std::vector<int>& out_buffers,
+                           const LeafBinding& bind, KernelSpec& k) const {
+    return false;
+  }
+  virtual bool fuses_input(int input) const { return false; }
   // The GEMM-epilogue rule (plan/epilogue.cpp): can this call also compute, in the same run,
   // a bias add along its output's last axis and/or a GELU on its one output? (A plain GEMM
   // can; the default, and every other call, cannot.)

@@ -90,6 +90,7 @@ class GroupEmitter {
       for (const auto& o : plan_.groups[next_].outputs) written_.push_back(o.get());
   }
   bool was_written(const Node* n) const { return std::find(written_.begin(), written_.end(), n) != written_.end(); }
+  const LeafBinding& binding() const { return bind_; }
 
   // Group gi's kernel (into `spec`, if given) and its bytecode program (into `prog`, if given;
   // a scan's keeps the refusal it has).
@@ -186,6 +187,21 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     bool deferred = false;
     if (g.kind == GroupKind::Library) {
       emitter.advance_to(gi);
+      // A call whose run is one generated kernel gives it as a kernel step (its fused inputs
+      // computed there: rule fused-input), bound and launched as any kernel.
+      std::vector<const Node*> in_nodes;
+      for (const auto& x : g.lib_inputs) in_nodes.push_back(x.get());
+      std::vector<int> outb(static_cast<size_t>(g.call->num_outputs()), -1);
+      for (size_t k = 0; k < g.outputs.size(); ++k) outb[g.lib_output_index[k]] = g.output_buffer[k];
+      prog.refusal = "a library call's kernel";
+      if (g.call->emit_kernel(in_nodes, outb, emitter.binding(), st.spec)) {
+        st.spec.summary = g.call->describe() + "; " + st.spec.summary;
+        if (host_programs) ex->host_interp.push_back(KernelSpec{});
+        if (compile && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch, std::string());
+        else if (compile) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
+        ex->steps.push_back(std::move(st));
+        continue;
+      }
       st.call = g.call;
       for (const auto& x : g.lib_inputs) {
         LibInput in;

@@ -3,19 +3,24 @@
 //
 // As CuPy, the count is settled on the device and ONE integer is read back; the work is two
 // passes over tiles of the flattened mask (src/library/compaction_call.hpp), as CUB's
-// DeviceSelect: the mask (written to memory first where it is lazy: both passes read it) gives
-// each tile's count (one kernel); the engine's cumsum of those few counts gives each tile's end
-// and the total (one small scan kernel, none for one tile; its last element read back); then one
-// kernel per tile ranks the flags again and copies the selected rows of the values (read from
-// memory: a lazy producer is written first by the planner) or their coordinates to tile start +
-// rank, in order. Mask, mask again, values, result: half the bytes of a scan of int32 places
-// written and read back.
+// DeviceSelect: the mask gives each tile's count (one kernel); the engine's cumsum of those few
+// counts gives each tile's end and the total (one small scan kernel, none for one tile; its last
+// element read back); then one kernel per tile ranks the flags again and copies the selected
+// rows of the values or their coordinates to tile start + rank, in order. A lazy mask and lazy
+// values are computed inside those kernels by their producers (the planner's fused-input rule):
+// `(x*2)[sin(x) > 0.5]` reads x once in each pass and writes only the counts, their scan and
+// the result. The two passes are two evaluations, so each takes a private copy of the mask's
+// (and the values') pending subgraph: the evaluation of the count then computes nothing a
+// user's handle names (which it would write out, codegen aside: executor.cpp's gather_roots).
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "cufuse/creation.hpp"
 #include "cufuse/indexing.hpp"
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
+#include "core/walk.hpp"
 #include "graph/indexing.hpp"
 #include "library/compaction_call.hpp"
 
@@ -25,13 +30,53 @@ using detail::NodePtr;
 
 namespace {
 
-// A mask flattened to (n,) in memory (contiguous), each tile's end (the inclusive cumsum of
-// the tiles' counts) and the count of its True elements, read back.
+// Nodes of a private copy past which a pending subgraph is shared as it is (so written out where
+// a handle names it): the planner's fused-input rule takes no more either.
+constexpr size_t kMaxPrivateNodes = 64;
+
+// A copy of the pending elementwise and view nodes under `n` (leaves, reductions and calls
+// shared): the same values, named by no Array handle and read by no pending root.
+NodePtr private_copy(const NodePtr& n) {
+  std::unordered_map<const detail::Node*, NodePtr> copy;
+  auto copied = [](const detail::Node* x) {
+    const detail::NodeKind k = x->k();
+    return (k == detail::NodeKind::Elementwise || k == detail::NodeKind::View) && !x->dest;
+  };
+  size_t nodes = 0;
+  bool fits = true;
+  detail::walk_post_order(
+      n, [&](const NodePtr& x) { return !fits || copy.count(x.get()) != 0 || !copied(x.get()); },
+      [&](const NodePtr& x) { return true; },
+      [&](const NodePtr& x) {
+        if (++nodes > kMaxPrivateNodes) {
+          fits = false;
+          return;
+        }
+        NodePtr c = detail::new_node(x->k());
+        c->dtype = x->dtype;
+        c->op = x->op;
+        c->layout = x->layout;
+        c->attrs = x->attrs;
+        for (const auto& in : x->inputs) {
+          auto it = copy.find(in.get());
+          c->inputs.push_back(it == copy.end() ? in : it->second);
+        }
+        detail::finish_node(*c);
+        copy.emplace(x.get(), std::move(c));
+      });
+  if (!fits) return n;
+  auto it = copy.find(n.get());
+  return it == copy.end() ? n : it->second;
+}
+
+// A mask flattened to (n,) (pending or in memory: both passes compute or read it), each tile's
+// end (the inclusive cumsum of the tiles' counts) and the count of its True elements, read back.
 struct CountedMask {
-  Array mask, ends;
+  NodePtr mask;
+  Array ends;
   int64_t count = 0;
   DType ends_t = DType::Int32;
-  int64_t n() const { return mask.size(); }
+  int64_t n() const { return mask->numel(); }
 };
 
 CountedMask count_mask(const Array& mask) {
@@ -40,19 +85,12 @@ CountedMask count_mask(const Array& mask) {
     throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
                      "depends on the mask's values, and a placeholder has none: it needs an array with data");
   CountedMask c;
-  c.mask = mask.ravel();
-  const int64_t n = c.mask.size();
+  c.mask = private_copy(mask.ravel().node());
+  const int64_t n = c.n();
   if (n == 0) return c;
-  // Both passes read the mask from memory: a lazy mask is written out by the evaluation below
-  // (a handle names it), a view (strided memory, a reshaped result) copied.
-  const detail::Node& m = *c.mask.node();
-  const detail::NodeKind mk = m.k();
-  const bool computed = mk == detail::NodeKind::Elementwise || mk == detail::NodeKind::Reduce ||
-                        mk == detail::NodeKind::Library;
-  if (!(m.is_materialized() && m.layout.is_contiguous()) && !computed) c.mask = c.mask.copy();
   auto call = std::make_shared<detail::MaskCountCall>(n);
   const int64_t tiles = call->tiles();
-  Array counts(detail::make_library_nodes(std::move(call), detail::InputVec{c.mask.node()}).at(0));
+  Array counts(detail::make_library_nodes(std::move(call), detail::InputVec{c.mask}).at(0));
   // One tile (n <= 8192) is its own end: no scan kernel.
   c.ends_t = n < (int64_t(1) << 31) ? DType::Int32 : DType::Int64;
   c.ends = tiles == 1 ? counts : cumsum(counts, std::nullopt, c.ends_t);
@@ -63,8 +101,8 @@ CountedMask count_mask(const Array& mask) {
 
 // The selected rows: the compact node over the counted mask.
 Array compact(const CountedMask& c, std::shared_ptr<const detail::LibraryCall> call, const Array* values) {
-  detail::InputVec in{c.mask.node(), c.ends.node()};
-  if (values) in.push_back(values->node());
+  detail::InputVec in{c.mask, c.ends.node()};
+  if (values) in.push_back(private_copy(values->node()));
   return Array(detail::make_library_nodes(std::move(call), std::move(in)).at(0));
 }
 
@@ -81,13 +119,12 @@ Array select_rows(const Array& values, const Array& mask) {
   if (c.count == 0 || numel(S) == 0) return empty(out_shape, values.dtype());
   const int64_t w = numel(tail);
   const Array flat = values.reshape(Shape{numel(S)});
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), w, c.count, values.dtype(), c.ends_t), &flat)
-      .reshape(out_shape);
+  return compact(c, std::make_shared<detail::CompactCall>(c.n(), w, c.count, values.dtype(), c.ends_t, out_shape), &flat);
 }
 
 // The coordinates (int64) of the True elements of `mask`, of an array of shape `shape`:
-// (count, shape.ndim()).
-Array select_coordinates(const Array& mask, const Shape& shape) {
+// (count, shape.ndim()), or (count,) for `flat` (a 1-D shape: the positions themselves).
+Array select_coordinates(const Array& mask, const Shape& shape, bool flat = false) {
   const int r = shape.ndim();
   std::vector<int64_t> st(static_cast<size_t>(r)), sh(static_cast<size_t>(r));
   int64_t s = 1;
@@ -97,9 +134,9 @@ Array select_coordinates(const Array& mask, const Shape& shape) {
     s *= std::max<int64_t>(shape[d], 1);
   }
   const CountedMask c = count_mask(mask);
-  if (c.count == 0) return empty(Shape{0, r}, DType::Int64);
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), c.count, c.ends_t, st, sh), nullptr)
-      .reshape(Shape{c.count, r});
+  const Shape out = flat ? Shape{c.count} : Shape{c.count, r};
+  if (c.count == 0) return empty(flat ? Shape{0} : Shape{0, r}, DType::Int64);
+  return compact(c, std::make_shared<detail::CompactCall>(c.n(), c.count, c.ends_t, st, sh, out), nullptr);
 }
 
 Array nonzero_mask(const Array& a) { return a.dtype() == DType::Bool ? a : not_equal(a, 0); }
@@ -128,7 +165,7 @@ Array masked_select(const Array& x, const Array& mask) {
 Array flatnonzero(const Array& a) {
   compaction_require(a, "flatnonzero");
   detail::refuse_selection_in_trace(a, "flatnonzero");
-  return select_coordinates(nonzero_mask(a).ravel(), Shape{a.size()}).reshape(Shape{-1});
+  return select_coordinates(nonzero_mask(a).ravel(), Shape{a.size()}, /*flat=*/true);
 }
 
 Array argwhere(const Array& a) {

@@ -12,6 +12,7 @@ namespace cufuse::detail {
 enum class Rule : uint8_t {
   Library,         // rules_library.cpp
   LibraryInput,    // rules_library.cpp
+  FusedInput,      // rules_library.cpp
   Prologue,        // rules_reduction.cpp
   Siblings,        // rules_reduction.cpp
   Rows,            // rules_reduction.cpp
@@ -35,10 +36,14 @@ struct RuleInfo {
 // In the order the planner applies them (Rule's order).
 inline constexpr RuleInfo kRules[] = {
     {Rule::Library, "library",
-     "a matmul, contraction, solver or convolution call runs on its own (cuBLAS, cuSOLVER, or its generated kernel); "
+     "a matmul, contraction, solver, convolution, sort or selection-by-mask call runs on its own (cuBLAS, cuSOLVER, "
+     "CUB, or its generated kernel); "
      "a bias add or GELU over one GEMM result becomes its cuBLASLt epilogue"},
     {Rule::LibraryInput, "library-input",
      "a library input whose layout the call cannot read is written contiguously by one kernel first"},
+    {Rule::FusedInput, "fused-input",
+     "a call whose generated kernel computes an input element by element (a selection by mask: its mask and values) "
+     "takes that input's elementwise producer into its kernel instead of reading it from memory"},
     {Rule::Prologue, "prologue", "the elementwise producers of a reduction are computed inside it"},
     {Rule::Siblings, "siblings", "reductions over the same input shape and axes share one kernel"},
     {Rule::Rows, "rows",
