@@ -23,6 +23,7 @@ constexpr int kFinishBatch = 8;  // split reductions: partials each lane of the 
 constexpr int64_t kLaneThreads = int64_t(1) << 18;  // strided lanes: threads to aim for
 constexpr int64_t kScanTileMin = 4096;  // contiguous rows scanned in tiles (scan_tiles.cpp) from this length
 constexpr int64_t kScanLongRow = int64_t(1) << 18;  // from here 4-byte scans take tiles of twice the size
+constexpr int64_t kMaxScanBlocks = int64_t(1) << 20;  // a scan kernel's grid at most (scan_spec)
 
 // Blocks a split reduction aims for over all its rows (reduction_emitter.cpp says how many).
 int64_t split_blocks(int per_sm);
@@ -183,7 +184,7 @@ struct RedEmitter {
   // elements, an inclusive block scan per tile plus the carry of the tiles before it).
   KernelSpec emit_scan();
 
-  // A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
+  // A scan kernel of body `b` over `blocks` blocks of B threads (at most kMaxScanBlocks).
   KernelSpec scan_spec(ExprEmitter& e, const std::string& b, int64_t blocks, const std::string& mode);
 
   // A thread per row, in order: outer-axis rows enough to fill the GPU (a warp reads and

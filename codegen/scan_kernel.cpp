@@ -68,7 +68,7 @@ KernelSpec RedEmitter::emit_scan() {
   return scan_spec(e, b, shape_.rows, fmt::format("a block per row, tiles of {}", shape_.block));
 }
 
-// A scan kernel of body `b` over `blocks` blocks of B threads (at most 2^20).
+// A scan kernel of body `b` over `blocks` blocks of B threads (at most kMaxScanBlocks).
 KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t blocks, const std::string& mode) {
   const uint64_t h = std::hash<std::string>{}(e.pl.decl() + b);
   KernelSpec k;
@@ -77,7 +77,7 @@ KernelSpec RedEmitter::scan_spec(ExprEmitter& e, const std::string& b, int64_t b
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
   k.numel = sh.rows;
-  k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), 1 << 20));
+  k.dims.grid[0] = static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), kMaxScanBlocks));
   k.dims.block[0] = static_cast<unsigned>(sh.block);
   k.summary = fmt::format("{} row(s) x {} element(s), {}, {}-bit index", sh.rows, sh.row_len, mode, sh.index64 ? 64 : 32);
   return k;

@@ -2,8 +2,8 @@
 // included), cut into tiles of B * U * V elements spread over many blocks. A warp reads its
 // part of a tile as 16-byte vectors striped over its lanes, scans each turn across the warp
 // by shuffles (scan_rows.cpp), and the block adds the warps' totals in order. A row of more
-// than one tile takes its tiles by ticket and finds each tile's prefix by a deterministic
-// two-level decoupled look-back (scan_lookback_groups).
+// than one tile takes its tiles by ticket, a block a tile, and finds each tile's prefix by a
+// deterministic two-level decoupled look-back (scan_lookback_groups).
 #include <algorithm>
 #include <string>
 
@@ -105,13 +105,31 @@ std::string RedEmitter::scan_lookback_groups(int64_t C) const {
   return b;
 }
 
-// Rows of a tile or more: tiles of B threads x U turns x V elements (4096 f32). A warp's
-// lanes take consecutive 16-byte vectors, turn by turn (a thread's 4 consecutive vectors left
-// each load and store half a sector). Rows of one tile go a block each, in order. Longer rows
-// take their tiles by ticket, in the order blocks start, so that every tile a look-back waits
-// on is running or done; there the tile's values wait in shared memory (16 KiB) across the
-// look-back, holding no registers while warp 0 waits: 48 registers a thread instead of 63
-// (f32), 5 blocks an SM instead of 4.
+// Rows of a tile or more: tiles of B threads x U turns x V elements (4096 f32; 8192 where
+// 4-byte rows run past 2^18 elements). A warp's lanes take consecutive 16-byte vectors, turn
+// by turn (a thread's 4 consecutive vectors left each load and store half a sector). Rows of
+// one tile go a block each, in order. Longer rows take their tiles by ticket, in the order
+// blocks start, so that every tile a look-back waits on is running or done; there the tile's
+// values wait in shared memory across the look-back, holding no registers while warp 0 waits.
+//
+// There a block takes one ticket, scans its tile and ends; blocks loop over tickets only
+// where the tiles pass the grid's kMaxScanBlocks. The scan is latency-bound: a block loads,
+// scans, waits at a barrier while warp 0 looks back (at least one L2 round trip), then
+// stores, so what it moves is the resident blocks times their tile over that time. A block
+// that loops keeps its addresses and ticket live across the loop and its barriers: 80
+// registers a thread (f32, tiles of 8192), 3 blocks an SM; one tile a block takes 48, 5
+// blocks an SM, and the tile's position is read again from cf_ticket after each barrier
+// rather than kept. H200, cumsum of f32[2^26], a copy of its bytes 0.126 ms, torch (CUB)
+// 0.211-0.215: a loop over tickets 0.210 ms, a tile a block 0.175-0.179 (ncu: DRAM at 63%
+// of its peak; warps stalled mostly at the barrier behind warp 0's look-back, 18 of 36
+// cycles an instruction, then on loads, 6). Tried and not kept: registers capped for 6
+// blocks an SM (0.174 against 0.175); tiles by blockIdx.x instead of by ticket (0.185
+// against 0.178 at 5 blocks an SM, and nothing would then promise that a tile's
+// predecessors have started); the next tile's ticket taken and its loads issued
+// while warp 0 looks back for this one (0.225 ms; 0.207 with registers capped for 4 blocks an
+// SM: a tile then publishes its aggregate only after its block's previous tile is stored, and
+// every tile after it waits on that); tiles of 4096 (0.204, 8 blocks an SM); st.global.cs
+// stores (no change).
 KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const Red& r = reds[0];
   if (itemsize(r.in) > 8)  // a status word holds a value of 8 bytes at most (scan_kernel.cpp routes the rest)
@@ -119,19 +137,21 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const std::string T = r.T, id = identity(r);
   shape_.vec = scan_row_vectors();
   // 64 bytes of sums a thread (16 f32, 8 f64) in blocks of 256; 128 (32 f32, tiles of 8192)
-  // where 4-byte rows run past 2^18 elements: there the look-back's chain, not the loads,
-  // holds the scan back, and half as many tiles make it half as long. H200, cumsum of f32[64M]
-  // (a copy 0.126 ms): tiles of 4096 0.240 ms, of 8192 0.210; 2048: 0.324; blocks of 512
-  // no better. Rows of 4096 lose with the larger tile (0.132 -> 0.163 ms): one tile a row.
-  // (Loading the next tile before the look-back made it slower: 0.285 -> 0.294 ms, H100.)
+  // where 4-byte rows run past 2^18 elements: there the look-back's latency, not the loads,
+  // holds the scan back, and half as many tiles halve the look-backs. H200, cumsum of
+  // f32[64M] (a copy 0.126 ms), a loop over tickets: tiles of 4096 0.240 ms, of 8192 0.210;
+  // 2048: 0.324; blocks of 512 no better. Rows of 4096 lose with the larger tile (0.132 ->
+  // 0.163 ms): one tile a row.
   const int tsz = itemsize(r.in) == 8 ? 8 : 4;
-  const int U = std::max(1, 64 / tsz / shape_.vec) * (tsz == 4 && shape_.row_len >= kScanLongRow ? 2 : 1);
+  const bool long4 = tsz == 4 && shape_.row_len >= kScanLongRow;
+  const int U = std::max(1, 64 / tsz / shape_.vec) * (long4 ? 2 : 1);
   shape_.block = 256;
   const int NW = shape_.block / 32;
   const int64_t CH = int64_t(shape_.block) * U * shape_.vec;
   const int64_t C = (shape_.row_len + CH - 1) / CH;
   const int64_t tiles = shape_.rows * C;
   const bool lookback = C > 1;
+  const bool one = lookback && tiles <= kMaxScanBlocks;  // a tile a block
   auto comb = [&](const std::string& acc, const std::string& x) { return combine(r, acc, "", x, ""); };
   size_t ws = 0;
   if (lookback) {
@@ -148,23 +168,29 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
     ws_ptr("gw", DType::UInt64, gw);
   }
   const std::string at_u = "vb + (I)(u * 32)";
+  // tiles go out chunk by chunk: a tile's predecessor along its row is M tiles before it
+  auto tile_top = [&](const std::string& t) {
+    return "    const I c = " + t + " / M, row = " + t + " - c * M;\n" + row_bases("row", 1) +
+           "    const I vb = c * (I)(NW * 32 * U) + (I)(warp * 32 * U + wl);\n";
+  };
   std::string b;
   b += fmt::format("  using I = {};\n  constexpr int U = {}, V = {}, NW = {};\n", e.idx(), U, shape_.vec, NW);
-  b += fmt::format("  const I M = p.M, N = p.N, tiles = (I){};\n  (void)M;\n", tiles);
+  b += fmt::format("  const I M = p.M, N = p.N, tiles = (I){};\n  (void)M;\n  (void)tiles;\n", tiles);
   b += fmt::format("  __shared__ {} cf_wx[NW], cf_pre;\n", T);
   if (lookback) b += fmt::format("  __shared__ {} cf_xs[NW * 32 * U * V];\n", T);
   b += "  const int wl = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5), lk = wl;\n";
-  if (lookback) {
+  if (one) {
+    // the grid is the tiles: every ticket below `tiles` is taken, by one block each
+    b += "  __shared__ unsigned cf_ticket;\n  if (threadIdx.x == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n  __syncthreads();\n";
+    b += "  {\n    const I tile = (I)cf_ticket;\n";
+  } else if (lookback) {
     b += "  __shared__ unsigned cf_ticket;\n  for (;;) {\n";
     b += "    if (threadIdx.x == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n    __syncthreads();\n";
     b += "    const I tile = (I)cf_ticket;\n    __syncthreads();\n    if (tile >= tiles) break;\n";
   } else {
     b += "  for (I tile = (I)blockIdx.x; tile < tiles; tile += (I)gridDim.x) {\n";
   }
-  // tiles go out chunk by chunk: a tile's predecessor along its row is M tiles before it
-  b += "    const I c = tile / M, row = tile - c * M;\n";
-  b += row_bases("row", 1);
-  b += "    const I vb = c * (I)(NW * 32 * U) + (I)(warp * 32 * U + wl);\n";
+  b += tile_top("tile");
   b += prefetch_turns(U, at_u, "", "j * V < N");
   b += scan_row_values(e, U, at_u, "true");
   b += fmt::format("    {} carry = {};\n", T, id);
@@ -174,8 +200,12 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
     b += "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n      for (int t = 0; t < V; ++t) { " + T + " a = bu[u]; " +
          comb("a", "xs[u * V + t]") + " cf_xs[((warp * U + u) * V + t) * 32 + wl] = a; }\n";
   // the warps' totals, scanned in order by warp 0: cf_wx[w] becomes warp w's prefix in the tile
-  b += "    if (wl == 0) cf_wx[warp] = carry;\n    __syncthreads();\n";
-  b += fmt::format("    if (warp == 0) {{\n      {} w = wl < NW ? cf_wx[wl] : {};\n", T, id);
+  b += "    if (wl == 0) cf_wx[warp] = carry;\n";
+  if (one) b += "  }\n";  // the tile's position is read again from cf_ticket below, not kept in registers
+  b += "    __syncthreads();\n";
+  b += "    if (warp == 0) {\n";
+  if (one) b += "      const I tile = (I)cf_ticket, c = tile / M, row = tile - c * M;\n";
+  b += fmt::format("      {} w = wl < NW ? cf_wx[wl] : {};\n", T, id);
   b += fmt::format("#pragma unroll\n      for (int o = 1; o < NW; o <<= 1) {{ const {} y = {}; if (wl >= o) {{ {} a = y; {} w = a; }} }}\n",
                    T, shuffle("__shfl_up_sync", "w", T, "o"), T, comb("a", "w"));
   b += fmt::format("      const {} wy = {}, ag = {};\n", T, shuffle("__shfl_up_sync", "w", T, "1"),
@@ -183,8 +213,10 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   b += fmt::format("      (void)ag;\n      if (wl < NW) cf_wx[wl] = wl > 0 ? wy : {};\n      {} pre = {};\n", id, T, id);
   if (lookback) b += scan_lookback_groups(C);
   b += "      if (wl == 0) cf_pre = pre;\n    }\n    __syncthreads();\n";
+  if (one) b += "  {\n    const I tile = (I)cf_ticket;\n" + tile_top("tile");
   b += fmt::format("    {} base = cf_pre;\n    {}\n", T, comb("base", "cf_wx[warp]"));
   if (lookback) {
+    if (one) b += fmt::format("    {} xs[U * V];\n", T);
     b += "#pragma unroll\n    for (int i = 0; i < U * V; ++i) xs[i] = cf_xs[(warp * U * V + i) * 32 + wl];\n";
     b += row_stores(U, at_u, "true", "base");
   } else {
@@ -194,7 +226,8 @@ KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   b += "  }\n";
   KernelSpec k = scan_spec(e, b, tiles,
                            fmt::format("tiles of {} elements, {} a thread, {}", CH, U * shape_.vec,
-                                       lookback ? "look-back by groups of 32 tiles" : "a tile a row"));
+                                       !lookback ? "a tile a row" : one ? "a tile a block, look-back by groups of 32 tiles"
+                                                                        : "look-back by groups of 32 tiles"));
   k.workspace_bytes = ws;
   k.workspace_zero_bytes = ws;
   return k;

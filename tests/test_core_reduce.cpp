@@ -64,9 +64,14 @@ TEST_CASE("kernel counts: the patterns the issue pins") {
   // (4096 f32) or more are tiled, shorter ones get 1 to 32 lanes each; other layouts a block
   // per row. 4-byte rows of 2^18 elements or more take tiles of 8192.
   auto scan_mode = [&](const cf::Array& r) { return plan_of({r})->steps[0].spec.summary; };
-  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 26}))).find("tiles of 8192 elements, 32 a thread, look-back by groups of 32 tiles") != std::string::npos);
-  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {(1 << 18) - 1}))).find("tiles of 4096 elements, 16 a thread, look-back by groups of 32 tiles") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 26}))).find("tiles of 8192 elements, 32 a thread, a tile a block, look-back by groups of 32 tiles") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {(1 << 18) - 1}))).find("tiles of 4096 elements, 16 a thread, a tile a block, look-back by groups of 32 tiles") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f64, {1 << 26}))).find("tiles of 2048 elements, 8 a thread") != std::string::npos);
+  // a tile a block while the tiles fit the grid (2^20 blocks), else blocks loop over tickets
+  const std::string past_grid = scan_mode(cf::cumsum(cf::placeholder(cf::f64, {int64_t(1) << 32})));
+  CHECK(past_grid.find("a tile a block") == std::string::npos);
+  CHECK(past_grid.find("tiles of 2048 elements, 8 a thread, look-back by groups of 32 tiles") != std::string::npos);
+  CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f64, {int64_t(1) << 31}))).find("a tile a block") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {16384, 4096}), 1)).find("tiles of 4096 elements, 16 a thread, a tile a row") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {64, 1 << 20}), 1)).find("look-back by groups of 32 tiles") != std::string::npos);
   CHECK(scan_mode(cf::cumsum(cf::placeholder(cf::f32, {1 << 20, 64}), 1)).find("4 lane(s) a row, 4 vector(s) of 4") != std::string::npos);

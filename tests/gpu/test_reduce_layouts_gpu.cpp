@@ -134,6 +134,39 @@ TEST_CASE("row scans: lanes for rows shorter than a tile, tiles and a two-level 
   for (int i = 0; i < 3; ++i) CHECK(cf::cumsum(rows, 1).to_host<float>() == r0);
 }
 
+TEST_CASE("long 1-D scans: tiles of 8192, a tile a block, many groups of tiles") {
+  // Rows past 2^18 elements (scan_tiles.cpp): a block takes one tile by ticket and looks back
+  // by groups of 32 tiles. 2^23 + 3 f32 (1025 tiles, 33 groups; no 16-byte vectors), 2^23
+  // (vectors), f64 (2048-element tiles, 2049 of them), ints, fused producers, products of
+  // signs and rows of several long tiles each; the same bits on every run.
+  for (int64_t n : {(int64_t(1) << 23) + 3, int64_t(1) << 23}) {
+    auto a = random_normal(cf::f32, {n});
+    const std::string what = "f32[" + std::to_string(n) + "]";
+    INFO(what);
+    CHECK(check_against_reference(cf::cumsum(a), 64, "cumsum " + what, sum_atol(a, n)) == 0);
+    // a fused producer that drifts, in whole numbers below 2^24: exact in any order (NumPy's
+    // one-by-one f32 sum of a * 2 + 1 is itself up to ~500 off the exact sums here, past
+    // any tolerance a reordered sum could be held to)
+    CHECK(check_against_reference(cf::cumsum(cf::floor(a * 4) + 1), 0, "cumsum(floor(x * 4) + 1) " + what) == 0);
+    const auto b0 = cf::cumsum(a).to_host<float>();
+    for (int i = 0; i < 3; ++i) CHECK(cf::cumsum(a).to_host<float>() == b0);
+  }
+  auto d = random_normal(cf::f64, {(int64_t(1) << 22) + 1});
+  CHECK(check_against_reference(cf::cumsum(d), 64, "cumsum f64[2^22 + 1]", sum_atol(d, d.shape(0))) == 0);
+  CHECK(check_against_reference(cf::cumsum(cf::floor(d * 4) + 1), 0, "cumsum(floor(x * 4) + 1) f64[2^22 + 1]") == 0);
+  auto i32 = random_array(cf::i32, {(int64_t(1) << 22) + 7}, kSmallInts);
+  CHECK(check_against_reference(cf::cumsum(i32), 0, "cumsum i32[2^22 + 7] (int64 sums)") == 0);
+  CHECK(check_against_reference(cf::cumsum(i32, 0, cf::i32), 0, "cumsum i32[2^22 + 7] in int32") == 0);
+  auto u32 = random_array(cf::u32, {int64_t(1) << 22}, kGeneral);
+  CHECK(check_against_reference(cf::cumprod(u32 * 2 + 1), 0, "cumprod of odd u32[2^22] (wrapping)") == 0);
+  // f32 products of +-1 are exact in any order (factors near 1 are not: f32 rounds them with
+  // a bias near 1, a drift of 0.4% over 2^20 of them whichever the order)
+  auto signs = cf::sign(random_normal(cf::f32, {(int64_t(1) << 21) + 4}));
+  CHECK(check_against_reference(cf::cumprod(signs), 0, "cumprod of f32[2^21 + 4] signs") == 0);
+  auto rows = random_normal(cf::f32, {3, (int64_t(1) << 20) + 4});
+  CHECK(check_against_reference(cf::cumsum(rows, 1), 64, "cumsum along rows of 2^20 + 4", sum_atol(rows, rows.shape(1))) == 0);
+}
+
 TEST_CASE("part-warp lanes: short rows, every reduction, aligned or not, with row-shaped results") {
   // Rows of 4 to 255 elements along the innermost axis: 2 to 32 adjacent lanes per row
   // (reduction_emitter.cpp, choose_shape), with 16-byte vectors where rows are aligned.
