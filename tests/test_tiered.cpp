@@ -244,7 +244,11 @@ TEST_CASE("tier hint keys: equal for plans of one structure, distinct where the 
   CHECK(hint_of({f(x, 0.5f)}, 0) != hint_of({f(x, 0.5f)}, 1));
   // A setting code generation reads.
   const std::string unrolled = hint_of({f(x, 0.5f)});
-  ScopedEnv unroll("CUFUSE_EW_UNROLL", "4");
+  {
+    ScopedEnv unroll("CUFUSE_EW_UNROLL", "4");
+    CHECK(hint_of({f(x, 0.5f)}) != unrolled);
+  }
+  ScopedEnv blocks("CUFUSE_EW_VIEW_BLOCKS", "0");
   CHECK(hint_of({f(x, 0.5f)}) != unrolled);
 }
 
