@@ -23,7 +23,7 @@ constexpr const char* kParams = "cf_compact_params";
 // What both passes share: a thread's 32 consecutive flags of a mask in memory as one bit word
 // (bit j: mask[r0 + j] != 0), read as two 16-byte vectors where they are whole and aligned,
 // else byte by byte (the tile at the end, or a mask at an odd offset); and the block's ranks.
-const char* kHelpers = R"(
+const char* kCompactHelpers = R"(
 // 4 bools (bytes) -> 4 bits: a nonzero byte is 0x01, then one multiply gathers the low bits
 __device__ __forceinline__ unsigned cf_nib(unsigned w) { return ((__vcmpne4(w, 0u) & 0x01010101u) * 0x01020408u) >> 24; }
 __device__ __forceinline__ unsigned cf_flags(const unsigned char* m, long long r0, long long n) {
@@ -109,7 +109,7 @@ KernelSpec finish(ExprEmitter& e, const std::string& kind, DType out, const std:
   KernelSpec k;
   k.name = kernel_name(kind, {out}, h);
   const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}\nextern \"C\" __global__ void __launch_bounds__(256) {}(const {} p) {{\n{}}}\n",
-                                       kParams, decl, kHelpers, fns, k.name, kParams, body);
+                                       kParams, decl, kCompactHelpers, fns, k.name, kParams, body);
   k.source = kernel_preamble(text) + text;
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
