@@ -193,30 +193,26 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
       for (const auto& x : g.lib_inputs) in_nodes.push_back(x.get());
       std::vector<int> outb(static_cast<size_t>(g.call->num_outputs()), -1);
       for (size_t k = 0; k < g.outputs.size(); ++k) outb[g.lib_output_index[k]] = g.output_buffer[k];
-      prog.refusal = "a library call's kernel";
+      prog.refusal = "a library call's kernel";  // (the interpreter runs none: it waits for NVRTC)
       if (g.call->emit_kernel(in_nodes, outb, emitter.binding(), st.spec)) {
         st.spec.summary = g.call->describe() + "; " + st.spec.summary;
-        if (host_programs) ex->host_interp.push_back(KernelSpec{});
-        if (compile && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch, std::string());
-        else if (compile) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
-        ex->steps.push_back(std::move(st));
-        continue;
+      } else {
+        st.call = g.call;
+        for (const auto& x : g.lib_inputs) {
+          LibInput in;
+          if (emitter.was_written(x.get())) in.buffer = plan.buffer_of(x.get());
+          else in.leaf = scan.leaf_index(x.get());
+          in.dtype = x->dtype;
+          in.shape = x->shape();
+          if (in.buffer < 0 && in.leaf < 0) throw InternalError("library input is neither memory nor a leaf");
+          st.lib_in.push_back(in);
+        }
+        st.lib_out.assign(static_cast<size_t>(g.call->num_outputs()), -1);
+        for (size_t k = 0; k < g.outputs.size(); ++k) st.lib_out[g.lib_output_index[k]] = g.output_buffer[k];
+        st.spec.name = "library";
+        st.spec.summary = g.call->describe();
+        st.spec.numel = 1;
       }
-      st.call = g.call;
-      for (const auto& x : g.lib_inputs) {
-        LibInput in;
-        if (emitter.was_written(x.get())) in.buffer = plan.buffer_of(x.get());
-        else in.leaf = scan.leaf_index(x.get());
-        in.dtype = x->dtype;
-        in.shape = x->shape();
-        if (in.buffer < 0 && in.leaf < 0) throw InternalError("library input is neither memory nor a leaf");
-        st.lib_in.push_back(in);
-      }
-      st.lib_out.assign(static_cast<size_t>(g.call->num_outputs()), -1);
-      for (size_t k = 0; k < g.outputs.size(); ++k) st.lib_out[g.lib_output_index[k]] = g.output_buffer[k];
-      st.spec.name = "library";
-      st.spec.summary = g.call->describe();
-      st.spec.numel = 1;
     } else {
       const bool wants_prog = g.kind != GroupKind::Scan && ((tiered && compile) || host_programs);
       if (may_defer && wants_prog) {
@@ -315,9 +311,11 @@ std::string describe_executable(const Executable& ex, bool with_source, const st
 // live in exec/binding.cpp, shared with fuse() replay (src/fuse).
 
 // ------------------------------------------------------------------ running
-static void realize_node(Node& n, std::shared_ptr<Storage> st) {
+// A node computed into `st`: a Buffer leaf on it, contiguous (or seen through `layout`: a view
+// of a call's result, view_roots_to_leaves).
+static void realize_node(Node& n, std::shared_ptr<Storage> st, const Layout* layout = nullptr) {
   n.storage = std::move(st);
-  n.layout = contiguous_layout(n.shape());
+  n.layout = layout ? *layout : contiguous_layout(n.shape());
   n.inputs.clear();
   n.attrs = std::monostate{};
   n.kind.store(NodeKind::Buffer, std::memory_order_release);
@@ -828,6 +826,7 @@ static void view_roots_to_calls(std::vector<NodePtr>& roots, std::vector<NodePtr
       views.push_back(r);
       r = r->inputs[0];
     }
+  if (views.empty()) return;  // (every evaluation passes here: no copy without such a root)
   std::vector<NodePtr> uniq;
   for (const auto& r : roots)
     if (std::none_of(uniq.begin(), uniq.end(), [&](const NodePtr& u) { return u.get() == r.get(); })) uniq.push_back(r);
@@ -841,14 +840,8 @@ static void view_roots_to_leaves(const std::vector<NodePtr>& views) {
     const NodePtr base = v->inputs[0];
     if (!base->is_materialized() || !base->layout.is_contiguous() || base->layout.offset != 0)
       throw InternalError("a view of a library call's result: the result is not contiguous memory after its evaluation");
-    Layout l = v->layout;
-    l.offset += base->layout.offset;
-    v->storage = base->storage;
-    v->layout = std::move(l);
-    v->inputs.clear();
-    v->attrs = std::monostate{};
-    v->kind.store(NodeKind::Buffer, std::memory_order_release);
-    unregister_root(v.get());
+    const Layout l = v->layout;  // relative to the base's contiguous memory from offset 0
+    realize_node(*v, base->storage, &l);
   }
 }
 
