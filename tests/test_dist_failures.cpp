@@ -125,6 +125,22 @@ TEST_CASE("CUFUSE_DIST_BLOCKING (default 0) and CUFUSE_DIST_PEER_ACCESS (default
   }
 }
 
+TEST_CASE("CUFUSE_DIST_HOST_COMBINE: bytes 0..2^30 (default 65536), else the default") {
+  CHECK(cufuse::detail::settings().dist_host_combine == 65536);
+  {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_HOST_COMBINE", "0");
+    CHECK(cufuse::detail::settings().dist_host_combine == 0);
+  }
+  {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_HOST_COMBINE", "1048576");
+    CHECK(cufuse::detail::settings().dist_host_combine == 1048576);
+  }
+  for (const char* bad : {"-1", "lots", "", "2147483648"}) {
+    cufuse_test::ScopedEnv t("CUFUSE_DIST_HOST_COMBINE", bad);
+    CHECK(cufuse::detail::settings().dist_host_combine == 65536);
+  }
+}
+
 TEST_CASE("the world lives in the runtime context's DistWorld slot") {
   cf::BackendScope ref(cf::Backend::Reference);
   auto& slot = cufuse::detail::runtime().state<dist::detail::DistWorld>();

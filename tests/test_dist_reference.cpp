@@ -3,6 +3,7 @@
 // program's results; random creation per shard equals the unsharded generator's values;
 // each shard's work is one fused kernel, counted.
 #include "test_dist_helpers.hpp"
+#include "test_sandbox.hpp"
 
 namespace {
 void check_close(const cf::Array& got, const cf::Array& want, double rtol = 1e-5) {
@@ -79,6 +80,64 @@ TEST_CASE("gather combines a partial result where it lands: as the allreduce, Na
   }
   auto i = dist::shard(cf::arange(0, 1000, 1, cf::i32), mesh, {"gpu"});
   CHECK(dist::gather(dist::sum(i)).item<int64_t>() == 499500);
+}
+
+// A small partial block is combined on the host (CUFUSE_DIST_HOST_COMBINE bytes at most): the
+// same bits as combining it on the gathering device, for every op and dtypes whose rounding
+// differs (halves), integers, bools, NaN kept; the host's result is in memory at once, the
+// device's lazy. Bigger blocks and complex dtypes stay on the device.
+TEST_CASE("gather's host combine of a small partial result: the device combine's bits") {
+  HostWorld w(2);
+  dist::Mesh mesh({2}, {"gpu"});
+  auto x = cf::random::uniform({8, 5}, cf::f32, 17, -2.0, 2.0);
+  auto xn = cf::where(cf::arange(40).reshape({8, 5}) == 31, cf::full({}, std::nanf(""), cf::f32), x);
+  xn.eval();
+  for (cf::DType t : {cf::f32, cf::f16, cf::bf16, cf::f64, cf::i8, cf::u16, cf::bool_}) {
+    const cf::Array data = t == cf::i8 ? (xn * 40).astype(cf::i8) : xn.astype(t);
+    auto d = dist::shard(data, mesh, {"gpu", dist::none});
+    for (int op = 0; op < 5; ++op) {
+      CAPTURE(cf::name(t));
+      CAPTURE(op);
+      auto red = [&] {
+        return op == 0   ? dist::sum(d, 0)
+               : op == 1 ? dist::max(d, 0)
+               : op == 2 ? dist::min(d, 0)
+               : op == 3 ? dist::prod(d, 0)
+                         : dist::mean(d, 0);
+      };
+      const cf::Array on_host = dist::gather(red());
+      CHECK((op == 4 || !on_host.is_lazy()));  // the mean's scale is lazy
+      cf::Array on_device;
+      {
+        cufuse_test::ScopedEnv off("CUFUSE_DIST_HOST_COMBINE", "0");
+        on_device = dist::gather(red());
+        CHECK(on_device.is_lazy());
+      }
+      CHECK(on_host.dtype() == on_device.dtype());
+      cf::testing::assert_array_equal(on_host, on_device);
+    }
+  }
+  // Past the limit, or complex: the device combine (the result lazy).
+  {
+    cufuse_test::ScopedEnv small("CUFUSE_DIST_HOST_COMBINE", "16");
+    auto d = dist::shard(xn, mesh, {"gpu", dist::none});
+    CHECK(dist::gather(dist::sum(d, 0)).is_lazy());  // 5 floats: 20 bytes
+  }
+  // One element: a constant (full()), read back by item() with no kernel.
+  {
+    auto d = dist::shard(x, mesh, {"gpu", dist::none});
+    const cf::Array total = dist::gather(dist::sum(d));
+    cf::reset_stats();
+    const float v = total.item<float>();
+    CHECK(cf::stats().kernels_launched == 0);
+    cufuse_test::ScopedEnv off("CUFUSE_DIST_HOST_COMBINE", "0");
+    CHECK(v == dist::gather(dist::sum(d)).item<float>());
+    CHECK(cf::full({}, 0.1, cf::f16).item<double>() == double(static_cast<float>(cf::half(0.1f))));  // made in its dtype
+  }
+  auto z = dist::shard(xn.astype(cf::c64), mesh, {"gpu", dist::none});
+  const cf::Array zs = dist::gather(dist::sum(z, 0));
+  CHECK(zs.is_lazy());
+  cf::testing::assert_allclose(zs, cf::sum(xn.astype(cf::c64), 0), 1e-6, 0, true);
 }
 
 TEST_CASE("reductions over sharded and unsharded axes, on a 2-D mesh, equal NumPy's") {

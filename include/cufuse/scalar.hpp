@@ -43,6 +43,8 @@ class Scalar {
 
   // A strong scalar of dtype t holding v converted as NumPy would (np.float32(v)).
   static Scalar typed(const Scalar& v, DType t);
+  // A strong scalar of dtype t from one element's bytes in memory (itemsize(t) bytes at p).
+  static Scalar from_bytes(const void* p, DType t);
 
   Kind kind() const { return kind_; }
   bool weak() const { return weak_; }

@@ -284,6 +284,32 @@ Scalar Scalar::typed(const Scalar& v, DType t) {
   return s;
 }
 
+Scalar Scalar::from_bytes(const void* p, DType t) {
+  auto rd = [&](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (t) {
+    case DType::Bool: return Scalar::typed(Scalar(rd(bool{})), DType::Bool);
+    case DType::Int8: return Scalar::typed(Scalar(rd(int8_t{})), DType::Int8);
+    case DType::Int16: return Scalar::typed(Scalar(rd(int16_t{})), DType::Int16);
+    case DType::Int32: return Scalar::typed(Scalar(rd(int32_t{})), DType::Int32);
+    case DType::Int64: return Scalar::typed(Scalar(rd(int64_t{})), DType::Int64);
+    case DType::UInt8: return Scalar::typed(Scalar(rd(uint8_t{})), DType::UInt8);
+    case DType::UInt16: return Scalar::typed(Scalar(rd(uint16_t{})), DType::UInt16);
+    case DType::UInt32: return Scalar::typed(Scalar(rd(uint32_t{})), DType::UInt32);
+    case DType::UInt64: return Scalar::typed(Scalar(rd(uint64_t{})), DType::UInt64);
+    case DType::Float16: return Scalar::typed(Scalar(static_cast<float>(half::from_bits(rd(uint16_t{})))), DType::Float16);
+    case DType::BFloat16:
+      return Scalar::typed(Scalar(static_cast<float>(bfloat16_t::from_bits(rd(uint16_t{})))), DType::BFloat16);
+    case DType::Float32: return Scalar::typed(Scalar(rd(float{})), DType::Float32);
+    case DType::Float64: return Scalar::typed(Scalar(rd(double{})), DType::Float64);
+    case DType::Complex64: return Scalar::typed(Scalar(rd(std::complex<float>{})), DType::Complex64);
+    case DType::Complex128: return Scalar::typed(Scalar(rd(std::complex<double>{})), DType::Complex128);
+  }
+  return Scalar();
+}
+
 std::string Scalar::str() const {
   switch (kind_) {
     case Kind::Bool: return v_.b ? "True" : "False";

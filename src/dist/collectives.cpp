@@ -1,7 +1,7 @@
 // src/dist/collectives.cpp: allreduce, allgather, reducescatter and alltoall over mesh
 // groups: the rearrangements around the dimension-0 form, the step each records, and the
 // host world's dimension-0 forms (bytes combined on the host; no kernel is launched, so
-// kernel counts are the shards' own).
+// kernel counts are the shards' own), whose combining gather's host path also uses.
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -253,6 +253,11 @@ void need_axes(const Mesh& mesh, const std::vector<std::string>& axes) {
 }
 
 }  // namespace
+
+void combine_on_host(DType t, PartialOp op, std::vector<uint8_t>& acc, const std::vector<uint8_t>& x) {
+  combine(t, op, acc, x);
+}
+
 
 Shards allreduce(const Mesh& mesh, Shards in, const std::vector<std::string>& axes, PartialOp op, std::string why) {
   need_axes(mesh, axes);

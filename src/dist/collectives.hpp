@@ -6,6 +6,7 @@
 // dimension-0 forms run on NCCL (Gpus world, nccl.hpp), on the host (Host world: the bytes
 // combined by the host), or not at all (Plan world: the results are placeholders).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,10 @@ Shards reducescatter(const Mesh& mesh, Shards in, const std::string& axis, Parti
 // Member r sends part s of `split_dim` to member s and joins what it gets along `concat_dim`:
 // a dimension sharded over `axis` (concat_dim) becomes whole and split_dim becomes sharded.
 Shards alltoall(const Mesh& mesh, Shards in, const std::string& axis, int split_dim, int concat_dim, std::string why);
+
+// acc = acc (op) x, element by element, as NCCL combines (halves in float, rounded; NaN
+// propagating max and min): the host world's collectives and gather's host combine. Every real
+// dtype and bool; a complex one is NotSupportedError.
+void combine_on_host(DType t, PartialOp op, std::vector<uint8_t>& acc, const std::vector<uint8_t>& x);
 
 }  // namespace cufuse::dist::detail

@@ -477,31 +477,11 @@ void Array::copy_to_host(void* dst, size_t nbytes_) const {
 Scalar Array::item_scalar() const {
   if (size() != 1)
     throw ValueError(fmt::format("can only convert an array of size 1 to a scalar (shape {})", to_string(shape())));
+  // A constant (full(), a Scalar leaf) is its own value, made in its dtype: no device work.
+  if (node_ && node_->k() == NodeKind::Scalar) return Scalar::typed(node_->scalar, dtype());
   alignas(16) unsigned char buf[16] = {};
   copy_to_host(buf, static_cast<size_t>(itemsize()));
-  auto rd = [&](auto v) {
-    std::memcpy(&v, buf, sizeof(v));
-    return v;
-  };
-  switch (dtype()) {
-    case DType::Bool: return Scalar::typed(Scalar(rd(bool{})), DType::Bool);
-    case DType::Int8: return Scalar::typed(Scalar(rd(int8_t{})), DType::Int8);
-    case DType::Int16: return Scalar::typed(Scalar(rd(int16_t{})), DType::Int16);
-    case DType::Int32: return Scalar::typed(Scalar(rd(int32_t{})), DType::Int32);
-    case DType::Int64: return Scalar::typed(Scalar(rd(int64_t{})), DType::Int64);
-    case DType::UInt8: return Scalar::typed(Scalar(rd(uint8_t{})), DType::UInt8);
-    case DType::UInt16: return Scalar::typed(Scalar(rd(uint16_t{})), DType::UInt16);
-    case DType::UInt32: return Scalar::typed(Scalar(rd(uint32_t{})), DType::UInt32);
-    case DType::UInt64: return Scalar::typed(Scalar(rd(uint64_t{})), DType::UInt64);
-    case DType::Float16: return Scalar::typed(Scalar(static_cast<float>(half::from_bits(rd(uint16_t{})))), DType::Float16);
-    case DType::BFloat16:
-      return Scalar::typed(Scalar(static_cast<float>(bfloat16_t::from_bits(rd(uint16_t{})))), DType::BFloat16);
-    case DType::Float32: return Scalar::typed(Scalar(rd(float{})), DType::Float32);
-    case DType::Float64: return Scalar::typed(Scalar(rd(double{})), DType::Float64);
-    case DType::Complex64: return Scalar::typed(Scalar(rd(std::complex<float>{})), DType::Complex64);
-    case DType::Complex128: return Scalar::typed(Scalar(rd(std::complex<double>{})), DType::Complex128);
-  }
-  return Scalar();
+  return Scalar::from_bytes(buf, dtype());
 }
 
 // ------------------------------------------------------------------ writes

@@ -126,7 +126,8 @@ void compare_arrays(const Array& x, const Array& y, Compare&& comparison, const 
   const std::string pre = err_msg;
   if (!(x.ndim() == 0 || y.ndim() == 0 || x.shape() == y.shape()))
     fail(header, pre + fmt::format("\n(shapes {}, {} mismatch)", shape_str(x.shape()), shape_str(y.shape())), x, y);
-  const bool floats = is_float(x.dtype()) || is_float(y.dtype());
+  // Inexact dtypes (NumPy's): a complex NaN or inf is flagged as a real one is.
+  const bool floats = is_float(x.dtype()) || is_float(y.dtype()) || is_complex(x.dtype()) || is_complex(y.dtype());
   // Flagged positions (nan at both, or the same inf at both) are left out of the comparison.
   Array nan_bad = false_like(), inf_loc_bad = false_like(), inf_val_bad = false_like(), flagged = false_like();
   if (floats) {

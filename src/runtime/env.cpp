@@ -104,6 +104,11 @@ bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
 bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
 bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
 bool parse_dist_peer_access(std::string_view v, Settings& s) { return zero_one(v, s.dist_peer_access); }
+bool parse_dist_host_combine(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 0, int64_t(1) << 30);
+  if (x) s.dist_host_combine = *x;
+  return x.has_value();
+}
 bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
 bool parse_reference_interpret(std::string_view v, Settings& s) { return zero_one(v, s.reference_interpret); }
 
@@ -211,6 +216,12 @@ constexpr std::array kVariables = {
            "devices that can (gathering a partial result copies the other devices' partials over "
            "NVLink); 0 leaves it off (a kernel that reads another GPU's memory then faults, for debugging)",
            parse_dist_peer_access},
+    EnvVar{"CUFUSE_DIST_HOST_COMBINE", "a number of bytes 0..1073741824", "65536",
+           "dist::gather of a partial result (a reduction over a sharded axis) whose blocks are at most "
+           "this big reads each device's partial back and combines them on the host, then copies the "
+           "result to the gathering device; larger blocks (or 0) are combined there by peer copies and "
+           "a kernel",
+           parse_dist_host_combine},
 };
 
 constexpr std::array kExternal = {

@@ -42,6 +42,7 @@ struct Settings {
   double dist_timeout = 300.0;      // CUFUSE_DIST_TIMEOUT: seconds a dist:: collective may take
   bool dist_blocking = false;       // CUFUSE_DIST_BLOCKING: blocking NCCL communicators (one process)
   bool dist_peer_access = true;     // CUFUSE_DIST_PEER_ACCESS: peer access between the world's GPUs
+  int64_t dist_host_combine = 65536;  // CUFUSE_DIST_HOST_COMBINE: bytes a gathered partial block combines on the host
 
   // Other programs' variables cufuse consults, as they are (no validation, nullopt: unset).
   std::optional<std::string> home, xdg_cache_home, cuda_home, cuda_path, cuda_visible_devices;
