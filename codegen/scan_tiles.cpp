@@ -129,7 +129,10 @@ std::string RedEmitter::scan_lookback_groups(int64_t C) const {
 // while warp 0 looks back for this one (0.225 ms; 0.207 with registers capped for 4 blocks an
 // SM: a tile then publishes its aggregate only after its block's previous tile is stored, and
 // every tile after it waits on that); tiles of 4096 (0.204, 8 blocks an SM); st.global.cs
-// stores (no change).
+// stores (no change). H100 (2026-11-27; 0.221 ms here): the tile copied by cp.async into
+// cf_xs, no registers for the loads (0.244; tiles of 16384 in 64 KiB of dynamic shared
+// memory, 3 blocks an SM: 0.238); resident blocks streaming tiles through a ring of cp.async
+// stages with a look-back warp beside eight scan warps (0.285-0.418; bench/README.md says why).
 KernelSpec RedEmitter::emit_scan_tiled_rows(ExprEmitter& e) {
   const Red& r = reds[0];
   if (itemsize(r.in) > 8)  // a status word holds a value of 8 bytes at most (scan_kernel.cpp routes the rest)
