@@ -357,7 +357,6 @@ struct EwEmitter {
   // pad: rows of 8194 floats). The whole space then runs as one contiguous vector loop, each
   // vector's coordinates unravelled once from its flat index.
   bool flat_fits() const {
-    if (const char* v = std::getenv("CUFUSE_EW_FLAT"); v && std::string(v) == "0") return false;
     const int nd = cs.ndim();
     for (const auto& a : accs) {
       if (a.kind != Acc::Mem && a.kind != Acc::Out) continue;
