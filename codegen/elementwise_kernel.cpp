@@ -759,31 +759,14 @@ struct EwEmitter {
       if (priv >= 0) b += priv_head();
       if (priv < 0) b += fmt::format("  const I t0 = (I){} * ({} * U) + (I){};\n", id.bx, kBlock, id.tx);
       std::string loads, stores_decl, stores;
-      for (size_t j = 0; j < accs.size(); ++j) {
-        const Acc& a = accs[j];
-        const std::string J = std::to_string(j), st = storage_type(a.node->dtype);
-        if (a.kind == Acc::Mem && cs.ndim() == 1 && a.st[0] == 1) {
-          b += fmt::format("  cf_vec<{}, V> l{}[U];\n", st, J);
-          loads += fmt::format("      l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + iv * V);\n", J, st, J);
-        }
-        if (a.kind == Acc::Out) {
-          stores_decl += fmt::format("      cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
-          stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>({} + iv * V) = o{}{};\n", st, out_ptr(J), J,
-                                defer_stores ? "[u]" : "");
-        }
-      }
+      b += flat_vectors(loads, stores_decl, stores);
       e.code.clear();
       emit_element(e, true);
       if (priv >= 0)  // a grid-stride loop: the grid is capped (each block merges its counters)
         b += fmt::format("  for (I t0 = (I)blockIdx.x * ({0} * U) + (I)threadIdx.x; t0 < nvec; t0 += (I)gridDim.x * ({0} * U)) {{\n"
                          "{1}  }}\n", kBlock, vector_loops("    ", std::to_string(kBlock), loads, stores_decl, e.code, stores, ""));
       else b += vector_loops("  ", std::to_string(kBlock), loads, stores_decl, e.code, stores, "");
-      if (V > 1) {  // the tail of < V elements
-        e.code.clear();
-        emit_element(e, false);
-        b += fmt::format("  if ({} == 0) {{\n    const I i = nvec * V + (I){};\n"
-                         "    if (i < n) {{\n{}    }}\n  }}\n", id.bx, id.tx, e.code);
-      }
+      if (V > 1) b += vector_tail(e, "");
       if (priv >= 0) b += priv_tail();
     } else if (flat) {
       b += flat_body(e);
@@ -807,19 +790,15 @@ struct EwEmitter {
     return b;
   }
 
-  // Flat mode: the contiguous loop over the flattened iteration; each vector's first element's
-  // coordinates unravelled from its flat index (the lanes' copies of that division are one after
-  // unrolling), each lane's from them by a carry.
-  std::string flat_body(ExprEmitter& e) {
-    const int nd = cs.ndim(), last = nd - 1;
-    std::string b = fmt::format("  constexpr int V = {}, U = {};\n  const I nvec = n / V;\n", V, U);
-    b += fmt::format("  const I t0 = (I){} * ({} * U) + (I){};\n", id.bx, kBlock, id.tx);
-    std::string loads, stores_decl, stores;
+  // The contiguous and flat bodies' vectors at p.a<j> / p.o<j> + iv * V: the memory reads
+  // whose flat index is the element's (declared, returned) and the outputs.
+  std::string flat_vectors(std::string& loads, std::string& stores_decl, std::string& stores) const {
+    std::string decls;
     for (size_t j = 0; j < accs.size(); ++j) {
       const Acc& a = accs[j];
       const std::string J = std::to_string(j), st = storage_type(a.node->dtype);
-      if (a.kind == Acc::Mem) {
-        b += fmt::format("  cf_vec<{}, V> l{}[U];\n", st, J);
+      if (a.kind == Acc::Mem && (flat || (cs.ndim() == 1 && a.st[0] == 1))) {
+        decls += fmt::format("  cf_vec<{}, V> l{}[U];\n", st, J);
         loads += fmt::format("      l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + iv * V);\n", J, st, J);
       }
       if (a.kind == Acc::Out) {
@@ -828,6 +807,26 @@ struct EwEmitter {
                               defer_stores ? "[u]" : "");
       }
     }
+    return decls;
+  }
+  // Their tail of < V elements, element by element in block 0 (`coords`: the lines giving the
+  // element code its coordinates from i).
+  std::string vector_tail(ExprEmitter& e, const std::string& coords) {
+    e.code.clear();
+    emit_element(e, false);
+    return fmt::format("  if ({} == 0) {{\n    const I i = nvec * V + (I){};\n    if (i < n) {{\n{}{}    }}\n  }}\n", id.bx, id.tx,
+                       coords, e.code);
+  }
+
+  // Flat mode: the contiguous loop over the flattened iteration; each vector's first element's
+  // coordinates unravelled from its flat index (the lanes' copies of that division are one after
+  // unrolling), each lane's from them by a carry.
+  std::string flat_body(ExprEmitter& e) {
+    const int nd = cs.ndim(), last = nd - 1;
+    std::string b = fmt::format("  constexpr int V = {}, U = {};\n  const I nvec = n / V;\n", V, U);
+    b += fmt::format("  const I t0 = (I){} * ({} * U) + (I){};\n", id.bx, kBlock, id.tx);
+    std::string loads, stores_decl, stores;
+    b += flat_vectors(loads, stores_decl, stores);
     auto unravel = [&](const std::string& from, const std::string& pfx, const std::string& ind) {
       std::string u = fmt::format("{}I q_ = {};\n", ind, from);
       for (int d = last; d > 0; --d)
@@ -845,12 +844,7 @@ struct EwEmitter {
     e.code.clear();
     emit_element(e, true);
     b += vector_loops("  ", std::to_string(kBlock), loads, stores_decl, e.code, stores, lane);
-    e.code.clear();
-    emit_element(e, false);
-    std::string tail = unravel("i", "c", "      ");
-    b += fmt::format("  if ({} == 0) {{\n    const I i = nvec * V + (I){};\n    if (i < n) {{\n{}{}    }}\n  }}\n", id.bx, id.tx,
-                     tail, e.code);
-    return b;
+    return b + vector_tail(e, unravel("i", "c", "      "));
   }
 
   // Rows mode: blockIdx.y walks the rows (unravelled over the outer dims once per row),
