@@ -37,6 +37,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/elementwise_parts.hpp"
 #include "codegen/preamble.hpp"
 #include "codegen/view_coords.hpp"
 #include "core/op_table.hpp"
@@ -57,7 +58,7 @@ int elementwise_unroll() {
 
 namespace {
 
-constexpr int kBlock = 256;
+constexpr int kBlock = kEwBlock;
 constexpr int64_t kMinRow = 32;  // rows mode: shortest innermost extent (else most threads idle)
 constexpr int64_t kSmallPlain = int64_t(1) << 22;  // contiguous mode: below this, plain loads (see analyse)
 constexpr int64_t kOnePerThread = int64_t(1) << 19;  // plain form: up to this, one element per thread
@@ -95,6 +96,7 @@ struct EwEmitter {
   std::vector<int> group_dims;  // per collapsed dim: how many dims of S it holds
   bool contiguous = false, rows = false, vectorize = false, plain = false, i64 = false;
   bool tiled = false;
+  bool flat = false;  // flat mode (see the file comment)
   int priv = -1;         // the privatized scatter-add output (see kPrivSmem), or -1
   int64_t priv_n = 0;    // its element count
   // An integer scatter-add of one value (a kernel parameter: bincount's and histogram's 1)
@@ -109,6 +111,14 @@ struct EwEmitter {
   int row_vec_bytes = 16;  // rows mode: the widest vector every row start and length allow
   int BX = kBlock;  // rows mode: threads along a row (a power of two); kBlock / BX rows per block
   bool in_vector_body = false;
+  // The names the body reads its block and thread coordinates by: CUDA's, or, in a piece of a
+  // block-partitioned kernel (codegen/elementwise_parts.hpp), its function's arguments (a range
+  // of the kernel's 1-D grid of 1-D blocks, unravelled to this piece's grid and blocks).
+  struct Ids {
+    std::string tx = "threadIdx.x", ty = "threadIdx.y", bx = "blockIdx.x", by = "blockIdx.y", gx = "gridDim.x",
+                gy = "gridDim.y";
+  } id;
+  bool piece = false;  // emitted as such a piece: each output at p.o<j> + p.o<j>_sh
   std::string idx = "i";    // the element index in the element code (plain pairs: i0, i1)
   std::string guard;        // plain pairs: loads are `guard ? load : 0`
   std::unordered_map<const Node*, std::string> vals;
@@ -257,6 +267,7 @@ struct EwEmitter {
     if (!contiguous && !rows && scatters.empty()) choose_tiles();
     plain = priv < 0 && contiguous && !vectorize && numel(S) < kSmallPlain;
     row_vec_bytes = 16;
+    const bool all_aligned = vectorize;
     if (rows && vectorize) {  // every row start aligned too, and whole vectors per row
       auto fits = [&](int bytes) {
         if (bytes < maxsz || cs[nd - 1] % (bytes / maxsz) != 0) return false;
@@ -271,6 +282,11 @@ struct EwEmitter {
       // start 8-byte aligned): half the store instructions of scalar ones.
       while (row_vec_bytes > maxsz && !fits(row_vec_bytes)) row_vec_bytes /= 2;
       if (row_vec_bytes == maxsz) vectorize = false;
+    }
+    if (rows && row_vec_bytes < 16 && all_aligned && maxsz <= 8 && flat_fits()) {
+      flat = true;
+      rows = false;
+      vectorize = true;
     }
     if (rows) {
       // The row in vectors of V, U per thread: the largest U (<= 4) that leaves few idle threads.
@@ -334,6 +350,23 @@ struct EwEmitter {
     }
     for (int k : scatters) max_span = std::max(max_span, span_of(outs[k].layout.shape, outs[k].layout.strides));
     i64 = max_span >= (int64_t(1) << 31) - int64_t(kBlock) * U * V * 2;  // (span_of saturates at INT64_MAX)
+  }
+
+  // Flat mode: rows whose dims stay apart only for mapped views' sake (every memory read and
+  // output row-major over the whole iteration) but whose rows do not take 16-byte vectors (M3's
+  // pad: rows of 8194 floats). The whole space then runs as one contiguous vector loop, each
+  // vector's coordinates unravelled once from its flat index.
+  bool flat_fits() const {
+    const int nd = cs.ndim();
+    for (const auto& a : accs) {
+      if (a.kind != Acc::Mem && a.kind != Acc::Out) continue;
+      int64_t want = 1;
+      for (int d = nd - 1; d >= 0; --d) {
+        if (a.st[d] != want) return false;
+        want *= cs[d];
+      }
+    }
+    return true;
   }
 
   // A lone scatter-add of 32/64-bit ints or floats into a dense target of at most kPrivSmem
@@ -440,6 +473,7 @@ struct EwEmitter {
         case Acc::Out: {
           size_t off = e.pl.add(fmt::format("{}*", storage_type(a.node->dtype)), 8, "o" + J);
           e.add_patch(off, PatchSrc::BufferPtr, a.node->dtype, outs[a.out].buffer);
+          if (piece) e.pl.set<long long>(e.pl.add("long long", 8, "o" + J + "_sh"), outs[a.out].shift);
           if (!contiguous) e.add_idx_array("o" + J + "s", a.st);
           break;
         }
@@ -457,11 +491,14 @@ struct EwEmitter {
 
   // Rows mode: accessor j's offset at the start of the current row (declared per row).
   std::string row_base(int j) const { return "r" + std::to_string(j); }
+  // Output accessor J's pointer (a piece's starts p.o<J>_sh elements past the buffer's).
+  std::string out_ptr(const std::string& J) const { return piece ? fmt::format("(p.o{0} + p.o{0}_sh)", J) : "p.o" + J; }
   // Accessor j's (a memory read's or an output's) offset at element i of the iteration.
   std::string direct_offset(int j) const {
     const Acc& a = accs[j];
     const std::string sn = (a.kind == Acc::Out ? "o" : "a") + std::to_string(j) + "s";
     if (rows) return a.st[cs.ndim() - 1] == 0 ? row_base(j) : row_base(j) + " + i";  // inner stride 0 or 1
+    if (flat) return idx;  // row-major over the whole iteration
     if (contiguous) {
       if (cs.ndim() == 0) return "0";
       return a.st[0] == 0 ? "0" : (a.st[0] == 1 ? idx : fmt::format("{} * p.{}[0]", idx, sn));
@@ -521,15 +558,7 @@ struct EwEmitter {
   // only at a part's boundary (for a join along a row axis, once per row; along the row, in
   // one warp per boundary): the branch costs no divergence, and each element reads and
   // computes its own part only (M1/M2 computed and read every part at every element).
-  static bool branch_select(const Node* n) {
-    if (n->k() != NodeKind::Elementwise || is_user_op(n->op) || static_cast<Op>(n->op) != Op::Where) return false;
-    if (n->inputs[1]->dtype != n->dtype || n->inputs[2]->dtype != n->dtype) return false;
-    const Node* c = n->inputs[0].get();
-    if (c->k() != NodeKind::Elementwise || is_user_op(c->op) || static_cast<Op>(c->op) != Op::Less) return false;
-    const Node* g = c->inputs[0].get();
-    return g->k() == NodeKind::Generator && static_cast<GenKind>(g->op) == GenKind::Arange &&
-           c->inputs[1]->k() == NodeKind::Scalar;
-  }
+  static bool branch_select(const Node* n) { return is_part_select(n); }
   // Values computed inside a branch are scoped to it: forgotten after, computed again if
   // something outside needs them.
   std::string branch_value(ExprEmitter& e, const Node* n) {
@@ -562,7 +591,7 @@ struct EwEmitter {
       const std::string J = std::to_string(j);
       v = e.fresh();
       std::string src;
-      if (in_vector_body && (rows || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
+      if (in_vector_body && (rows || flat || cs.ndim() == 1) && accs[j].st[cs.ndim() - 1] != 0) src = fmt::format("l{}[u].v[k]", J);
       else src = fmt::format("p.a{}[{}]", J, direct_offset(j));
       const std::string R = reg_type(n->dtype);
       if (tiled && through_tile[j])  // staged, already in the register type
@@ -608,7 +637,7 @@ struct EwEmitter {
       if (a.kind != Acc::Out) continue;
       const std::string J = std::to_string(j);
       std::string v = value(e, a.node);
-      const std::string store = fmt::format("p.o{}[{}] = {};", J, direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v));
+      const std::string store = fmt::format("{}[{}] = {};", out_ptr(J), direct_offset(static_cast<int>(j)), store_expr(a.node->dtype, v));
       if (vector_body) e.line(fmt::format("o{}{}.v[k] = {};", J, defer_stores ? "[u]" : "", store_expr(a.node->dtype, v)));
       else if (deferred) *deferred += fmt::format("  if ({}) {}\n", guard, store);
       else stores.push_back(store);
@@ -684,7 +713,7 @@ struct EwEmitter {
     e.code.clear();
     if (U == 1) {
       emit_element(e, false);
-      return fmt::format("  const I i = (I)blockIdx.x * {} + (I)threadIdx.x;\n  if (i < n) {{\n{}  }}\n", kBlock, e.code);
+      return fmt::format("  const I i = (I){} * {} + (I){};\n  if (i < n) {{\n{}  }}\n", id.bx, kBlock, id.tx, e.code);
     }
     std::string stores;
     for (int u = 0; u < 2; ++u) {
@@ -694,8 +723,8 @@ struct EwEmitter {
     }
     idx = "i";
     guard.clear();
-    return fmt::format("  const I i0 = (I)blockIdx.x * {} + (I)threadIdx.x, i1 = i0 + {};\n"
-                       "  const bool k0 = i0 < n, k1 = i1 < n;\n{}{}", 2 * kBlock, kBlock, e.code, stores);
+    return fmt::format("  const I i0 = (I){} * {} + (I){}, i1 = i0 + {};\n"
+                       "  const bool k0 = i0 < n, k1 = i1 < n;\n{}{}", id.bx, 2 * kBlock, id.tx, kBlock, e.code, stores);
   }
 
   // The vector loops of the contiguous and rows bodies: each thread's U vectors (`step`
@@ -728,34 +757,19 @@ struct EwEmitter {
     } else if (contiguous) {
       b += fmt::format("  constexpr int V = {}, U = {};\n  const I nvec = n / V;\n", V, U);
       if (priv >= 0) b += priv_head();
-      if (priv < 0) b += fmt::format("  const I t0 = (I)blockIdx.x * ({} * U) + (I)threadIdx.x;\n", kBlock);
+      if (priv < 0) b += fmt::format("  const I t0 = (I){} * ({} * U) + (I){};\n", id.bx, kBlock, id.tx);
       std::string loads, stores_decl, stores;
-      for (size_t j = 0; j < accs.size(); ++j) {
-        const Acc& a = accs[j];
-        const std::string J = std::to_string(j), st = storage_type(a.node->dtype);
-        if (a.kind == Acc::Mem && cs.ndim() == 1 && a.st[0] == 1) {
-          b += fmt::format("  cf_vec<{}, V> l{}[U];\n", st, J);
-          loads += fmt::format("      l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + iv * V);\n", J, st, J);
-        }
-        if (a.kind == Acc::Out) {
-          stores_decl += fmt::format("      cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
-          stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + iv * V) = o{}{};\n", st, J, J,
-                                defer_stores ? "[u]" : "");
-        }
-      }
+      b += flat_vectors(loads, stores_decl, stores);
       e.code.clear();
       emit_element(e, true);
       if (priv >= 0)  // a grid-stride loop: the grid is capped (each block merges its counters)
         b += fmt::format("  for (I t0 = (I)blockIdx.x * ({0} * U) + (I)threadIdx.x; t0 < nvec; t0 += (I)gridDim.x * ({0} * U)) {{\n"
                          "{1}  }}\n", kBlock, vector_loops("    ", std::to_string(kBlock), loads, stores_decl, e.code, stores, ""));
       else b += vector_loops("  ", std::to_string(kBlock), loads, stores_decl, e.code, stores, "");
-      if (V > 1) {  // the tail of < V elements
-        e.code.clear();
-        emit_element(e, false);
-        b += fmt::format("  if (blockIdx.x == 0) {{\n    const I i = nvec * V + (I)threadIdx.x;\n"
-                         "    if (i < n) {{\n{}    }}\n  }}\n", e.code);
-      }
+      if (V > 1) b += vector_tail(e, "");
       if (priv >= 0) b += priv_tail();
+    } else if (flat) {
+      b += flat_body(e);
     } else if (rows) {
       b += rows_body(e);
     } else if (tiled) {
@@ -769,11 +783,68 @@ struct EwEmitter {
         else unravel += fmt::format("      const I c{} = r % p.shape[{}]; r /= p.shape[{}];\n", d, d, d);
       }
       if (priv >= 0) b += priv_head();
-      b += fmt::format("  for (I i = (I)blockIdx.x * {} + (I)threadIdx.x; i < n; i += (I)gridDim.x * {}) {{\n{}{}  }}\n",
-                       kBlock, kBlock, unravel, e.code);
+      b += fmt::format("  for (I i = (I){} * {} + (I){}; i < n; i += (I){} * {}) {{\n{}{}  }}\n",
+                       id.bx, kBlock, id.tx, id.gx, kBlock, unravel, e.code);
       if (priv >= 0) b += priv_tail();
     }
     return b;
+  }
+
+  // The contiguous and flat bodies' vectors at p.a<j> / p.o<j> + iv * V: the memory reads
+  // whose flat index is the element's (declared, returned) and the outputs.
+  std::string flat_vectors(std::string& loads, std::string& stores_decl, std::string& stores) const {
+    std::string decls;
+    for (size_t j = 0; j < accs.size(); ++j) {
+      const Acc& a = accs[j];
+      const std::string J = std::to_string(j), st = storage_type(a.node->dtype);
+      if (a.kind == Acc::Mem && (flat || (cs.ndim() == 1 && a.st[0] == 1))) {
+        decls += fmt::format("  cf_vec<{}, V> l{}[U];\n", st, J);
+        loads += fmt::format("      l{}[u] = *reinterpret_cast<const cf_vec<{}, V>*>(p.a{} + iv * V);\n", J, st, J);
+      }
+      if (a.kind == Acc::Out) {
+        stores_decl += fmt::format("      cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
+        stores += fmt::format("      *reinterpret_cast<cf_vec<{}, V>*>({} + iv * V) = o{}{};\n", st, out_ptr(J), J,
+                              defer_stores ? "[u]" : "");
+      }
+    }
+    return decls;
+  }
+  // Their tail of < V elements, element by element in block 0 (`coords`: the lines giving the
+  // element code its coordinates from i).
+  std::string vector_tail(ExprEmitter& e, const std::string& coords) {
+    e.code.clear();
+    emit_element(e, false);
+    return fmt::format("  if ({} == 0) {{\n    const I i = nvec * V + (I){};\n    if (i < n) {{\n{}{}    }}\n  }}\n", id.bx, id.tx,
+                       coords, e.code);
+  }
+
+  // Flat mode: the contiguous loop over the flattened iteration; each vector's first element's
+  // coordinates unravelled from its flat index (the lanes' copies of that division are one after
+  // unrolling), each lane's from them by a carry.
+  std::string flat_body(ExprEmitter& e) {
+    const int nd = cs.ndim(), last = nd - 1;
+    std::string b = fmt::format("  constexpr int V = {}, U = {};\n  const I nvec = n / V;\n", V, U);
+    b += fmt::format("  const I t0 = (I){} * ({} * U) + (I){};\n", id.bx, kBlock, id.tx);
+    std::string loads, stores_decl, stores;
+    b += flat_vectors(loads, stores_decl, stores);
+    auto unravel = [&](const std::string& from, const std::string& pfx, const std::string& ind) {
+      std::string u = fmt::format("{}I q_ = {};\n", ind, from);
+      for (int d = last; d > 0; --d)
+        u += fmt::format("{0}const I {1}{2} = q_ % (I)p.shape[{2}]; q_ /= (I)p.shape[{2}];\n", ind, pfx, d);
+      return u + fmt::format("{}const I {}0 = q_;\n", ind, pfx);
+    };
+    std::string lane = unravel("iv * V", "b", "        ");
+    lane += fmt::format("        I c{0} = b{0} + k;\n", last);
+    for (int d = last - 1; d >= 0; --d) lane += fmt::format("        I c{0} = b{0};\n", d);
+    std::string carry;
+    for (int d = 0; d < last; ++d)  // innermost first; V <= kMinRow, so one carry at most
+      carry = fmt::format("if (c{0} >= (I)p.shape[{0}]) {{ c{0} -= (I)p.shape[{0}]; ++c{1};{2} }}", d + 1, d,
+                          carry.empty() ? "" : " " + carry);
+    lane += "        " + carry + "\n";
+    e.code.clear();
+    emit_element(e, true);
+    b += vector_loops("  ", std::to_string(kBlock), loads, stores_decl, e.code, stores, lane);
+    return b + vector_tail(e, unravel("i", "c", "      "));
   }
 
   // Rows mode: blockIdx.y walks the rows (unravelled over the outer dims once per row),
@@ -782,8 +853,9 @@ struct EwEmitter {
     const int nd = cs.ndim(), last = nd - 1;
     std::string b = fmt::format("  constexpr int V = {}, U = {}, BX = {}, BY = {};\n  const I nvec = (I)p.shape[{}] / V;\n", V,
                                 U, BX, kBlock / BX, last);
-    b += "  const I t0 = (I)blockIdx.x * (BX * U) + (I)threadIdx.x;\n";
-    b += "  for (I row = (I)blockIdx.y * BY + (I)threadIdx.y; row < (I)p.nrows; row += (I)gridDim.y * BY) {\n    I q = row;\n";
+    b += fmt::format("  const I t0 = (I){} * (BX * U) + (I){};\n", id.bx, id.tx);
+    b += fmt::format("  for (I row = (I){} * BY + (I){}; row < (I)p.nrows; row += (I){} * BY) {{\n    I q = row;\n", id.by,
+                     id.ty, id.gy);
     for (int d = last - 1; d >= 0; --d) {
       if (d == 0) b += "    const I c0 = q;\n";
       else b += fmt::format("    const I c{} = q % p.shape[{}]; q /= p.shape[{}];\n", d, d, d);
@@ -804,7 +876,7 @@ struct EwEmitter {
       }
       if (a.kind == Acc::Out) {
         stores_decl += fmt::format("        cf_vec<{}, V> o{}{};\n", st, J, defer_stores ? "[U]" : "");
-        stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>(p.o{} + r{} + iv * V) = o{}{};\n", st, J, J, J,
+        stores += fmt::format("        *reinterpret_cast<cf_vec<{}, V>*>({} + r{} + iv * V) = o{}{};\n", st, out_ptr(J), J, J,
                               defer_stores ? "[u]" : "");
       }
     }
@@ -871,60 +943,104 @@ struct EwEmitter {
     return b;
   }
 
-  KernelSpec emit() {
-    analyse();
-    ExprEmitter e(bind, i64);
-    build_params(e);
-    std::string body = kernel_body(e);
-    std::vector<DType> types;
-    for (const auto& o : outs) types.push_back(o.node->dtype);
-    const uint64_t h = std::hash<std::string>{}(e.pl.decl() + body + std::to_string(min_blocks));
-    KernelSpec k;
-    k.name = kernel_name("ew", types, h);
-    k.source = kernel_source(k.name, e.pl.decl(), kBlock, body, min_blocks);
-    k.params = e.pl.bytes();
-    k.patches = std::move(e.patches);
-    k.numel = numel(S);
+  // The launch shape (grid and block) of the mode analyse() chose.
+  LaunchDims dims() const {
+    LaunchDims d;
+    const int64_t n = numel(S);
     int64_t blocks;
-    if (contiguous) {
-      int64_t nvec = k.numel / V;
+    if (contiguous || flat) {
+      int64_t nvec = n / V;
       blocks = std::max<int64_t>(1, (nvec + int64_t(kBlock) * U - 1) / (int64_t(kBlock) * U));
     } else if (rows) {
-      const int64_t nvec = cs[cs.ndim() - 1] / V, nrows = k.numel / cs[cs.ndim() - 1], by = kBlock / BX;
+      const int64_t nvec = cs[cs.ndim() - 1] / V, nrows = n / cs[cs.ndim() - 1], by = kBlock / BX;
       blocks = (nvec + int64_t(BX) * U - 1) / (int64_t(BX) * U);
-      k.dims.grid[1] = static_cast<unsigned>(std::min<int64_t>((nrows + by - 1) / by, 65535));
+      d.grid[1] = static_cast<unsigned>(std::min<int64_t>((nrows + by - 1) / by, 65535));
     } else if (tiled) {
       blocks = (cs[cs.ndim() - 1] + kTile - 1) / kTile;
-      k.dims.grid[1] = static_cast<unsigned>((cs[tR] + kTile - 1) / kTile);
-      k.dims.grid[2] = static_cast<unsigned>(std::min<int64_t>(nbatch, 65535));
+      d.grid[1] = static_cast<unsigned>((cs[tR] + kTile - 1) / kTile);
+      d.grid[2] = static_cast<unsigned>(std::min<int64_t>(nbatch, 65535));
     } else {
-      blocks = std::min<int64_t>(std::max<int64_t>(1, (k.numel + kBlock - 1) / kBlock), int64_t(1) << 20);
+      blocks = std::min<int64_t>(std::max<int64_t>(1, (n + kBlock - 1) / kBlock), int64_t(1) << 20);
     }
     if (priv >= 0) blocks = std::min(blocks, kPrivBlocks);
     if (blocks > 0x7fffffffLL)
-      throw NotSupportedError(fmt::format("elementwise kernel over {} elements needs too many blocks", k.numel));
-    k.dims.grid[0] = static_cast<unsigned>(blocks);
-    k.dims.block[0] = rows ? BX : tiled ? kTile : kBlock;
-    k.dims.block[1] = rows ? kBlock / BX : tiled ? kTileRows : 1;
+      throw NotSupportedError(fmt::format("elementwise kernel over {} elements needs too many blocks", n));
+    d.grid[0] = static_cast<unsigned>(blocks);
+    d.block[0] = rows ? BX : tiled ? kTile : kBlock;
+    d.block[1] = rows ? kBlock / BX : tiled ? kTileRows : 1;
+    return d;
+  }
+
+  std::string summary() const {
+    std::string s;
     if (plain)
-      k.summary = fmt::format("contiguous, {} per thread, straight-line, {}-bit index", U == 1 ? "1 element" : "2 elements",
-                              i64 ? 64 : 32);
+      s = fmt::format("contiguous, {} per thread, straight-line, {}-bit index", U == 1 ? "1 element" : "2 elements",
+                      i64 ? 64 : 32);
     else if (contiguous)
-      k.summary = fmt::format("contiguous, {} x {} elements per thread{}, {}-bit index", U, V,
-                              vectorize ? " (16-byte vectors)" : "", i64 ? 64 : 32);
+      s = fmt::format("contiguous, {} x {} elements per thread{}, {}-bit index", U, V, vectorize ? " (16-byte vectors)" : "",
+                      i64 ? 64 : 32);
+    else if (flat)
+      s = fmt::format("flat rank {}: {} x {} elements per thread (16-byte vectors), coordinates unravelled per vector, "
+                      "{}-bit index", cs.ndim(), U, V, i64 ? 64 : 32);
     else if (rows)
-      k.summary = fmt::format("rows rank {}: {} thread(s) along a row, {} row(s) per block, {} x {} elements per thread{}, "
-                              "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V,
-                              vectorize ? fmt::format(" ({}-byte vectors)", row_vec_bytes) : std::string(), i64 ? 64 : 32);
+      s = fmt::format("rows rank {}: {} thread(s) along a row, {} row(s) per block, {} x {} elements per thread{}, "
+                      "{}-bit index", cs.ndim(), BX, kBlock / BX, U, V,
+                      vectorize ? fmt::format(" ({}-byte vectors)", row_vec_bytes) : std::string(), i64 ? 64 : 32);
     else if (tiled)
-      k.summary = fmt::format("tiled rank {}: {}x{} tiles of dims {} and {}, {} read(s) through shared memory, {}-bit index",
-                              cs.ndim(), kTile, kTile, tR, cs.ndim() - 1,
-                              std::count(through_tile.begin(), through_tile.end(), true), i64 ? 64 : 32);
+      s = fmt::format("tiled rank {}: {}x{} tiles of dims {} and {}, {} read(s) through shared memory, {}-bit index",
+                      cs.ndim(), kTile, kTile, tR, cs.ndim() - 1, std::count(through_tile.begin(), through_tile.end(), true),
+                      i64 ? 64 : 32);
     else
-      k.summary = fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
+      s = fmt::format("strided rank {}, {}-bit index", cs.ndim(), i64 ? 64 : 32);
     if (priv >= 0)
-      k.summary += fmt::format(", scatter-add privatized: {} {} counters per block in shared memory, merged at the end",
-                               priv_n, priv_count ? "uint32 (count x value)" : name(outs[priv].node->dtype));
+      s += fmt::format(", scatter-add privatized: {} {} counters per block in shared memory, merged at the end", priv_n,
+                       priv_count ? "uint32 (count x value)" : name(outs[priv].node->dtype));
+    return s;
+  }
+
+  // The code of the mode analyse() chooses; as a piece of a block-partitioned kernel, none
+  // (ok false) where that mode needs a kernel of its own: tiles (2-D blocks, barriers) and
+  // scatters (a privatized one's barriers, its grid-stride loop).
+  EwPiece code(bool as_piece) {
+    analyse();
+    EwPiece pc;
+    if (as_piece) {
+      if (tiled || priv >= 0 || !scatters.empty()) return pc;
+      piece = true;
+      id = Ids{"threadIdx.x", "0", "cf_bx", "cf_by", "cf_gx", "cf_gy"};
+      if (rows) {  // the piece's blocks of BX x (kBlock / BX) threads, from the kernel's 1-D ones
+        id.tx = fmt::format("(threadIdx.x % {})", BX);
+        id.ty = fmt::format("(threadIdx.x / {})", BX);
+      }
+    }
+    ExprEmitter e(bind, i64);
+    build_params(e);
+    pc.body = kernel_body(e);
+    pc.decl = e.pl.decl();
+    pc.params = e.pl.bytes();
+    pc.patches = std::move(e.patches);
+    const LaunchDims d = dims();
+    pc.grid_x = d.grid[0];
+    pc.grid_y = d.grid[1];
+    pc.min_blocks = min_blocks;
+    pc.summary = summary();
+    pc.ok = true;
+    return pc;
+  }
+
+  KernelSpec emit() {
+    EwPiece pc = code(false);
+    std::vector<DType> types;
+    for (const auto& o : outs) types.push_back(o.node->dtype);
+    const uint64_t h = std::hash<std::string>{}(pc.decl + pc.body + std::to_string(min_blocks));
+    KernelSpec k;
+    k.name = kernel_name("ew", types, h);
+    k.source = kernel_source(k.name, pc.decl, kBlock, pc.body, min_blocks);
+    k.params = std::move(pc.params);
+    k.patches = std::move(pc.patches);
+    k.numel = numel(S);
+    k.dims = dims();
+    k.summary = std::move(pc.summary);
     return k;
   }
 };
@@ -933,8 +1049,14 @@ struct EwEmitter {
 
 KernelSpec emit_elementwise_kernel(const Shape& iter_shape, const std::vector<EwOutput>& outputs,
                                    const LeafBinding& bind) {
+  if (auto k = emit_partitioned_kernel(iter_shape, outputs, bind)) return std::move(*k);
   EwEmitter e(iter_shape, outputs, bind);
   return e.emit();
+}
+
+EwPiece emit_elementwise_piece(const Shape& iter_shape, const std::vector<EwOutput>& outputs, const LeafBinding& bind) {
+  EwEmitter e(iter_shape, outputs, bind);
+  return e.code(true);
 }
 
 }  // namespace cufuse::detail

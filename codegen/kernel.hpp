@@ -38,6 +38,9 @@ class ParamLayout {
  public:
   // Adds a field (count < 0) or an array of `count` elements; returns its byte offset.
   size_t add(const std::string& ctype, size_t size, const std::string& name, int count = -1);
+  // Adds a field of struct type `ctype` holding `bytes` (that struct's own layout), at an offset
+  // aligned to `align` (which the struct's declaration must state); returns its byte offset.
+  size_t add_struct(const std::string& ctype, const std::vector<unsigned char>& bytes, size_t align, const std::string& name);
   template <class T>
   void set(size_t off, const T& v) {
     std::memcpy(bytes_.data() + off, &v, sizeof(T));

@@ -15,6 +15,16 @@ size_t ParamLayout::add(const std::string& ctype, size_t size, const std::string
   return off;
 }
 
+size_t ParamLayout::add_struct(const std::string& ctype, const std::vector<unsigned char>& bytes, size_t align,
+                               const std::string& name) {
+  const size_t off = (bytes_.size() + align - 1) / align * align;
+  const size_t size = (bytes.size() + align - 1) / align * align;  // sizeof rounds up to the alignment
+  bytes_.resize(off + size, 0);
+  if (!bytes.empty()) std::memcpy(bytes_.data() + off, bytes.data(), bytes.size());
+  decl_ += fmt::format("  {} {};\n", ctype, name);
+  return off;
+}
+
 size_t compute_size(DType t) { return is_half(t) ? 4 : static_cast<size_t>(itemsize(t)); }  // complex: its pair
 
 void write_compute_value(unsigned char* dst, DType t, double f, int64_t i, uint64_t u, bool b) {

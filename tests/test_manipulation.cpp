@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "test_core_helpers.hpp"
+#include "test_sandbox.hpp"
 
 #include "test_values.hpp"
 
@@ -289,6 +290,8 @@ TEST_CASE("the fused kernels compile (NVRTC) and the reference runs them: one ke
 }
 
 TEST_CASE("joins and pads compile to kernels without per-element unravelling (issue 30's M1-M3)") {
+  // the joins' per-element form (rule block-partitioned-parts off: tests/test_manipulation_parts.cpp has it on)
+  cufuse_test::ScopedEnv parts("CUFUSE_EW_PARTS", "0");
   auto x = cf::placeholder(cf::f32, {64, 48}), y = cf::placeholder(cf::f32, {64, 48});
   auto source = [](const cf::Array& e) {
     auto ex = plan_of({e}, /*compile=*/true);
@@ -297,11 +300,19 @@ TEST_CASE("joins and pads compile to kernels without per-element unravelling (is
     spec.source = spec.source.substr(spec.source.find("extern \"C\""));  // the kernel, not the preamble
     return spec;
   };
-  // pad: rows mode over (66, 66), the row reflected once per row, the column by a compare
-  const auto pad = source(cf::pad(x, 1, "reflect"));
+  // pad: rows mode over (66, 52), the row reflected once per row, the column by a compare
+  const auto pad = source(cf::pad(x, {{1, 1}, {2, 2}}, "reflect"));
   CHECK(pad.summary.find("rows rank 2") != std::string::npos);
+  CHECK(pad.summary.find("16-byte vectors") != std::string::npos);
   CHECK(count_of(pad.source, "_sh[") == 0);
   CHECK(count_of(pad.source, "cf_imap_reflect<int>") == 2);
+  // rows of 66 take no 16-byte vectors: flat mode, the coordinates from each vector's flat
+  // index (one division), the lanes' by a carry (and once more in the tail's element code)
+  const auto flat = source(cf::pad(x, 1, "reflect"));
+  CHECK(flat.summary.find("flat rank 2: 2 x 4 elements per thread (16-byte vectors)") != std::string::npos);
+  CHECK(count_of(flat.source, "_sh[") == 0);
+  CHECK(count_of(flat.source, "cf_imap_reflect<int>") == 4);
+  CHECK(count_of(flat.source, "q_ % (I)p.shape[1]") == 2);
   // stack along axis 0: (2, 64*48) in rows mode, each part read at (c0, c1), one part per element
   const auto st = source(cf::stack({x, y}));
   CHECK(st.summary.find("rows rank 2") != std::string::npos);
@@ -338,6 +349,7 @@ TEST_CASE("the join and pad kernels' values on the reference backend, on shapes 
 
 TEST_CASE("a kernel reading through index maps a vector at a time asks for 6 blocks an SM; one that defers its stores does not") {
   // (codegen/elementwise_kernel.cpp: its bytes in flight are its threads'; CUFUSE_EW_VIEW_BLOCKS)
+  cufuse_test::ScopedEnv parts("CUFUSE_EW_PARTS", "0");  // the join's per-element form
   const auto x = cf::placeholder(cf::f32, {64, 4096}), y = cf::placeholder(cf::f32, {64, 4096});
   const std::string cat = cf::plan_dump({cf::concatenate({x * 2, cf::exp(y)})}, true);
   CHECK(cat.find("4 x 4 elements per thread") != std::string::npos);

@@ -203,9 +203,9 @@ std::string tier_hint_key(const GraphScan& scan, size_t step, int arch) {
   // already: it runs before the scan). Not the device's SM count (a reduction's split), so that
   // a cache precompiled without a device (cufuse-dump-kernels --precompile) gives hints too:
   // where the count changes a kernel, its hint finds no kernel, and the step is interpreted.
-  std::string k = fmt::format("tier hint 1\narch {}\new_unroll {}\new_view_blocks {}\nsplit_blocks {}\nmax_kernel_ops {}\n"
-                              "step {}\nsignature {}\n",
-                              arch, s.ew_unroll, s.ew_view_blocks, s.split_blocks, s.max_kernel_ops, step,
+  std::string k = fmt::format("tier hint 1\narch {}\new_unroll {}\new_view_blocks {}\new_parts {}\nsplit_blocks {}\n"
+                              "max_kernel_ops {}\nstep {}\nsignature {}\n",
+                              arch, s.ew_unroll, s.ew_view_blocks, s.ew_parts ? 1 : 0, s.split_blocks, s.max_kernel_ops, step,
                               scan.key.size());
   k.append(reinterpret_cast<const char*>(scan.key.data()), scan.key.size() * sizeof(int64_t));
   return k;

@@ -46,4 +46,16 @@ int division_form(const Node* n) {
   return divides_one(n) ? 2 : 0;
 }
 
+bool part_bound(const Node* n, int64_t v[3]) {
+  if (n->k() != NodeKind::Elementwise || n->op != static_cast<uint16_t>(Op::Less) || n->inputs.size() != 2) return false;
+  const Node* g = n->inputs[0].get();
+  const Node* s = n->inputs[1].get();
+  if (g->k() != NodeKind::Generator || static_cast<GenKind>(g->op) != GenKind::Arange) return false;
+  if (s->k() != NodeKind::Scalar || s->varies) return false;
+  v[0] = s->scalar.to_int64();
+  v[1] = g->gen.istart;
+  v[2] = g->gen.istep_second;
+  return true;
+}
+
 }  // namespace cufuse::detail

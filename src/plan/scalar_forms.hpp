@@ -11,6 +11,9 @@
 //   unit numerator — true division of a Scalar leaf equal to 1 (1 / x) is emitted with a
 //   literal 1, which NVVM makes rcp.rn: the correctly rounded reciprocal, the bits of the
 //   correctly rounded division 1 / x (W15's cumulative normal distribution, twice a call).
+//   part bound — `coordinate < s`, an Arange generator compared with a Scalar leaf (a
+//   concatenation's choice of part): rule block-partitioned-parts (codegen/elementwise_parts.hpp)
+//   splits the kernel's blocks at s, so the key holds s and the generator's start and step.
 // The graph key records the form (plan/signature.cpp), so a plan made for x / 2 is reused for
 // x / 4 (with 0.25 bound) but never for x / 3. A Scalar leaf bound to a fuse() argument
 // (Node::varies) takes no form: its value changes from call to call under one plan.
@@ -30,6 +33,9 @@ bool divides_one(const Node* n);
 // The form of a true division node for the graph key: 0 none, 1 exact reciprocal, 2 unit
 // numerator.
 int division_form(const Node* n);
+
+// For a part bound (above): true, with the bound and the generator's start and step in `v`.
+bool part_bound(const Node* n, int64_t v[3]);
 
 // The exact reciprocal 1 / v of a divisor of compute dtype `compute`, or NaN when v is not a
 // power of two whose reciprocal is a normal number of that dtype's register type.

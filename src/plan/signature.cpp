@@ -232,6 +232,8 @@ struct Walker {
         }
         if (value_forms && k == NodeKind::Elementwise && n->op == static_cast<uint16_t>(Op::TrueDivide))
           s.key.push_back(division_form(n));  // plan/scalar_forms.hpp
+        if (int64_t v[3]; value_forms && k == NodeKind::Elementwise && part_bound(n, v))
+          s.key.insert(s.key.end(), v, v + 3);  // plan/scalar_forms.hpp
         break;
       }
     }

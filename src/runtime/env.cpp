@@ -101,6 +101,7 @@ bool parse_graphs(std::string_view v, Settings& s) {
 }
 
 bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
+bool parse_ew_parts(std::string_view v, Settings& s) { return zero_one(v, s.ew_parts); }
 bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
 bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
 bool parse_dist_peer_access(std::string_view v, Settings& s) { return zero_one(v, s.dist_peer_access); }
@@ -184,6 +185,10 @@ constexpr std::array kVariables = {
            "blocks an SM that an elementwise kernel reading through index maps a vector at a time asks "
            "__launch_bounds__ for (0: the compiler's choice)",
            parse_view_blocks},
+    EnvVar{"CUFUSE_EW_PARTS", "0 or 1", "1",
+           "1: a concatenation's or stack's kernel gives each part a range of its blocks, each part's own "
+           "contiguous code (codegen/elementwise_parts.hpp); 0: every element selects its part",
+           parse_ew_parts},
     EnvVar{"CUFUSE_REFERENCE_COMPILE", "0 or 1", "1",
            "0: the reference backend skips compiling the kernels it plans", parse_reference_compile},
     EnvVar{"CUFUSE_REFERENCE_INTERPRET", "0 or 1", "0",

@@ -33,6 +33,7 @@ struct Settings {
   bool tf32 = false;                // CUFUSE_TF32
   int ew_unroll = 2;                // CUFUSE_EW_UNROLL
   int ew_view_blocks = 6;           // CUFUSE_EW_VIEW_BLOCKS (0: the compiler's choice)
+  bool ew_parts = true;             // CUFUSE_EW_PARTS (0: no block-partitioned joins)
   bool reference_compile = true;    // CUFUSE_REFERENCE_COMPILE
   bool reference_interpret = false; // CUFUSE_REFERENCE_INTERPRET
   bool linalg_errors_ignore = false;  // CUFUSE_LINALG_ERRORS=ignore

@@ -87,6 +87,61 @@ TEST_CASE("joined and mapped expressions are one kernel on the device, with the 
   check_same(cf::sum(cf::pad(big, {{0, 0}, {1, 1}, {2, 2}}, "wrap"), 0), "sum of a padded 50M-element array", 8);
 }
 
+TEST_CASE("joins by block ranges (rule block-partitioned-parts) and flat pads equal the reference, one kernel each") {
+  // codegen/elementwise_parts.hpp: each part's piece on its own blocks, writing its region
+  auto one_kernel = [](const cf::Array& e, const std::string& what, double ulps = 0) {
+    const auto want = cf::detail::reference_evaluate(e.node());
+    cf::reset_stats();
+    CHECK_MESSAGE(compare_with(e, want, ulps, what) == 0, what);
+    CHECK_MESSAGE(cf::stats().kernels_launched == 1, what);
+  };
+  for (cf::DType t : {cf::bool_, cf::i8, cf::u16, cf::i64, cf::f16, cf::bf16, cf::f64}) {  // (f32: below; all: above)
+    const std::string dn(cf::name(t));
+    const cf::Array a = random_array(t, {300, 1000}), b = random_array(t, {77, 1000});
+    cf::eval(a, b);
+    CHECK(cf::plan_dump({cf::concatenate({a, b})}).find("block ranges") != std::string::npos);
+    one_kernel(cf::concatenate({a, b}), "parts axis 0 " + dn);
+    one_kernel(cf::concatenate({a, a.index({cf::_, cf::slice(0, 333)})}, 1), "parts axis 1, unaligned rows " + dn);
+    one_kernel(cf::stack({a, a, a}), "stack of 3 " + dn);
+    one_kernel(cf::stack({b, b}, 1), "stack axis 1 " + dn);
+  }
+  // (small enough for the reference evaluator, which computes every part over the whole output:
+  // the contiguous pieces take vectors only from 2^22 elements, which bench M1 and M2 check)
+  const cf::Array x = random_normal(cf::f32, {160, 4100}), y = random_normal(cf::f32, {160, 4100});
+  one_kernel(cf::concatenate({x * 2, cf::exp(y)}), "M1's form", 2);
+  one_kernel(cf::concatenate({x * 2, cf::exp(y)}) * 3 + 1, "ops over the join", 2);
+  one_kernel(cf::concatenate({x, y * 2, x - y}, 1), "3 parts along the rows", 2);
+  one_kernel(cf::stack({x, y}, 1) - 1, "stack axis 1");
+  std::vector<cf::Array> many;
+  for (int i = 0; i < 16; ++i) many.push_back(i % 3 ? x.index({cf::slice(0, 3 + i)}) : y.index({cf::slice(i, 20)}));
+  one_kernel(cf::concatenate(many), "16 parts of uneven lengths");
+  const cf::Array row = random_normal(cf::f32, {1, 4100});
+  one_kernel(cf::concatenate({x, row.broadcast_to({70, 4100}) + 1}), "a broadcast part");
+  const cf::Array p = random_normal(cf::f32, {(1 << 16) + 1}), q = random_normal(cf::f32, {1 << 16});
+  one_kernel(cf::concatenate({p, q}), "1-D, the second part unaligned");
+  one_kernel(cf::concatenate({q, p, q}), "1-D, three parts");
+  const cf::Array c3 = random_normal(cf::f64, {6, 40, 513});
+  one_kernel(cf::stack({c3, c3 * 2}, 2), "a 3-D stack in the last but one axis");
+  one_kernel(cf::concatenate({c3, c3}, 1), "3-D along the middle axis");
+  // into a view of an array: the pieces' regions of the target
+  cf::Array big = cf::zeros({322, 4100}, cf::f32);
+  big.eval();
+  const auto want = cf::detail::reference_evaluate(cf::concatenate({x * 2, y}).node());
+  big.index({cf::slice(1, 321)}) = cf::concatenate({x * 2, y});
+  big.eval();
+  CHECK(compare_with(big.index({cf::slice(1, 321)}), want, 0, "written into a view") == 0);
+  CHECK(cf::sum(cf::abs(big.index({cf::slice(0, 1)}))).item<float>() == 0);
+  CHECK(cf::sum(cf::abs(big.index({cf::slice(321, 322)}))).item<float>() == 0);
+  // flat mode (codegen/elementwise_kernel.cpp): pads whose rows take no 16-byte vectors
+  one_kernel(cf::pad(x, 1, "reflect"), "flat reflect pad");
+  one_kernel(cf::pad(x * 2, {{1, 2}, {3, 4}}, "symmetric"), "flat symmetric pad");
+  one_kernel(cf::pad(c3, {{1, 1}, {2, 3}, {0, 0}}, "edge"), "flat 3-D edge pad");
+  const cf::Array z = random_normal(cf::f32, {162, 4102});
+  one_kernel(cf::pad(x, 1, "reflect") * z, "flat pad times an array (its vector loads)");
+  // (normal's transcendentals: within 16 ulps of the host's, as tests/gpu/test_elementwise_gpu.cpp allows)
+  one_kernel(cf::pad(cf::random::normal({37, 4097}, cf::f32, 5), 1, "wrap"), "flat wrap pad of a generator", 16);
+}
+
 TEST_CASE("the new random generators give the reference's values for the same seed") {
   for (cf::DType t : {cf::i8, cf::i16, cf::i32, cf::i64, cf::u8, cf::u16, cf::u32, cf::u64, cf::bool_})
     check_same(cf::random::integers(0, 2, {10007}, t, 17), "integers " + std::string(cf::name(t)));
