@@ -6,6 +6,7 @@
 
 #include <cufuse/cufuse.hpp>
 
+#include "compile/compiler.hpp"
 #include "compile/disk_cache.hpp"
 #include "exec/executable.hpp"
 #include "exec/tiered.hpp"
@@ -182,16 +183,17 @@ std::string hint_of(const std::vector<cf::Array>& outs, size_t step = 0, int arc
   return tier_hint_key(scan, step, arch);
 }
 
-// The source of the one kernel step of these roots' plan (nothing compiled).
-std::string source_of(const std::vector<cf::Array>& outs) {
+// The one kernel step of these roots' plan (nothing compiled).
+KernelSpec spec_of(const std::vector<cf::Array>& outs) {
   std::vector<NodePtr> roots;
   for (const auto& a : outs) roots.push_back(a.node());
   GraphScan scan;
   scan_graph(roots, {}, scan);
   auto ex = build_executable(roots, {}, scan, /*compile=*/false, 90);
   REQUIRE(ex->steps.size() == 1);
-  return ex->steps[0].spec.source;
+  return ex->steps[0].spec;
 }
+std::string source_of(const std::vector<cf::Array>& outs) { return spec_of(outs).source; }
 
 cf::Array host_input(const cf::Shape& shape, cf::DType t) {
   cf::Array x = cf::ones(shape, t);
@@ -252,19 +254,70 @@ TEST_CASE("tier hint keys: equal for plans of one structure, distinct where the 
   CHECK(hint_of({f(x, 0.5f)}) != unrolled);
 }
 
-TEST_CASE("hints on disk: found by their key, never taken for a kernel") {
+TEST_CASE("hints on disk: found by their key, holding the kernel's compile key, never taken for a kernel entry") {
   Sandbox sb;
+  const std::vector<char> cubin = {'c', 'u', 'b'};
   CHECK(!disk_cache_has_hint("tier hint test a"));
-  CHECK(disk_cache_store_hint("tier hint test a"));
-  CHECK(disk_cache_has_hint("tier hint test a"));
+  CHECK(disk_cache_store_hint("tier hint test a", "the compile key\nof a", cubin, "its log"));
+  REQUIRE(disk_cache_has_hint("tier hint test a"));
+  const auto h = disk_cache_load_hint("tier hint test a");
+  REQUIRE(h);
+  CHECK(h->compile_key == "the compile key\nof a");
+  CHECK(h->cubin == cubin);
+  CHECK(h->log == "its log");
   CHECK(!disk_cache_has_hint("tier hint test b"));
   CHECK(!disk_cache_load("tier hint test a"));  // the hint is no kernel entry of the same key
   CHECK(!tier_hinted("tier hint test b"));
   CHECK(tier_hinted("tier hint test a"));
+  // A hint entry of the older layout (a one-byte CUBIN, no compile key) is a miss.
+  CHECK(disk_cache_store("hint\ntier hint test old", {'h'}, ""));
+  CHECK(!disk_cache_has_hint("tier hint test old"));
+  CHECK(disk_cache_store("hint\ntier hint test bad", {'h'}, "99\nshort"));
+  CHECK(!disk_cache_has_hint("tier hint test bad"));
   ScopedEnv off("CUFUSE_CACHE", "0");
   Sandbox::reset();
   CHECK(!disk_cache_has_hint("tier hint test a"));
-  CHECK(!disk_cache_store_hint("tier hint test c"));
+  CHECK(!disk_cache_store_hint("tier hint test c", "k", cubin, ""));
+}
+
+TEST_CASE("a hint's kernel is taken only for the source whose compile key it holds") {
+  Sandbox sb;
+  cf::BackendScope ref(cf::Backend::Reference);
+  const cf::Array x = host_input({1000}, cf::f32);
+  // Two distinct kernels: their compile keys differ (the source is in the key).
+  const KernelSpec a = spec_of({cf::tanh(x * 2.0f + 0.5f) * cf::exp(x)});
+  const KernelSpec b = spec_of({cf::sin(x * 2.0f + 0.5f) * cf::exp(x)});
+  REQUIRE(a.source != b.source);
+  CHECK(compile_key(a.source, a.name, 90) != compile_key(b.source, b.name, 90));
+  CHECK(compile_key(a.source, a.name, 90) != compile_key(a.source, a.name, 80));
+  // A hint under which a's kernel was stored (a fake CUBIN: nothing loads it here).
+  const std::vector<char> cubin_a = {'a', 'a'};
+  REQUIRE(disk_cache_store_hint("tier hint test k", compile_key(a.source, a.name, 90), cubin_a, ""));
+  cf::reset_stats();
+  TierHint found = find_tier_hint("tier hint test k");
+  REQUIRE(found.entry);
+  // Asked for b (a wrong hint: the structure's key is the same, the kernel is not): not a's CUBIN,
+  // and no kernel at all, since no cache holds b's.
+  CHECK(!hinted_kernel("tier hint test k", found, b, 90));
+  CHECK(!hinted_kernel("tier hint test k", found, a, 80));  // another arch: another key
+  CHECK(cf::stats().disk_cache_hits == 0);
+  // Asked for a: its kernel, read once, entered into the memory cache.
+  CompiledKernelPtr k = hinted_kernel("tier hint test k", found, a, 90);
+  REQUIRE(k);
+  CHECK(k->cubin == cubin_a);
+  CHECK(k->source == a.source);
+  CHECK(k->from_disk);
+  CHECK(cf::stats().disk_cache_hits == 1);
+  CHECK(find_compiled_kernel(a.source, a.name, 90) == k);  // the memory cache's now
+  CHECK(cf::stats().disk_cache_hits == 1);
+  CHECK(tier_hinted("tier hint test k"));
+  // b's kernel on disk under its own source: a wrong hint finds it by that source.
+  const std::vector<char> cubin_b = {'b'};
+  REQUIRE(disk_cache_store(compile_key(b.source, b.name, 90), cubin_b, ""));
+  CompiledKernelPtr kb = hinted_kernel("tier hint test k", found, b, 90);
+  REQUIRE(kb);
+  CHECK(kb->cubin == cubin_b);
+  CHECK(cf::stats().disk_cache_hits == 2);
 }
 
 TEST_CASE("deferred source: made from the plan's graph after the launch, as it is made at once; the kernel's hint is stored") {
