@@ -220,17 +220,18 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
         // (verified against that source), no bytecode made; else the bytecode, and the source
         // after the launch where the interpreter runs the step.
         hint = tier_hint_key(scan, gi, arch);
-        const TierHint found = find_tier_hint(hint);
-        if (found.found) {
+        TierHint found = find_tier_hint(hint);
+        const bool hinted = found.found;
+        if (hinted) {
           emitter.emit(gi, &st.spec, nullptr);
-          st.kernel = hinted_kernel(hint, found, st.spec, arch);
+          st.kernel = hinted_kernel(hint, std::move(found), st.spec, arch);
           looked_up = true;
         }
         if (!st.kernel) {
           emitter.emit(gi, nullptr, &prog);
-          deferred = !found.found && prog.refusal.empty() && prog.spec.numel > 0 &&
+          deferred = !hinted && prog.refusal.empty() && prog.spec.numel > 0 &&
                      interpreter_kernel(current_device(), prog.spec.name);
-          if (!deferred && !found.found) emitter.emit(gi, &st.spec, nullptr);
+          if (!deferred && !hinted) emitter.emit(gi, &st.spec, nullptr);
         }
       } else {
         emitter.emit(gi, &st.spec, wants_prog ? &prog : nullptr);

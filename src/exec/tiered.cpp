@@ -225,14 +225,15 @@ TierHint find_tier_hint(const std::string& hint) {
   return h;
 }
 
-CompiledKernelPtr hinted_kernel(const std::string& hint, const TierHint& found, const KernelSpec& spec, int arch) {
+CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch) {
   // The entry's kernel is this source's only where the keys are equal byte for byte: the key
   // holds the arch, every NVRTC option, the name and the whole source (the comparison the
   // kernel's own entry makes on read; the entry's file was salted with the same cufuse and
   // NVRTC versions). A hint of another kernel (a setting or a code generator the hint key does
   // not see) fails here and the step goes on as without the entry.
   if (found.entry && found.entry->compile_key == compile_key(spec.source, spec.name, arch)) {
-    CompiledKernelPtr k = adopt_disk_kernel(spec.source, spec.name, arch, found.entry->cubin, found.entry->log);
+    CompiledKernelPtr k = adopt_disk_kernel(spec.source, spec.name, arch, std::move(found.entry->cubin),
+                                            std::move(found.entry->log));
     TierState& t = tiers();
     std::lock_guard<std::mutex> lk(t.mu);
     if (t.hinted.size() > 16384) t.hinted.clear();

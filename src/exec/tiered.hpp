@@ -80,7 +80,7 @@ inline bool tier_hinted(const std::string& hint) { return find_tier_hint(hint).f
 // The kernel of a step whose hint was found and whose source `spec` is made now: the disk
 // entry's kernel if its compile key is this source's (never otherwise), else the caches'
 // (find_compiled_kernel); null if neither has it.
-CompiledKernelPtr hinted_kernel(const std::string& hint, const TierHint& found, const KernelSpec& spec, int arch);
+CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch);
 // Stores the hint of a kernel stored on disk (the background pool, precompile).
 bool store_tier_hint(const std::string& hint, const CompiledKernel& k);
 // A step whose source is generated after its first launch: the interpreter runs it until then.
