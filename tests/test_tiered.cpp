@@ -320,6 +320,56 @@ TEST_CASE("a hint's kernel is taken only for the source whose compile key it hol
   CHECK(cf::stats().disk_cache_hits == 2);
 }
 
+TEST_CASE("a new process's first build: the kernel from its hint's entry, verified, no bytecode; a stale hint never gives its kernel") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  cf::BackendScope ref(cf::Backend::Reference);
+  wait_for_background_compiles();
+  auto f = [](const cf::Array& x) { return cf::tanh(x * 1.75f - 0.125f) * cf::exp(x); };
+  auto g = [](const cf::Array& x) { return cf::sin(x * 1.75f - 0.125f) * cf::exp(x); };
+  const int arch = default_arch();
+  // An earlier process: the kernels and their hints on disk (precompile stores both).
+  REQUIRE(cf::precompile(f, cf::signature(cf::ArgType{cf::f32, {4096}})).kernels == 1);
+  REQUIRE(cf::precompile(g, cf::signature(cf::ArgType{cf::f32, {4096}})).kernels == 1);
+  const cf::Array x = host_input({4096}, cf::f32);
+  // This process: nothing in memory, no hints of its own; a new plan as a lazy evaluation builds it.
+  auto build = [&](const cf::Array& r) {
+    clear_memory_cache();
+    forget_tier_hints();
+    std::vector<NodePtr> roots = {r.node()};
+    GraphScan scan;
+    scan_graph(roots, {}, scan);
+    return std::pair{build_executable(roots, {}, scan, true, arch, nullptr, /*tiered=*/true, false, /*defer_source=*/true),
+                     tier_hint_key(scan, 0, arch)};
+  };
+  cf::reset_stats();
+  auto [ex, hint] = build(f(x));
+  REQUIRE(ex->steps.size() == 1);
+  const Step& st = ex->steps[0];
+  REQUIRE(st.kernel);
+  CHECK(st.kernel->from_disk);
+  CHECK(st.kernel->source == source_of({f(x)}));
+  CHECK(!st.tier);  // neither interpreted nor compiled: no bytecode program was made
+  CHECK(cf::stats().disk_cache_hits == 1);  // the hint's entry, read once
+  CHECK(cf::stats().kernels_compiled == 0);
+  CHECK(tier_hinted(hint));
+  // A stale hint: its entry holds g's kernel (as a hint key blind to some change of the code
+  // generator would). f's step never gets it: f's kernel comes by f's source (on disk).
+  auto [gx, ghint] = build(g(x));
+  REQUIRE(gx->steps[0].kernel);
+  const CompiledKernelPtr gk = gx->steps[0].kernel;
+  REQUIRE(store_tier_hint(hint, *gk));
+  cf::reset_stats();
+  auto [ex2, hint2] = build(f(x));
+  CHECK(hint2 == hint);
+  REQUIRE(ex2->steps[0].kernel);
+  CHECK(ex2->steps[0].kernel->source == st.kernel->source);
+  CHECK(ex2->steps[0].kernel->cubin == st.kernel->cubin);
+  CHECK(ex2->steps[0].kernel->cubin != gk->cubin);
+  CHECK(cf::stats().disk_cache_hits == 1);  // by f's source, after the hint's entry was refused
+  CHECK(cf::stats().kernels_compiled == 0);
+}
+
 TEST_CASE("deferred source: made from the plan's graph after the launch, as it is made at once; the kernel's hint is stored") {
   Sandbox sb;
   ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);

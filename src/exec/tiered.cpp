@@ -244,6 +244,12 @@ CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const K
   return find_compiled_kernel(spec.source, spec.name, arch);
 }
 
+void forget_tier_hints() {
+  TierState& t = tiers();
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.hinted.clear();
+}
+
 bool store_tier_hint(const std::string& hint, const CompiledKernel& k) {
   return disk_cache_store_hint(hint, compile_key(k.source, k.name, k.arch), k.cubin, k.log);
 }

@@ -83,6 +83,8 @@ inline bool tier_hinted(const std::string& hint) { return find_tier_hint(hint).f
 CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch);
 // Stores the hint of a kernel stored on disk (the background pool, precompile).
 bool store_tier_hint(const std::string& hint, const CompiledKernel& k);
+// Forgets this process's hints (tests: what a new process knows; the disk keeps its own).
+void forget_tier_hints();
 // A step whose source is generated after its first launch: the interpreter runs it until then.
 // `prog` must be accepted. Its spec holds only the interpreter's numel until start_deferred.
 void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint);
