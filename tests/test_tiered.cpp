@@ -201,6 +201,15 @@ cf::Array host_input(const cf::Shape& shape, cf::DType t) {
   return x;
 }
 
+// A test on the reference backend with the default tier (CUFUSE_TIERED unset), no compile
+// of an earlier test still running.
+struct DefaultTierOnHost {
+  Sandbox sb;
+  ScopedEnv tiered{"CUFUSE_TIERED", std::nullopt};
+  cf::BackendScope ref{cf::Backend::Reference};
+  DefaultTierOnHost() { wait_for_background_compiles(); }
+};
+
 cf::Array row_softmax(const cf::Array& a) {
   cf::Array e = cf::exp(a - cf::max(a, 1, true));
   return e / cf::sum(e, 1, true);
@@ -321,10 +330,7 @@ TEST_CASE("a hint's kernel is taken only for the source whose compile key it hol
 }
 
 TEST_CASE("a new process's first build: the kernel from its hint's entry, verified, no bytecode; a stale hint never gives its kernel") {
-  Sandbox sb;
-  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
-  cf::BackendScope ref(cf::Backend::Reference);
-  wait_for_background_compiles();
+  DefaultTierOnHost host;
   auto f = [](const cf::Array& x) { return cf::tanh(x * 1.75f - 0.125f) * cf::exp(x); };
   auto g = [](const cf::Array& x) { return cf::sin(x * 1.75f - 0.125f) * cf::exp(x); };
   const int arch = default_arch();
@@ -371,10 +377,7 @@ TEST_CASE("a new process's first build: the kernel from its hint's entry, verifi
 }
 
 TEST_CASE("deferred source: made from the plan's graph after the launch, as it is made at once; the kernel's hint is stored") {
-  Sandbox sb;
-  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
-  cf::BackendScope ref(cf::Backend::Reference);
-  wait_for_background_compiles();
+  DefaultTierOnHost host;
   // Two kernel groups, the second reading the buffer the first (a scan) writes, then a row
   // program: each deferred step's binding of earlier groups' buffers is the one made at once.
   const cf::Array x = host_input({32, 48}, cf::f32);
