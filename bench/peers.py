@@ -4,9 +4,9 @@ instead of cufuse (CuPy, cupy.fuse, PyTorch eager, torch.compile, JAX jit), time
 cufuse-bench times them, each result checked against NumPy before it is timed.
 
 Each framework runs in its own child process (a crash or hang costs that framework's
-columns, never the run); W12 (first call, empty / warm disk cache) and W12c (a cold start:
-seed 004's fusion lesson and W3's softmax in a fresh process, its wall time) run in fresh
-processes.
+columns, never the run); W12 and W12-softmax (first call, empty / warm disk cache) and W12c
+(a cold start: seed 004's fusion lesson and W3's softmax in a fresh process, its wall time) run
+in fresh processes.
 A peer that fails, is missing, or is not a column of WORKLOADS.md's table for a workload is
 reported as "-" with the reason.
 
@@ -29,7 +29,7 @@ from peers_common import (CUFUSE_ONLY, FIRST_N, FRAMEWORK_OF, NA_REASON, ORDER, 
 from peers_frameworks import FRAMEWORKS
 
 
-FRESH_PROCESS = ("W12", "W12c")  # workloads run in fresh processes by the parent, not by a framework child
+FRESH_PROCESS = ("W12", "W12-softmax", "W12c")  # workloads run in fresh processes by the parent, not by a framework child
 
 
 # ----------------------------------------------------------------------------- framework child
@@ -136,6 +136,10 @@ def run_peer(fw, wid, peer, fn, inp, quick):
 
 
 # ----------------------------------------------------------------------------- W12 child
+COLD_N = 10000          # seed 004's arange(size) (W12c)
+COLD_SOFTMAX = (8192, 8192)  # W3 (W12-softmax, W12c)
+
+
 def first_call_fn(x, y):
     return ((x - y) * (x + y) * 0.5 + x * 3 - y / 2) * (x * x + 1)
 
@@ -145,41 +149,82 @@ def start_up_fn(x, y):
     return (x + y) * 0.5
 
 
-def w12_child_main(peer):
+def softmax_fn(xp, a):
+    """W3's row softmax through the module's functions (cupy, or cupy.fuse's traced values)."""
+    e = xp.exp(a - xp.max(a, axis=1, keepdims=True))
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+def torch_softmax_fn(a):
+    import torch
+    e = torch.exp(a - torch.amax(a, dim=1, keepdim=True))
+    return e / e.sum(dim=1, keepdim=True)
+
+
+SOFTMAX_ROWS_CHECKED = 64  # rows of the f32[8192,8192] result compared with NumPy (float64)
+
+
+def w12_child_main(peer, which):
+    """W12 (which "w7b") or W12-softmax ("softmax"): the process's second new function, its
+    first call timed until the device is done, as bench/first_call.cpp times cufuse's."""
     import numpy as np
     rng = np.random.default_rng(5)
     hx = rng.standard_normal(FIRST_N, dtype=np.float32)
     hy = rng.standard_normal(FIRST_N, dtype=np.float32)
+    softmax = which == "softmax"
+    ha = np.random.default_rng(7).standard_normal(COLD_SOFTMAX, dtype=np.float32) if softmax else None
+    path = "fused"
     try:
         if peer == "cupy.fuse":
             import cupy as cp
             cp.cuda.Device(0).use()
             x, y = cp.asarray(hx), cp.asarray(hy)  # context and pool up, no kernel compiled
+            a = cp.asarray(ha) if softmax else None
             cp.cuda.Device().synchronize()
             make, sync, to_np = cp.fuse, cp.cuda.Device().synchronize, cp.asnumpy
+
+            def measured(a):
+                return softmax_fn(cp, a)
         elif peer == "torch.compile":
             import torch
             torch.set_grad_enabled(False)
             torch.cuda.init()
             x, y = torch.from_numpy(hx).cuda(), torch.from_numpy(hy).cuda()
+            a = torch.from_numpy(ha).cuda() if softmax else None
             torch.cuda.synchronize()
             make, sync = (lambda f: torch.compile(f, dynamic=False)), torch.cuda.synchronize
+            measured = torch_softmax_fn
 
             def to_np(t):
                 return t.cpu().numpy()
         else:
             raise ValueError("no W12 for " + peer)
-        times = []
-        for fn in (start_up_fn, first_call_fn):  # the second is the measured one
-            f = make(fn)
-            t0 = time.perf_counter()
-            z = f(x, y)
+        f = make(start_up_fn)  # the process's first fused function: library start-up included
+        t0 = time.perf_counter()
+        f(x, y)
+        sync()
+        first_ms = (time.perf_counter() - t0) * 1e3
+        f = make(measured if softmax else first_call_fn)
+        args = (a,) if softmax else (x, y)
+        t0 = time.perf_counter()
+        try:
+            z = f(*args)
             sync()
-            times.append((time.perf_counter() - t0) * 1e3)
-        first_ms, ms = times
+        except Exception as e:  # noqa: BLE001 - cupy.fuse refusing the function: CuPy's ops, timed afresh
+            if not (softmax and peer == "cupy.fuse"):
+                raise
+            path = "CuPy's ops (cupy.fuse: %s: %s)" % (type(e).__name__, str(e)[:120])
+            t0 = time.perf_counter()
+            z = measured(a)
+            sync()
+        ms = (time.perf_counter() - t0) * 1e3
         got = to_np(z)
-        ok, detail = compare(got, first_call_fn(hx.astype(np.float64), hy.astype(np.float64)), 1e-4, 1e-3)
-        print("@@first-call " + json.dumps(dict(time_ms=ms, first_ms=first_ms, check_ok=ok, detail=detail)),
+        if softmax:
+            rows = np.linspace(0, COLD_SOFTMAX[0] - 1, SOFTMAX_ROWS_CHECKED).astype(np.int64)
+            ok, detail = compare(got[rows], softmax_fn(np, ha[rows].astype(np.float64)), 1e-4, 1e-7)
+        else:
+            ok, detail = compare(got, first_call_fn(hx.astype(np.float64), hy.astype(np.float64)), 1e-4, 1e-3)
+        print("@@first-call " + json.dumps(dict(time_ms=ms, first_ms=first_ms, check_ok=ok, detail=detail, path=path)),
               flush=True)
         return 0
     except Exception as e:  # noqa: BLE001
@@ -189,8 +234,6 @@ def w12_child_main(peer):
 
 
 # ----------------------------------------------------------------------------- W12c child
-COLD_N = 10000          # seed 004's arange(size)
-COLD_SOFTMAX = (8192, 8192)  # W3
 
 
 def w12c_child_main(peer):
@@ -314,10 +357,11 @@ def run_child(args, env_extra, timeout_s, log):
     return rc, out, tail, timed_out
 
 
-def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log):
+def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log, extra=()):
     """Trials of a fresh-process child: per trial an empty cache directory of the peer's, one
     child with it empty, one with what that child left. Returns ([(which, record, wall_ms)],
-    problem): each child's "@@<tag> {json}" record and its process's wall time."""
+    problem): each child's "@@<tag> {json}" record and its process's wall time. `extra`: more
+    arguments for the child."""
     got, problem = [], None
     for _ in range(trials):
         if time.time() > deadline - 5:
@@ -332,7 +376,7 @@ def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log):
             for which in ("empty", "warm"):
                 left = deadline - time.time()
                 t0 = time.perf_counter()
-                rc, out, tail, to = run_child([child_flag, peer], env, min(timeout_s, left), log)
+                rc, out, tail, to = run_child([child_flag, peer] + list(extra), env, min(timeout_s, left), log)
                 wall = (time.perf_counter() - t0) * 1e3
                 line = [ln for ln in out.splitlines() if ln.startswith("@@%s " % tag)]
                 err = [ln for ln in out.splitlines() if ln.startswith("@@%s-error " % tag)]
@@ -348,20 +392,24 @@ def fresh_trials(peer, child_flag, tag, trials, timeout_s, deadline, log):
     return got, problem
 
 
-def run_w12(only_peers, quick, deadline, log):
+def run_w12(wid, only_peers, quick, deadline, log):
+    """W12 or W12-softmax for each peer."""
     results = {}
+    which = "softmax" if wid == "W12-softmax" else "w7b"
     for peer in ["cupy.fuse", "torch.compile"]:
         if peer not in only_peers:
             continue
         trials = (3 if peer == "cupy.fuse" else 1) if quick else 3
-        got, problem = fresh_trials(peer, "--w12-child", "first-call", trials, 180, deadline, log)
+        got, problem = fresh_trials(peer, "--w12-child", "first-call", trials, 180, deadline, log,
+                                    ["--w12-which", which])
         cold = [r["time_ms"] for w, r, _ in got if w == "empty"]
         warm = [r["time_ms"] for w, r, _ in got if w == "warm"]
         firsts = {"empty": [r["first_ms"] for w, r, _ in got if w == "empty"],
                   "warm": [r["first_ms"] for w, r, _ in got if w == "warm"]}
         checks = [(r["check_ok"], r["detail"]) for _, r, _ in got]
         cold, warm = cold[:len(warm)], warm[:len(cold)]  # whole trials only
-        rec = dict(kind="result", id="W12", peer=peer, unit="ms")
+        paths = sorted({r.get("path", "fused") for _, r, _ in got})
+        rec = dict(kind="result", id=wid, peer=peer, unit="ms")
         if cold and warm and len(cold) == len(warm):
             rec.update(status="ok", time_ms=statistics.median(cold), batch_ms=cold, reps=1, batches=len(cold),
                        parts=[dict(label="empty cache", time_ms=statistics.median(cold), batch_ms=cold),
@@ -370,6 +418,8 @@ def run_w12(only_peers, quick, deadline, log):
                        notes="median of %d fresh process(es) each; the process's second new function; its "
                              "first (library start-up included): %.3g / %.3g ms" % (
                                  len(cold), statistics.median(firsts["empty"]), statistics.median(firsts["warm"])))
+            if paths != ["fused"]:
+                rec["notes"] += "; ran: " + " / ".join(paths)
             if not rec["check"]["ok"]:
                 rec["status"] = "check-failed"
             if problem:
@@ -443,6 +493,7 @@ def main():
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     ap.add_argument("--deadline", type=float, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--w12-child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--w12-which", default="w7b", help=argparse.SUPPRESS)
     ap.add_argument("--w12c-child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
 
@@ -460,7 +511,7 @@ def main():
     only = [w for w in ORDER if w in only]
 
     if a.w12_child:
-        return w12_child_main(a.w12_child)
+        return w12_child_main(a.w12_child, a.w12_which)
     if a.w12c_child:
         return w12c_child_main(a.w12c_child)
     if a.child:
@@ -478,7 +529,7 @@ def main():
     device, copy_bw, gemm_ms = None, None, None
     # Shares of what time is left, per framework child (torch.compile compiles the most).
     weights = {"cupy": 1.0, "torch": 1.6, "jax": 0.8}
-    w12_weight = (1.0 if "W12" in only else 0.0) + (1.0 if "W12c" in only else 0.0)
+    w12_weight = sum(1.0 for w in FRESH_PROCESS if w in only)
     todo = [f for f in ["cupy", "torch", "jax"] if f in frameworks]
     for i, fw in enumerate(todo):
         wanted = [w for w in only if w not in FRESH_PROCESS and
@@ -521,9 +572,10 @@ def main():
                                          notes="%s child %s" % (fw, why))
         print("peers: %s done in %.0f s" % (fw, time.time() - t0), file=sys.stderr, flush=True)
 
-    if "W12" in only:
-        w12_peers = [p for p in WORKLOADS["W12"]["peers"] if FRAMEWORK_OF[p] in frameworks]
-        results["W12"].update(run_w12(w12_peers, a.quick, deadline, log))
+    for wid in ("W12", "W12-softmax"):
+        if wid in only:
+            w12_peers = [p for p in WORKLOADS[wid]["peers"] if FRAMEWORK_OF[p] in frameworks]
+            results[wid].update(run_w12(wid, w12_peers, a.quick, deadline, log))
     if "W12c" in only:
         w12c_peers = [p for p in WORKLOADS["W12c"]["peers"] if FRAMEWORK_OF[p] in frameworks]
         results["W12c"].update(run_w12c(w12c_peers, a.quick, deadline, log))

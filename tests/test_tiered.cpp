@@ -6,6 +6,7 @@
 
 #include <cufuse/cufuse.hpp>
 
+#include "compile/compiler.hpp"
 #include "compile/disk_cache.hpp"
 #include "exec/executable.hpp"
 #include "exec/tiered.hpp"
@@ -182,22 +183,32 @@ std::string hint_of(const std::vector<cf::Array>& outs, size_t step = 0, int arc
   return tier_hint_key(scan, step, arch);
 }
 
-// The source of the one kernel step of these roots' plan (nothing compiled).
-std::string source_of(const std::vector<cf::Array>& outs) {
+// The one kernel step of these roots' plan (nothing compiled).
+KernelSpec spec_of(const std::vector<cf::Array>& outs) {
   std::vector<NodePtr> roots;
   for (const auto& a : outs) roots.push_back(a.node());
   GraphScan scan;
   scan_graph(roots, {}, scan);
   auto ex = build_executable(roots, {}, scan, /*compile=*/false, 90);
   REQUIRE(ex->steps.size() == 1);
-  return ex->steps[0].spec.source;
+  return ex->steps[0].spec;
 }
+std::string source_of(const std::vector<cf::Array>& outs) { return spec_of(outs).source; }
 
 cf::Array host_input(const cf::Shape& shape, cf::DType t) {
   cf::Array x = cf::ones(shape, t);
   x.eval();
   return x;
 }
+
+// A test on the reference backend with the default tier (CUFUSE_TIERED unset), no compile
+// of an earlier test still running.
+struct DefaultTierOnHost {
+  Sandbox sb;
+  ScopedEnv tiered{"CUFUSE_TIERED", std::nullopt};
+  cf::BackendScope ref{cf::Backend::Reference};
+  DefaultTierOnHost() { wait_for_background_compiles(); }
+};
 
 cf::Array row_softmax(const cf::Array& a) {
   cf::Array e = cf::exp(a - cf::max(a, 1, true));
@@ -252,26 +263,121 @@ TEST_CASE("tier hint keys: equal for plans of one structure, distinct where the 
   CHECK(hint_of({f(x, 0.5f)}) != unrolled);
 }
 
-TEST_CASE("hints on disk: found by their key, never taken for a kernel") {
+TEST_CASE("hints on disk: found by their key, holding the kernel's compile key, never taken for a kernel entry") {
   Sandbox sb;
+  const std::vector<char> cubin = {'c', 'u', 'b'};
   CHECK(!disk_cache_has_hint("tier hint test a"));
-  CHECK(disk_cache_store_hint("tier hint test a"));
-  CHECK(disk_cache_has_hint("tier hint test a"));
+  CHECK(disk_cache_store_hint("tier hint test a", "the compile key\nof a", cubin, "its log"));
+  REQUIRE(disk_cache_has_hint("tier hint test a"));
+  const auto h = disk_cache_load_hint("tier hint test a");
+  REQUIRE(h);
+  CHECK(h->compile_key == "the compile key\nof a");
+  CHECK(h->cubin == cubin);
+  CHECK(h->log == "its log");
   CHECK(!disk_cache_has_hint("tier hint test b"));
   CHECK(!disk_cache_load("tier hint test a"));  // the hint is no kernel entry of the same key
   CHECK(!tier_hinted("tier hint test b"));
   CHECK(tier_hinted("tier hint test a"));
+  // A hint entry of the older layout (a one-byte CUBIN, no compile key) is a miss.
+  CHECK(disk_cache_store("hint\ntier hint test old", {'h'}, ""));
+  CHECK(!disk_cache_has_hint("tier hint test old"));
+  CHECK(disk_cache_store("hint\ntier hint test bad", {'h'}, "99\nshort"));
+  CHECK(!disk_cache_has_hint("tier hint test bad"));
   ScopedEnv off("CUFUSE_CACHE", "0");
   Sandbox::reset();
   CHECK(!disk_cache_has_hint("tier hint test a"));
-  CHECK(!disk_cache_store_hint("tier hint test c"));
+  CHECK(!disk_cache_store_hint("tier hint test c", "k", cubin, ""));
+}
+
+TEST_CASE("a hint's kernel is taken only for the source whose compile key it holds") {
+  Sandbox sb;
+  cf::BackendScope ref(cf::Backend::Reference);
+  const cf::Array x = host_input({1000}, cf::f32);
+  // Two distinct kernels: their compile keys differ (the source is in the key).
+  const KernelSpec a = spec_of({cf::tanh(x * 2.0f + 0.5f) * cf::exp(x)});
+  const KernelSpec b = spec_of({cf::sin(x * 2.0f + 0.5f) * cf::exp(x)});
+  REQUIRE(a.source != b.source);
+  CHECK(compile_key(a.source, a.name, 90) != compile_key(b.source, b.name, 90));
+  CHECK(compile_key(a.source, a.name, 90) != compile_key(a.source, a.name, 80));
+  // A hint under which a's kernel was stored (a fake CUBIN: nothing loads it here).
+  const std::vector<char> cubin_a = {'a', 'a'};
+  REQUIRE(disk_cache_store_hint("tier hint test k", compile_key(a.source, a.name, 90), cubin_a, ""));
+  cf::reset_stats();
+  TierHint found = find_tier_hint("tier hint test k");
+  REQUIRE(found.entry);
+  // Asked for b (a wrong hint: the structure's key is the same, the kernel is not): not a's CUBIN,
+  // and no kernel at all, since no cache holds b's.
+  CHECK(!hinted_kernel("tier hint test k", found, b, 90));
+  CHECK(!hinted_kernel("tier hint test k", found, a, 80));  // another arch: another key
+  CHECK(cf::stats().disk_cache_hits == 0);
+  // Asked for a: its kernel, read once, entered into the memory cache.
+  CompiledKernelPtr k = hinted_kernel("tier hint test k", found, a, 90);
+  REQUIRE(k);
+  CHECK(k->cubin == cubin_a);
+  CHECK(k->source == a.source);
+  CHECK(k->from_disk);
+  CHECK(cf::stats().disk_cache_hits == 1);
+  CHECK(find_compiled_kernel(a.source, a.name, 90) == k);  // the memory cache's now
+  CHECK(cf::stats().disk_cache_hits == 1);
+  CHECK(tier_hinted("tier hint test k"));
+  // b's kernel on disk under its own source: a wrong hint finds it by that source.
+  const std::vector<char> cubin_b = {'b'};
+  REQUIRE(disk_cache_store(compile_key(b.source, b.name, 90), cubin_b, ""));
+  CompiledKernelPtr kb = hinted_kernel("tier hint test k", found, b, 90);
+  REQUIRE(kb);
+  CHECK(kb->cubin == cubin_b);
+  CHECK(cf::stats().disk_cache_hits == 2);
+}
+
+TEST_CASE("a new process's first build: the kernel from its hint's entry, verified, no bytecode; a stale hint never gives its kernel") {
+  DefaultTierOnHost host;
+  auto f = [](const cf::Array& x) { return cf::tanh(x * 1.75f - 0.125f) * cf::exp(x); };
+  auto g = [](const cf::Array& x) { return cf::sin(x * 1.75f - 0.125f) * cf::exp(x); };
+  const int arch = default_arch();
+  // An earlier process: the kernels and their hints on disk (precompile stores both).
+  REQUIRE(cf::precompile(f, cf::signature(cf::ArgType{cf::f32, {4096}})).kernels == 1);
+  REQUIRE(cf::precompile(g, cf::signature(cf::ArgType{cf::f32, {4096}})).kernels == 1);
+  const cf::Array x = host_input({4096}, cf::f32);
+  // This process: nothing in memory, no hints of its own; a new plan as a lazy evaluation builds it.
+  auto build = [&](const cf::Array& r) {
+    clear_memory_cache();
+    forget_tier_hints();
+    std::vector<NodePtr> roots = {r.node()};
+    GraphScan scan;
+    scan_graph(roots, {}, scan);
+    return std::pair{build_executable(roots, {}, scan, true, arch, nullptr, /*tiered=*/true, false, /*defer_source=*/true),
+                     tier_hint_key(scan, 0, arch)};
+  };
+  cf::reset_stats();
+  auto [ex, hint] = build(f(x));
+  REQUIRE(ex->steps.size() == 1);
+  const Step& st = ex->steps[0];
+  REQUIRE(st.kernel);
+  CHECK(st.kernel->from_disk);
+  CHECK(st.kernel->source == source_of({f(x)}));
+  CHECK(!st.tier);  // neither interpreted nor compiled: no bytecode program was made
+  CHECK(cf::stats().disk_cache_hits == 1);  // the hint's entry, read once
+  CHECK(cf::stats().kernels_compiled == 0);
+  CHECK(tier_hinted(hint));
+  // A stale hint: its entry holds g's kernel (as a hint key blind to some change of the code
+  // generator would). f's step never gets it: f's kernel comes by f's source (on disk).
+  auto [gx, ghint] = build(g(x));
+  REQUIRE(gx->steps[0].kernel);
+  const CompiledKernelPtr gk = gx->steps[0].kernel;
+  REQUIRE(store_tier_hint(hint, *gk));
+  cf::reset_stats();
+  auto [ex2, hint2] = build(f(x));
+  CHECK(hint2 == hint);
+  REQUIRE(ex2->steps[0].kernel);
+  CHECK(ex2->steps[0].kernel->source == st.kernel->source);
+  CHECK(ex2->steps[0].kernel->cubin == st.kernel->cubin);
+  CHECK(ex2->steps[0].kernel->cubin != gk->cubin);
+  CHECK(cf::stats().disk_cache_hits == 1);  // by f's source, after the hint's entry was refused
+  CHECK(cf::stats().kernels_compiled == 0);
 }
 
 TEST_CASE("deferred source: made from the plan's graph after the launch, as it is made at once; the kernel's hint is stored") {
-  Sandbox sb;
-  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
-  cf::BackendScope ref(cf::Backend::Reference);
-  wait_for_background_compiles();
+  DefaultTierOnHost host;
   // Two kernel groups, the second reading the buffer the first (a scan) writes, then a row
   // program: each deferred step's binding of earlier groups' buffers is the one made at once.
   const cf::Array x = host_input({32, 48}, cf::f32);

@@ -276,38 +276,51 @@ std::string save_failed_source(const std::string& source, const std::string& nam
   throw CompileError(what, out.log, path);
 }
 
-// The new kernel for a key nobody has built in this process: from disk, else from NVRTC.
-std::shared_ptr<CompiledKernel> build(const std::string& source, const std::string& name, int arch,
-                                      const std::vector<std::string>& extra, const std::string& key,
-                                      bool* compiled_now) {
+void set_ptxas_info(CompiledKernel& k) {
+  const PtxasInfo info = parse_ptxas_info(k.log, k.name);
+  k.registers = info.registers;
+  k.spill_stores = info.spill_stores;
+  k.spill_loads = info.spill_loads;
+  k.stack_bytes = info.stack_bytes;
+  k.shared_bytes = info.shared_bytes;
+}
+
+// A kernel read from the disk cache (counted).
+std::shared_ptr<CompiledKernel> from_disk(const std::string& source, const std::string& name, int arch,
+                                          std::vector<char> cubin, std::string log_text) {
   auto k = std::make_shared<CompiledKernel>();
   k->name = name;
   k->source = source;
   k->arch = arch;
-  if (auto hit = disk_cache_load(key)) {
-    k->cubin = std::move(hit->cubin);
-    k->log = std::move(hit->log);
-    k->from_disk = true;
-    counters().disk_cache_hits.fetch_add(1, std::memory_order_relaxed);
-    *compiled_now = false;
-  } else {
-    auto options = base_compile_options(arch);
-    options.insert(options.end(), extra.begin(), extra.end());
-    auto out = nvrtc::compile_to_cubin(source, name, options);
-    if (!out.ok) throw_compile_error(source, name, arch, options, key, out);
-    k->cubin = std::move(out.cubin);
-    k->log = std::move(out.log);
-    k->compile_ms = out.ms;
-    counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
-    counters().compile_us.fetch_add(static_cast<uint64_t>(std::max(0.0, out.ms) * 1000.0), std::memory_order_relaxed);
-    *compiled_now = true;
-  }
-  auto info = parse_ptxas_info(k->log, name);
-  k->registers = info.registers;
-  k->spill_stores = info.spill_stores;
-  k->spill_loads = info.spill_loads;
-  k->stack_bytes = info.stack_bytes;
-  k->shared_bytes = info.shared_bytes;
+  k->cubin = std::move(cubin);
+  k->log = std::move(log_text);
+  k->from_disk = true;
+  set_ptxas_info(*k);
+  counters().disk_cache_hits.fetch_add(1, std::memory_order_relaxed);
+  return k;
+}
+
+// The new kernel for a key nobody has built in this process: from disk, else from NVRTC.
+std::shared_ptr<CompiledKernel> build(const std::string& source, const std::string& name, int arch,
+                                      const std::vector<std::string>& extra, const std::string& key,
+                                      bool* compiled_now) {
+  auto hit = disk_cache_load(key);
+  *compiled_now = !hit;
+  if (hit) return from_disk(source, name, arch, std::move(hit->cubin), std::move(hit->log));
+  auto options = base_compile_options(arch);
+  options.insert(options.end(), extra.begin(), extra.end());
+  auto out = nvrtc::compile_to_cubin(source, name, options);
+  if (!out.ok) throw_compile_error(source, name, arch, options, key, out);
+  auto k = std::make_shared<CompiledKernel>();
+  k->name = name;
+  k->source = source;
+  k->arch = arch;
+  k->cubin = std::move(out.cubin);
+  k->log = std::move(out.log);
+  k->compile_ms = out.ms;
+  counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
+  counters().compile_us.fetch_add(static_cast<uint64_t>(std::max(0.0, out.ms) * 1000.0), std::memory_order_relaxed);
+  set_ptxas_info(*k);
   return k;
 }
 
@@ -403,17 +416,53 @@ CompiledKernelPtr compile_kernel(const std::string& source, const std::string& n
   return result;
 }
 
-CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::string& name, int arch) {
+namespace {
+// The memory cache's entry of (source, name, arch) without extra options, if any (under its lock).
+std::shared_ptr<MemoryCacheEntry> find_entry(MemoryCache& cache, size_t h, const std::string& source,
+                                             const std::string& name, int arch) {
+  auto [it, end] = cache.map.equal_range(h);
+  for (; it != end; ++it)
+    if (matches(*it->second, source, name, arch, {})) return it->second;
+  return nullptr;
+}
+}  // namespace
+
+CompiledKernelPtr adopt_disk_kernel(const std::string& source, const std::string& name, int arch,
+                                    std::vector<char> cubin, std::string log_text) {
   auto& cache = memory_cache();
   const size_t h = key_hash(source, name, arch, {});
+  std::shared_ptr<CompiledKernel> k = from_disk(source, name, arch, std::move(cubin), std::move(log_text));
   {
     std::lock_guard<std::mutex> lk(cache.mu);
-    auto [it, end] = cache.map.equal_range(h);
-    for (; it != end; ++it)
-      if (matches(*it->second, source, name, arch, {})) return it->second->ready;  // null while being built
+    if (auto e = find_entry(cache, h, source, name, arch)) {
+      // Built meanwhile: that one (loaded once). Being built: this one, not entered (the
+      // builder publishes its own to its waiters; both are the same CUBIN's kernel).
+      if (e->ready) return e->ready;
+    } else {
+      auto mine = std::make_shared<MemoryCacheEntry>();
+      mine->arch = arch;
+      mine->name = name;
+      mine->source = source;
+      mine->ready = k;
+      std::promise<CompiledKernelPtr> done;
+      done.set_value(k);
+      mine->pending = done.get_future().share();
+      cache.map.emplace(h, std::move(mine));
+    }
   }
-  if (!disk_cache_load(compile_key(source, name, arch))) return nullptr;
-  return compile_kernel(source, name, arch);  // from disk: no NVRTC
+  log(LogChannel::Cache, "{}", describe(*k));
+  return k;
+}
+
+CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::string& name, int arch) {
+  auto& cache = memory_cache();
+  {
+    std::lock_guard<std::mutex> lk(cache.mu);
+    if (auto e = find_entry(cache, key_hash(source, name, arch, {}), source, name, arch)) return e->ready;  // null while being built
+  }
+  std::optional<DiskCacheEntry> hit = disk_cache_load(compile_key(source, name, arch));
+  if (!hit) return nullptr;
+  return adopt_disk_kernel(source, name, arch, std::move(hit->cubin), std::move(hit->log));  // no NVRTC
 }
 
 void clear_memory_cache() {

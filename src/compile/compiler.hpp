@@ -47,6 +47,12 @@ CompiledKernelPtr compile_kernel(const std::string& source, const std::string& n
 // tiered executor (exec/tiered.hpp) asks this before choosing the interpreter.
 CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::string& name, int arch);
 
+// A kernel whose CUBIN and log the caller read from the disk cache under a key it compared with
+// compile_key(source, name, arch) itself (a hint's entry, exec/tiered.hpp): the memory cache's
+// kernel of that key if it has one built, else this one, entered there (counted as a disk hit).
+CompiledKernelPtr adopt_disk_kernel(const std::string& source, const std::string& name, int arch,
+                                    std::vector<char> cubin, std::string log_text);
+
 // Drops the in-memory cache (tests; the disk cache is untouched).
 void clear_memory_cache();
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -402,10 +403,29 @@ namespace {
 std::string hint_entry_key(const std::string& key) { return "hint\n" + key; }
 }  // namespace
 
-bool disk_cache_has_hint(const std::string& key) { return disk_cache_load(hint_entry_key(key)).has_value(); }
+std::optional<DiskCacheHint> disk_cache_load_hint(const std::string& key) {
+  std::optional<DiskCacheEntry> e = disk_cache_load(hint_entry_key(key));
+  if (!e) return std::nullopt;
+  // "<length>\n<compile key><log>"; anything else (a hint of an older layout) is a miss.
+  const size_t nl = e->log.find('\n');
+  size_t len = 0;
+  const auto [end, ec] = std::from_chars(e->log.data(), e->log.data() + (nl == std::string::npos ? 0 : nl), len);
+  if (nl == std::string::npos || nl == 0 || ec != std::errc() || end != e->log.data() + nl || len > e->log.size() - nl - 1) {
+    log(LogChannel::Cache, "disk miss: a hint entry without a kernel's compile key");
+    return std::nullopt;
+  }
+  DiskCacheHint h;
+  h.compile_key = e->log.substr(nl + 1, len);
+  h.log = e->log.substr(nl + 1 + len);
+  h.cubin = std::move(e->cubin);
+  return h;
+}
 
-bool disk_cache_store_hint(const std::string& key) {
-  return disk_cache_store(hint_entry_key(key), std::vector<char>{'h'}, std::string());
+bool disk_cache_has_hint(const std::string& key) { return disk_cache_load_hint(key).has_value(); }
+
+bool disk_cache_store_hint(const std::string& key, const std::string& compile_key, const std::vector<char>& cubin,
+                           const std::string& log_text) {
+  return disk_cache_store(hint_entry_key(key), cubin, fmt::format("{}\n", compile_key.size()) + compile_key + log_text);
 }
 
 }  // namespace cufuse::detail

@@ -58,13 +58,22 @@ std::optional<DiskCacheEntry> disk_cache_load(const std::string& key);
 // Does nothing and returns false when the cache is off.
 bool disk_cache_store(const std::string& key, const std::vector<char>& cubin, const std::string& log);
 
-// Hints (exec/tiered.hpp): an entry saying that the kernel of a structural key (no source:
-// the plan's graph signature and step) was stored, so a new process generates that kernel's
-// source before its first launch only where the disk may hold it. Named, written and checked
-// as a kernel's entry (its key prefixed "hint\n"), with a one-byte CUBIN. A hint is never
-// trusted for the kernel itself: that is looked up by its full source as always.
+// Hints (exec/tiered.hpp): an entry under a structural key (no source: the plan's graph
+// signature and step) holding the kernel that was stored for it, so that a new process's first
+// call reads one file before its launch. Named, written and checked as a kernel's entry (its
+// key prefixed "hint\n"); its log section is the kernel's full compile key (length first) and
+// then the kernel's log. A hint is never trusted for the kernel itself: its caller takes the
+// CUBIN only where the compile key of the source it made is the stored one, byte for byte
+// (tiered.cpp: hinted_kernel), the comparison a kernel's own entry makes.
+struct DiskCacheHint {
+  std::string compile_key;  // the kernel's (compiler.hpp: compile_key): arch, options, name, source
+  std::vector<char> cubin;
+  std::string log;
+};
+std::optional<DiskCacheHint> disk_cache_load_hint(const std::string& key);
 bool disk_cache_has_hint(const std::string& key);
-bool disk_cache_store_hint(const std::string& key);
+bool disk_cache_store_hint(const std::string& key, const std::string& compile_key, const std::vector<char>& cubin,
+                           const std::string& log);
 
 // Tests: a hook called before the temp file's bytes are written (Write, with its fd) and
 // before the rename (Rename, fd -1). It returns an errno to fake there (ENOSPC: a full disk),

@@ -184,7 +184,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     BytecodeProgram prog;  // the interpreter's program of the group, for a tiered step
     prog.refusal = g.kind == GroupKind::Reduction ? "a reduction" : "a scan";
     std::string hint;      // the step's hint key, for a tiered step (tier_hint_key)
-    bool deferred = false;
+    bool deferred = false, looked_up = false;
     if (g.kind == GroupKind::Library) {
       emitter.advance_to(gi);
       // A call whose run is one generated kernel gives it as a kernel step (its fused inputs
@@ -216,19 +216,31 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     } else {
       const bool wants_prog = g.kind != GroupKind::Scan && ((tiered && compile) || host_programs);
       if (may_defer && wants_prog) {
-        emitter.emit(gi, nullptr, &prog);
-        if (prog.refusal.empty() && prog.spec.numel > 0 && interpreter_kernel(current_device(), prog.spec.name)) {
-          hint = tier_hint_key(scan, gi, arch);
-          deferred = !tier_hinted(hint);
+        // The hint first (exec/tiered.hpp): found, the source is made and the kernel taken
+        // (verified against that source), no bytecode made; else the bytecode, and the source
+        // after the launch where the interpreter runs the step.
+        hint = tier_hint_key(scan, gi, arch);
+        TierHint found = find_tier_hint(hint);
+        const bool hinted = found.found;
+        if (hinted) {
+          emitter.emit(gi, &st.spec, nullptr);
+          st.kernel = hinted_kernel(hint, std::move(found), st.spec, arch);
+          looked_up = true;
         }
-        if (!deferred) emitter.emit(gi, &st.spec, nullptr);
+        if (!st.kernel) {
+          emitter.emit(gi, nullptr, &prog);
+          deferred = !hinted && prog.refusal.empty() && prog.spec.numel > 0 &&
+                     interpreter_kernel(current_device(), prog.spec.name);
+          if (!deferred && !hinted) emitter.emit(gi, &st.spec, nullptr);
+        }
       } else {
         emitter.emit(gi, &st.spec, wants_prog ? &prog : nullptr);
       }
     }
     if (host_programs) ex->host_interp.push_back(prog.refusal.empty() ? prog.spec : KernelSpec{});
     if (deferred) defer_tier(st, std::move(prog), arch, std::move(hint));
-    else if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch, std::move(hint));
+    else if (st.kernel) {}  // its hint's
+    else if (compile && !st.call && tiered && st.spec.numel > 0) choose_tier(st, std::move(prog), arch, std::move(hint), looked_up);
     else if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }

@@ -73,7 +73,7 @@ PrecompileStats precompile_lazy(const void* fn, TraceThunk thunk, const FuseArg*
   // Each kernel's hint (exec/tiered.hpp): a process evaluating the function on arrays like
   // these finds its kernels before the first launch, as it would without the hint's check.
   for (size_t si = 0; si < ex->steps.size(); ++si)
-    if (ex->steps[si].kernel) (void)disk_cache_store_hint(tier_hint_key(scan, si, arch));
+    if (ex->steps[si].kernel) (void)store_tier_hint(tier_hint_key(scan, si, arch), *ex->steps[si].kernel);
   log(LogChannel::Compile, "precompiled a lazy function for sm_{}: {} kernel(s), {} compiled, {} cached", arch,
       stats.kernels, stats.compiled, stats.cached);
   return stats;

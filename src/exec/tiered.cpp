@@ -121,7 +121,7 @@ void worker() {
       for (const auto& s : t.waiting.at(key))
         if (!s->hint.empty() && t.hinted.insert(s->hint).second) hints.push_back(s->hint);
       lk.unlock();
-      for (const auto& h : hints) (void)disk_cache_store_hint(h);
+      for (const auto& h : hints) (void)store_tier_hint(h, *k);
       lk.lock();
     }
     std::vector<std::shared_ptr<TieredStep>> steps = std::move(t.waiting.at(key));
@@ -203,7 +203,7 @@ std::string tier_hint_key(const GraphScan& scan, size_t step, int arch) {
   // already: it runs before the scan). Not the device's SM count (a reduction's split), so that
   // a cache precompiled without a device (cufuse-dump-kernels --precompile) gives hints too:
   // where the count changes a kernel, its hint finds no kernel, and the step is interpreted.
-  std::string k = fmt::format("tier hint 1\narch {}\new_unroll {}\new_view_blocks {}\new_parts {}\nsplit_blocks {}\n"
+  std::string k = fmt::format("tier hint 2\narch {}\new_unroll {}\new_view_blocks {}\new_parts {}\nsplit_blocks {}\n"
                               "max_kernel_ops {}\nstep {}\nsignature {}\n",
                               arch, s.ew_unroll, s.ew_view_blocks, s.ew_parts ? 1 : 0, s.split_blocks, s.max_kernel_ops, step,
                               scan.key.size());
@@ -211,13 +211,47 @@ std::string tier_hint_key(const GraphScan& scan, size_t step, int arch) {
   return k;
 }
 
-bool tier_hinted(const std::string& hint) {
+TierHint find_tier_hint(const std::string& hint) {
+  TierHint h;
   {
     TierState& t = tiers();
     std::lock_guard<std::mutex> lk(t.mu);
-    if (t.hinted.count(hint)) return true;
+    h.found = t.hinted.count(hint) > 0;
   }
-  return disk_cache_has_hint(hint);
+  if (!h.found) {
+    h.entry = disk_cache_load_hint(hint);
+    h.found = h.entry.has_value();
+  }
+  return h;
+}
+
+CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch) {
+  // The entry's kernel is this source's only where the keys are equal byte for byte: the key
+  // holds the arch, every NVRTC option, the name and the whole source (the comparison the
+  // kernel's own entry makes on read; the entry's file was salted with the same cufuse and
+  // NVRTC versions). A hint of another kernel (a setting or a code generator the hint key does
+  // not see) fails here and the step goes on as without the entry.
+  if (found.entry && found.entry->compile_key == compile_key(spec.source, spec.name, arch)) {
+    CompiledKernelPtr k = adopt_disk_kernel(spec.source, spec.name, arch, std::move(found.entry->cubin),
+                                            std::move(found.entry->log));
+    TierState& t = tiers();
+    std::lock_guard<std::mutex> lk(t.mu);
+    if (t.hinted.size() > 16384) t.hinted.clear();
+    t.hinted.insert(hint);  // a plan of the same structure built again finds it in memory
+    return k;
+  }
+  if (found.entry) log(LogChannel::Cache, "a hint's kernel is not the one of {}'s source", spec.name);
+  return find_compiled_kernel(spec.source, spec.name, arch);
+}
+
+void forget_tier_hints() {
+  TierState& t = tiers();
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.hinted.clear();
+}
+
+bool store_tier_hint(const std::string& hint, const CompiledKernel& k) {
+  return disk_cache_store_hint(hint, compile_key(k.source, k.name, k.arch), k.cubin, k.log);
 }
 
 void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint) {
@@ -239,12 +273,13 @@ void start_deferred(Step& st) {
   queue_compile(st.tier);
 }
 
-void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint) {
+void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint, bool looked_up) {
   const TieredMode mode = settings().tiered;
   if (mode != TieredMode::Off && prog.refusal.empty()) {
     // CUFUSE_TIERED=interpret runs every group it can on the interpreter, even one whose kernel
     // a memory or disk cache holds (W3-interp after W3 ran W3's cached kernel).
-    if (CompiledKernelPtr k = mode == TieredMode::On ? find_compiled_kernel(st.spec.source, st.spec.name, arch) : nullptr) {
+    const bool ask = mode == TieredMode::On && !looked_up;
+    if (CompiledKernelPtr k = ask ? find_compiled_kernel(st.spec.source, st.spec.name, arch) : nullptr) {
       st.kernel = std::move(k);
       return;
     }

@@ -13,16 +13,21 @@
 // step, the arch and the settings code generation reads; no source) says whether its kernel
 // was stored before, in this process or on disk. Without a hint the step starts on the
 // interpreter at once and its source is generated after the launch, while the interpreter
-// runs (exec/executor.cpp); with one the source is generated first and the caches asked as
-// always. A hint only decides when the source is made: a wrong one costs time, never a wrong
-// kernel (the kernel is always found by its source).
+// runs (exec/executor.cpp); with one the source is generated first and the kernel taken, with
+// nothing else made or read: the disk's hint entry holds the kernel (one file read before the
+// launch, the bytecode program never made), this process's hint means its memory cache has it.
+// A hint only decides when the source is made and saves reads: a wrong one costs time, never
+// a wrong kernel (the kernel is taken only where its full compile key, source included, is the
+// one of the source made now: hinted_kernel; else the caches are asked by that source).
 #pragma once
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "codegen/bytecode.hpp"
+#include "compile/disk_cache.hpp"
 #include "exec/executable.hpp"
 
 namespace cufuse::detail {
@@ -57,13 +62,29 @@ struct TieredStep {
 
 // For a kernel step of a lazy evaluation (build_executable with `tiered`): its kernel from
 // the caches, else its tier (interpreter now, compile queued), else a compile now. `prog` is
-// the group's bytecode (its refusal says why a group waits for NVRTC).
-void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint = {});
+// the group's bytecode (its refusal says why a group waits for NVRTC). `looked_up`: the caches
+// were asked for the kernel already (hinted_kernel), so they are not again.
+void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint = {}, bool looked_up = false);
 
 // The hint key of kernel step `step` of the plan of `scan` for `arch` (see above).
 std::string tier_hint_key(const GraphScan& scan, size_t step, int arch);
+// What a step's hint found: nothing, this process's hint (its memory cache has or builds the
+// kernel), or an earlier process's entry on disk holding the kernel.
+struct TierHint {
+  bool found = false;
+  std::optional<DiskCacheHint> entry;
+};
+TierHint find_tier_hint(const std::string& hint);
 // Was the kernel of `hint` stored, by this process or (the disk cache) an earlier one?
-bool tier_hinted(const std::string& hint);
+inline bool tier_hinted(const std::string& hint) { return find_tier_hint(hint).found; }
+// The kernel of a step whose hint was found and whose source `spec` is made now: the disk
+// entry's kernel if its compile key is this source's (never otherwise), else the caches'
+// (find_compiled_kernel); null if neither has it.
+CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch);
+// Stores the hint of a kernel stored on disk (the background pool, precompile).
+bool store_tier_hint(const std::string& hint, const CompiledKernel& k);
+// Forgets this process's hints (tests: what a new process knows; the disk keeps its own).
+void forget_tier_hints();
 // A step whose source is generated after its first launch: the interpreter runs it until then.
 // `prog` must be accepted. Its spec holds only the interpreter's numel until start_deferred.
 void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint);
