@@ -13,6 +13,7 @@
 #include "core/walk.hpp"
 #include "graph/gather.hpp"
 #include "graph/index_map.hpp"
+#include "graph/manip_support.hpp"
 #include "runtime/context.hpp"
 
 namespace cufuse::detail {
@@ -23,8 +24,9 @@ bool is_part_select(const Node* n) {
   const Node* c = n->inputs[0].get();
   if (c->k() != NodeKind::Elementwise || is_user_op(c->op) || static_cast<Op>(c->op) != Op::Less) return false;
   const Node* g = c->inputs[0].get();
-  return g->k() == NodeKind::Generator && static_cast<GenKind>(g->op) == GenKind::Arange &&
-         c->inputs[1]->k() == NodeKind::Scalar;
+  // only the coordinate of graph/manipulation.cpp's joins: its bound is in the graph key
+  // (plan/scalar_forms.hpp: part_bound), a user's `arange(n) < i` keeps i a parameter
+  return is_join_coordinate(*g) && c->inputs[1]->k() == NodeKind::Scalar;
 }
 
 namespace {

@@ -24,7 +24,8 @@
 namespace cufuse::detail {
 
 // `where(coordinate < s, a, b)`: a Where of the output's dtype on both sides whose condition
-// compares an Arange generator with a Scalar leaf (a concatenation's choice of part).
+// compares a join's coordinate generator (graph/manip_support.hpp: is_join_coordinate, never a
+// user's arange) with a Scalar leaf (a concatenation's choice of part).
 bool is_part_select(const Node* n);
 
 // The kernel by rule block-partitioned-parts, or nullopt where the rule does not apply.

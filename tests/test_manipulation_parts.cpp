@@ -2,8 +2,10 @@
 // a concatenation's or stack's kernel gives each part its own range of blocks running the part's
 // own code (no index maps, no per-element choice of part), still one kernel; where it applies, the
 // pieces' modes and block counts, that every dtype's kernel compiles (NVRTC), where it falls back
-// to the per-element form, and that the graph key holds the part bounds the blocks are split at.
+// to the per-element form, that the graph key holds the part bounds the blocks are split at, and
+// that a user's `arange(n) < i` never takes the rule (its bound stays a parameter: one plan a loop).
 // tests/gpu/test_manipulation_gpu.cpp checks the values on the device.
+#include "graph/manip_support.hpp"
 #include "test_core_helpers.hpp"
 #include "test_sandbox.hpp"
 
@@ -105,16 +107,54 @@ TEST_CASE("rule block-partitioned-parts falls back to the per-element form where
   }
 }
 
-TEST_CASE("the graph key holds a part bound's value: a plan split at one bound never serves another") {
+TEST_CASE("the graph key holds a join's part bound, never a user's arange bound: a loop over i keeps one plan") {
   const auto x = cf::placeholder(cf::f32, {64, 48}), y = cf::placeholder(cf::f32, {64, 48});
   auto key = [](const cf::Array& a) {
     cf::detail::GraphScan s;
     cf::detail::scan_graph({a.node()}, {}, s);
     return s.key;
   };
+  // a join's coordinate: the bound it splits the blocks at is in the key
+  const cf::Array coord = cf::detail::coordinate(cf::Shape{64, 48}, 0);
+  CHECK(cf::detail::is_join_coordinate(*coord.node()));
+  CHECK(key(cf::where(cf::less(coord, 3), x, y)) != key(cf::where(cf::less(coord, 5), x, y)));
+  CHECK(key(cf::where(cf::less(coord, 3), x, y)) == key(cf::where(cf::less(coord, 3), x, y)));
+  // a user's arange: the bound is a kernel parameter, one key (and one plan) for every value
   const cf::Array rows = cf::arange(64).reshape({64, 1}).broadcast_to({64, 48});
-  CHECK(key(cf::where(cf::less(rows, 3), x, y)) != key(cf::where(cf::less(rows, 5), x, y)));
-  CHECK(key(cf::where(cf::less(rows, 3), x, y)) == key(cf::where(cf::less(rows, 3), x, y)));
-  // other comparisons keep one key for every value
+  CHECK_FALSE(cf::detail::is_join_coordinate(*rows.node()));
+  CHECK(key(cf::where(cf::less(rows, 3), x, y)) == key(cf::where(cf::less(rows, 5), x, y)));
   CHECK(key(cf::where(cf::less(x, 3.0f), x, y)) == key(cf::where(cf::less(x, 5.0f), x, y)));
+  // ... and never takes the rule, whose split would need the value in the key
+  const cf::Array r1 = cf::arange(2048 * 64).reshape({2048, 64});
+  const auto a = cf::placeholder(cf::f32, {2048, 64}), b = cf::placeholder(cf::f32, {2048, 64});
+  const Kernel k = kernel_of(cf::where(cf::less(r1, 1000), a * 2, cf::exp(b)));
+  CHECK(k.steps == 1);
+  CHECK(k.summary.find("block ranges") == std::string::npos);
+}
+
+TEST_CASE("a loop over i of where(arange(n) < i, a, b) builds one plan and compiles one kernel") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const int64_t n = 4096;
+  const cf::Array a = cf::random::uniform({n}, cf::f32, 11), b = cf::random::uniform({n}, cf::f32, 12);
+  a.eval();
+  b.eval();
+  const auto ha = a.to_host<float>(), hb = b.to_host<float>();
+  cf::reset_stats();
+  for (int64_t i = 100; i < 4096; i += 997) {
+    const cf::Array r = cf::where(cf::less(cf::arange(n), i), a * 2, b);
+    const auto h = r.to_host<float>();
+    for (int64_t j : {int64_t(0), i - 1, i, n - 1}) CHECK(h[size_t(j)] == (j < i ? ha[size_t(j)] * 2 : hb[size_t(j)]));
+  }
+  CHECK(cf::stats().plans_built == 1);
+  CHECK(cf::stats().plan_cache_hits >= 3);  // every later iteration (and any read back) a hit
+  CHECK(cf::stats().kernels_compiled <= 1);
+  // a concatenation in the same loop shape: one plan per split (its parts' shapes differ anyway)
+  cf::reset_stats();
+  for (int64_t i : {100, 1000, 100}) {
+    const cf::Array c = cf::concatenate({a.index({cf::slice(0, i)}) * 2, b.index({cf::slice(i, n)})});
+    const auto h = c.to_host<float>();
+    CHECK(h[size_t(i - 1)] == ha[size_t(i - 1)] * 2);
+    CHECK(h[size_t(i)] == hb[size_t(i)]);
+  }
+  CHECK(cf::stats().plans_built == 2);
 }

@@ -31,11 +31,17 @@ Array coordinate(const Shape& shape, int axis) {
   p.istart = 0;
   p.istep_second = 1;
   p.num = shape[axis];
+  p.seed = kJoinCoordinateSeed;
   Layout l;
   l.shape = shape;
   l.strides = Strides(static_cast<size_t>(shape.ndim()), 0);
   l.strides[axis] = 1;
   return Array(make_generator(GenKind::Arange, DType::Int64, std::move(l), p));
+}
+
+bool is_join_coordinate(const Node& n) {
+  return n.k() == NodeKind::Generator && static_cast<GenKind>(n.op) == GenKind::Arange &&
+         n.dtype == DType::Int64 && n.gen.seed == kJoinCoordinateSeed;
 }
 
 NodePtr node_for_view(const Array& a) { return a.reshape(a.shape()).node(); }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/op_table.hpp"
+#include "graph/manip_support.hpp"
 
 namespace cufuse::detail {
 
@@ -50,7 +51,7 @@ bool part_bound(const Node* n, int64_t v[3]) {
   if (n->k() != NodeKind::Elementwise || n->op != static_cast<uint16_t>(Op::Less) || n->inputs.size() != 2) return false;
   const Node* g = n->inputs[0].get();
   const Node* s = n->inputs[1].get();
-  if (g->k() != NodeKind::Generator || static_cast<GenKind>(g->op) != GenKind::Arange) return false;
+  if (!is_join_coordinate(*g)) return false;  // a user's arange: the bound stays a parameter
   if (s->k() != NodeKind::Scalar || s->varies) return false;
   v[0] = s->scalar.to_int64();
   v[1] = g->gen.istart;

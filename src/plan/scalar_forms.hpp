@@ -11,9 +11,10 @@
 //   unit numerator — true division of a Scalar leaf equal to 1 (1 / x) is emitted with a
 //   literal 1, which NVVM makes rcp.rn: the correctly rounded reciprocal, the bits of the
 //   correctly rounded division 1 / x (W15's cumulative normal distribution, twice a call).
-//   part bound — `coordinate < s`, an Arange generator compared with a Scalar leaf (a
-//   concatenation's choice of part): rule block-partitioned-parts (codegen/elementwise_parts.hpp)
-//   splits the kernel's blocks at s, so the key holds s and the generator's start and step.
+//   part bound — `coordinate < s`, the coordinate generator of a join or pad (graph/manip_support.hpp:
+//   is_join_coordinate; never a user's arange) compared with a Scalar leaf (a concatenation's
+//   choice of part): rule block-partitioned-parts (codegen/elementwise_parts.hpp) splits the
+//   kernel's blocks at s, so the key holds s and the generator's start and step.
 // The graph key records the form (plan/signature.cpp), so a plan made for x / 2 is reused for
 // x / 4 (with 0.25 bound) but never for x / 3. A Scalar leaf bound to a fuse() argument
 // (Node::varies) takes no form: its value changes from call to call under one plan.
