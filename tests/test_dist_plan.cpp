@@ -64,6 +64,28 @@ TEST_CASE("elementwise ops keep the sharding; reductions over unsharded axes sta
   CHECK(collectives_of(mx)[0].bytes == 32 * 4);
 }
 
+// map's common case (every operand of the output's shape and one sharding) weighs and reshards
+// nothing; a partial operand of that shape is still finished first.
+TEST_CASE("an op of operands with the output's shape and one sharding keeps it; a partial one is finished first") {
+  WorldScope w(dist::World::Plan, 2);
+  dist::Mesh mesh({2}, {"gpu"});
+  auto a = input(mesh, {8, 6}, {dist::none, "gpu"}, 0);
+  auto b = input(mesh, {8, 6}, {dist::none, "gpu"}, 1);
+  auto z = a * b - a;
+  CHECK(z.sharding() == a.sharding());
+  CHECK(z.local_shape() == cf::Shape{8, 3});
+  CHECK(collectives_of(z).empty());
+  for (const auto& st : dist::plan(z)) CHECK(st.kind != "slice");
+  auto p = dist::sum(input(mesh, {4, 6}, {"gpu", dist::none}, 2), 0);  // (6,) replicated, partial over gpu
+  auto q = input(mesh, {6}, {dist::none}, 3);                            // (6,) replicated
+  REQUIRE(p.is_partial());
+  auto r = p + q;
+  CHECK_FALSE(r.is_partial());
+  CHECK(r.sharding() == q.sharding());
+  REQUIRE(collectives_of(r).size() == 1);
+  CHECK(collectives_of(r)[0].collective == "allreduce");
+}
+
 TEST_CASE("mismatched shardings: the cheapest reshard is named (alltoall, allgather, slicing)") {
   WorldScope w(dist::World::Plan, 2);
   dist::Mesh mesh({2}, {"gpu"});

@@ -70,33 +70,43 @@ DArray taken(DArray result, DArray& a, DArray& b) {
 DArray map(const LocalFn& f, const std::vector<DArray>& operands, std::string_view what) {
   if (operands.empty()) throw ValueError(fmt::format("dist::{}: no operands", what));
   std::vector<DArray> ops;
+  ops.reserve(operands.size());
   for (const auto& d : operands) {
     if (!d.defined()) throw ValueError(fmt::format("dist::{}: an operand is empty", what));
-    detail::check_same_mesh(operands[0].mesh(), d.mesh(), fmt::format("dist::{}", what));
-    ops.push_back(whole(d, fmt::format("{} needs its operand whole", what)));
+    if (!(d.mesh() == operands[0].mesh()))
+      detail::check_same_mesh(operands[0].mesh(), d.mesh(), fmt::format("dist::{}", what));
+    ops.push_back(d.is_partial() ? whole(d, fmt::format("{} needs its operand whole", what)) : d);
   }
   const Mesh& mesh = ops[0].mesh();
   Shape out = ops[0].shape();
   for (size_t i = 1; i < ops.size(); ++i) out = broadcast_shapes(out, ops[i].shape());
-  // Candidates: each operand's sharding over the output, the largest operand's first.
-  std::vector<size_t> order(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ops[a].shards()[0].nbytes() * (ops[a].shape() == out ? 2 : 1) >
-           ops[b].shards()[0].nbytes() * (ops[b].shape() == out ? 2 : 1);
-  });
+  // Every operand of the output's shape and one sharding (the common case): that sharding,
+  // nothing to weigh or reshard (each op's host time is paid before the first shard's launch).
+  bool same = true;
+  for (const auto& d : ops) same = same && d.shape() == out && d.sharding() == ops[0].sharding();
   std::vector<std::string> best;
-  int64_t best_cost = -1;
-  for (size_t i : order) {
-    const auto cand = aligned(ops[i], out);
-    int64_t cost = 0;
-    for (const auto& d : ops) cost += reshard_cost(d, operand_target(d, out, cand));
-    if (best_cost < 0 || cost < best_cost) {
-      best_cost = cost;
-      best = cand;
+  if (same) {
+    best = ops[0].sharding().dims();
+  } else {
+    // Candidates: each operand's sharding over the output, the largest operand's first.
+    std::vector<size_t> order(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return ops[a].shards()[0].nbytes() * (ops[a].shape() == out ? 2 : 1) >
+             ops[b].shards()[0].nbytes() * (ops[b].shape() == out ? 2 : 1);
+    });
+    int64_t best_cost = -1;
+    for (size_t i : order) {
+      const auto cand = aligned(ops[i], out);
+      int64_t cost = 0;
+      for (const auto& d : ops) cost += reshard_cost(d, operand_target(d, out, cand));
+      if (best_cost < 0 || cost < best_cost) {
+        best_cost = cost;
+        best = cand;
+      }
     }
+    for (auto& d : ops) d = reshard(d, operand_target(d, out, best));
   }
-  for (auto& d : ops) d = reshard(d, operand_target(d, out, best));
   std::vector<Array> shards(static_cast<size_t>(mesh.size()));
   for (int dev = 0; dev < mesh.size(); ++dev) {
     std::vector<Array> locals;

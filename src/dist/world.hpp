@@ -14,6 +14,7 @@
 #include "cufuse/dist.hpp"
 #include "cufuse/stream.hpp"
 #include "runtime/context.hpp"
+#include "runtime/device.hpp"
 
 namespace cufuse::dist::detail {
 
@@ -66,7 +67,7 @@ template <class F>
 auto on_device(int mesh_device, F&& f) {
   const int dev = cuda_device(mesh_device);
   if (dev < 0) return std::forward<F>(f)();
-  DeviceScope scope(dev);
+  cufuse::detail::DeviceGuard scope(dev);  // no cudaSetDevice where dev is current already
   return std::forward<F>(f)();
 }
 

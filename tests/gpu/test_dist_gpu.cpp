@@ -7,6 +7,8 @@
 #include <cufuse/cufuse.hpp>
 #include <string>
 
+#include "test_sandbox.hpp"
+
 namespace cf = cufuse;
 namespace dist = cufuse::dist;
 
@@ -45,14 +47,24 @@ TEST_CASE("dist GPU: sum(exp(x)*2 + b, axis=0) over row shards: one kernel per s
   dx.shard(0).eval();
   dx.shard(1).eval();
   db.shard(1).eval();
-  auto s = dist::sum(dist::exp(dx) * 2.0 + db, 0);
-  cf::synchronize();
-  cf::reset_stats();
-  auto got = dist::gather(s);
-  got.eval();
-  // gather combines the partial sums where it lands: one kernel per shard, a peer copy, the sum
-  CHECK(cf::stats().kernels_launched == 3);
+  // gather combines the partial sums where it lands: one kernel per shard, then a small block
+  // (4 KiB) read back and added on the host, or (CUFUSE_DIST_HOST_COMBINE=0) a peer copy and the
+  // sum on this device
+  auto gathered = [&](int kernels) {
+    auto s = dist::sum(dist::exp(dx) * 2.0 + db, 0);
+    cf::synchronize();
+    cf::reset_stats();
+    auto got = dist::gather(s);
+    got.eval();
+    CHECK(cf::stats().kernels_launched == kernels);
+    return got;
+  };
+  const cf::Array got = gathered(2);
   check_close(got, cf::sum(cf::exp(x) * 2.0 + b, 0), 1e-4);
+  {
+    cufuse_test::ScopedEnv off("CUFUSE_DIST_HOST_COMBINE", "0");
+    check_close(gathered(3), got, 1e-6);
+  }
   auto s2 = dist::sum(dist::exp(dx) * 2.0 + db, 0);
   cf::synchronize();
   cf::reset_stats();
