@@ -1,6 +1,6 @@
-// codegen/compaction_kernels.cpp: the CUDA sources of the selection-by-mask passes (count and
-// compact, codegen/compaction_kernels.hpp says what each does), their parameters and launch
-// shape.
+// codegen/compaction_kernels.cpp: the CUDA sources of the selection-by-mask kernels (one pass;
+// two passes: count and compact; codegen/compaction_kernels.hpp says what each does), their
+// parameters, workspace and launch shape.
 #include "codegen/compaction_kernels.hpp"
 
 #include <algorithm>
@@ -63,6 +63,42 @@ __device__ __forceinline__ int cf_block_rank(unsigned bits, int* ws, int& total)
 struct cf_v16 { unsigned long long a, b; };
 )";
 
+// One pass: a tile's status word (flag in bits 62-63: 1 its count, 2 its inclusive end; the
+// number below), one 64-bit access each way, so a load sees flag and number together and needs
+// no fence. cf_lookback (warp 0 of tile t > 0, whose count is `agg`) reads the words of the 32
+// tiles before a window's end at once, waits until every word up to the nearest inclusive end
+// is set, adds them, slides the window back while none is an end, then publishes t's own end.
+// Integer sums: the result never depends on which words were found set. Tiles are taken by
+// ticket in the order blocks start, so every tile waited on is running or done.
+const char* kCompactLookback = R"(
+__device__ __forceinline__ void cf_publish(unsigned long long* tw, long long t, unsigned long long flag, long long v) {
+  ((volatile unsigned long long*)tw)[t] = (flag << 62) | (unsigned long long)v;
+}
+__device__ __forceinline__ long long cf_lookback(unsigned long long* tw, long long t, long long agg) {
+  const int lane = (int)(threadIdx.x & 31);
+  long long pre = 0, j = t - 1;
+  for (;;) {
+    const long long s = j - lane;
+    const unsigned long long w = s >= 0 ? ((volatile unsigned long long*)tw)[s] : (2ull << 62);
+    const unsigned f = (unsigned)(w >> 62);
+    const unsigned zm = __ballot_sync(0xffffffffu, f == 0u), pm = __ballot_sync(0xffffffffu, f == 2u);
+    const unsigned need = pm != 0u ? ((pm & (0u - pm)) << 1) - 1u : 0xffffffffu;  // lanes up to the nearest end
+    if ((zm & need) != 0u) {
+      __nanosleep(20);
+      continue;
+    }
+    long long v = ((need >> lane) & 1u) != 0u ? (long long)(w & ((1ull << 62) - 1ull)) : 0ll;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    pre += v;
+    if (pm != 0u) break;
+    j -= 32;
+  }
+  if (lane == 0) cf_publish(tw, t, 2ull, pre + agg);
+  return pre;
+}
+)";
+
 // The mask's parameters (pointer `mask`, or its producer's, prefix m) and the statements that
 // set `unsigned bits`, the thread's 32 flags from tile start t0. A computed mask: each warp
 // takes 32 turns of 32 consecutive elements (coalesced), a ballot a turn, lane j keeping turn
@@ -103,13 +139,13 @@ bool index64(const std::vector<const Node*>& nodes, const LeafBinding& bind) {
 }
 
 KernelSpec finish(ExprEmitter& e, const std::string& kind, DType out, const std::string& fns, const std::string& body,
-                  int64_t n, const std::string& summary) {
+                  int64_t n, const std::string& summary, const char* helpers = "") {
   const std::string decl = e.pl.decl();
-  const uint64_t h = std::hash<std::string>{}(decl + fns + body);
+  const uint64_t h = std::hash<std::string>{}(decl + helpers + fns + body);
   KernelSpec k;
   k.name = kernel_name(kind, {out}, h);
-  const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}\nextern \"C\" __global__ void __launch_bounds__(256) {}(const {} p) {{\n{}}}\n",
-                                       kParams, decl, kCompactHelpers, fns, k.name, kParams, body);
+  const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}{}\nextern \"C\" __global__ void __launch_bounds__(256) {}(const {} p) {{\n{}}}\n",
+                                       kParams, decl, kCompactHelpers, helpers, fns, k.name, kParams, body);
   k.source = kernel_preamble(text) + text;
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
@@ -167,8 +203,20 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
   ExprEmitter e(bind, index64({c.mask, c.values}, bind));
   add_count(e, "n", n);
   add_count(e, "w", w);
-  e.add_memory_ptr("ends", c.ends, true);
-  const bool ends64 = c.ends->dtype == DType::Int64;
+  const bool one_pass = c.ends == nullptr;
+  const int64_t tiles = (n + kCompactTile - 1) / kCompactTile;
+  const bool lookback = one_pass && tiles > 1;
+  if (tiles >= (int64_t(1) << 32)) throw InternalError(fmt::format("compaction: {} tiles pass a 32-bit ticket", tiles));
+  if (!one_pass) e.add_memory_ptr("ends", c.ends, true);
+  const bool ends64 = !one_pass && c.ends->dtype == DType::Int64;
+  if (lookback) {  // workspace: the ticket, then a status word a tile
+    e.add_patch(e.pl.add("unsigned int*", 8, "ctr"), PatchSrc::Workspace, DType::UInt32, 0);
+    e.add_patch(e.pl.add("unsigned long long*", 8, "tw"), PatchSrc::Workspace, DType::UInt64, 16);
+  }
+  if (one_pass && c.count_buffer >= 0) {
+    e.add_patch(e.pl.add("long long*", 8, "cnt"), PatchSrc::BufferPtr, DType::Int64, c.count_buffer);
+    add_count(e, "last", tiles - 1);  // the tile that writes the count (a parameter: one source for every n)
+  }
   const MaskCode m = mask_code(e, c.mask);
   std::string fns = m.fn, S, what, values_ptr;
   std::function<std::string(const char*)> value;  // the value of the selected row's element d
@@ -234,32 +282,57 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
 )",
                        at("d"));
   }
+  // the tile (by ticket where tiles look back), its start, and (one pass) the count word
+  std::string tile_code, publish, start, base, count;
+  if (lookback) {
+    tile_code = "  __shared__ unsigned cf_ticket;\n  __shared__ long long cf_base;\n"
+                "  if (tid == 0) cf_ticket = atomicAdd(p.ctr, 1u);\n  __syncthreads();\n"
+                "  const long long tile = (long long)cf_ticket, t0 = tile * 8192;\n";
+    publish = "  if (tid == 0) cf_publish(p.tw, tile, tile == 0 ? 2ull : 1ull, (long long)total);\n";
+    start = "  if (tid < 32) {\n    const long long pre = tile == 0 ? 0ll : cf_lookback(p.tw, tile, (long long)total);\n"
+            "    if (tid == 0) cf_base = pre;\n  }\n";
+    base = "cf_base";
+  } else if (one_pass) {
+    tile_code = "  const long long tile = 0, t0 = 0;\n";
+    base = "0ll";
+  } else {
+    tile_code = "  const long long tile = blockIdx.x, t0 = tile * 8192;\n";
+    base = "tile == 0 ? 0ll : (long long)((const E*)p.ends)[tile - 1]";
+  }
+  if (one_pass && c.count_buffer >= 0)
+    count = "  if (tid == 0 && tile == p.last) *p.cnt = base + (long long)total;\n";
   const std::string body = fmt::format(R"(  typedef {S} S;
   typedef {E} E;
   typedef {I} I;
   __shared__ unsigned short cf_sel[8192];
   __shared__ int cf_ws[8];
   const int tid = (int)threadIdx.x;
-  const long long tile = blockIdx.x, t0 = tile * 8192;
-{flags}  int total;
+{tile}{flags}  int total;
   int k = cf_block_rank(bits, cf_ws, total);
-  while (bits != 0u) {{
+{publish}  while (bits != 0u) {{
     const int j = __ffs(bits) - 1;
     bits &= bits - 1u;
     cf_sel[k++] = (unsigned short)(tid * 32 + j);
   }}
-  __syncthreads();
-  const long long base = tile == 0 ? 0ll : (long long)((const E*)p.ends)[tile - 1];
-  S* __restrict__ o = (S*)p.out + base * {w};
+{start}  __syncthreads();
+  const long long base = {base};
+{count}  S* __restrict__ o = (S*)p.out + base * {w};
 {values}{copy})",
                                        fmt::arg("S", S), fmt::arg("E", ends64 ? "long long" : "int"),
-                                       fmt::arg("I", idx32 ? "unsigned" : "long long"), fmt::arg("flags", m.flags),
+                                       fmt::arg("I", idx32 ? "unsigned" : "long long"), fmt::arg("tile", tile_code),
+                                       fmt::arg("flags", m.flags), fmt::arg("publish", publish), fmt::arg("start", start),
+                                       fmt::arg("base", base), fmt::arg("count", count),
                                        fmt::arg("w", one ? "1" : "p.w"), fmt::arg("values", values_ptr),
                                        fmt::arg("copy", copy));
-  return finish(e, "compact", t, fns, body, n,
-                fmt::format("a block a tile of {} mask elements (mask {}): ranks by a block scan of bit words, the "
-                            "selected rows staged in shared memory, then their {} copied in order, {} a row",
-                            kCompactTile, m.memory ? "read from memory" : "computed by its fused producer", what, w));
+  KernelSpec k = finish(
+      e, one_pass ? "compact1" : "compact", t, fns, body, n,
+      fmt::format("{}a block a tile of {} mask elements (mask {}): ranks by a block scan of bit words, the "
+                  "selected rows staged in shared memory, {}then their {} copied in order, {} a row",
+                  one_pass ? "one pass, " : "", kCompactTile, m.memory ? "read from memory" : "computed by its fused producer",
+                  lookback ? "the tile's start by decoupled look-back (tiles by ticket), " : "", what, w),
+      lookback ? kCompactLookback : "");
+  if (lookback) k.workspace_bytes = k.workspace_zero_bytes = 16 + static_cast<size_t>(tiles) * 8;
+  return k;
 }
 
 LaunchDims compact_launch_dims(int64_t n) {
