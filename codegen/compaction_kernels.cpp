@@ -138,14 +138,16 @@ bool index64(const std::vector<const Node*>& nodes, const LeafBinding& bind) {
   return span >= (int64_t(1) << 31) - 2 * kCompactTile;
 }
 
+// `min_blocks`: blocks an SM that __launch_bounds__ asks for (0: the compiler's choice).
 KernelSpec finish(ExprEmitter& e, const std::string& kind, DType out, const std::string& fns, const std::string& body,
-                  int64_t n, const std::string& summary, const char* helpers = "") {
+                  int64_t n, const std::string& summary, const char* helpers = "", int min_blocks = 0) {
   const std::string decl = e.pl.decl();
   const uint64_t h = std::hash<std::string>{}(decl + helpers + fns + body);
   KernelSpec k;
   k.name = kernel_name(kind, {out}, h);
-  const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}{}\nextern \"C\" __global__ void __launch_bounds__(256) {}(const {} p) {{\n{}}}\n",
-                                       kParams, decl, kCompactHelpers, helpers, fns, k.name, kParams, body);
+  const std::string text = fmt::format("\nstruct {} {{\n{}}};\n{}{}{}\nextern \"C\" __global__ void __launch_bounds__(256{}) {}(const {} p) {{\n{}}}\n",
+                                       kParams, decl, kCompactHelpers, helpers, fns,
+                                       min_blocks > 0 ? fmt::format(", {}", min_blocks) : "", k.name, kParams, body);
   k.source = kernel_preamble(text) + text;
   k.params = e.pl.bytes();
   k.patches = std::move(e.patches);
@@ -189,6 +191,13 @@ KernelSpec emit_compact_count(const Node* mask, int out_buffer, const LeafBindin
                             m.memory ? "read from memory (16-byte vectors)" : "computed by its fused producer"));
 }
 
+// One pass (H100, 2026-11-27, one call each, `--quick`; two passes 0.201 ms for I1, 0.396 for
+// I1-lazy): the look-back first with no other change, I1 0.207-0.211 ms, I1-lazy 0.303-0.307
+// (38 registers, 6 blocks an SM); the first turn's values loaded before the look-back, I1 0.201,
+// I1-lazy 0.297; the same capped at 32 registers for 8 blocks an SM (__launch_bounds__(256, 8),
+// a 4-byte spill in some lazy kernels), I1 0.200-0.201, I1-lazy 0.262-0.264: kept. I1 gains
+// nothing over two passes: 8,192 tiles pass the look-back at about 32 tiles (one window) an L2
+// round trip, ~45 tiles a us, which a mask in memory outruns; bench/README.md says more.
 // Loading each thread's 32 values with its flags (CUB's way: 16-byte vectors issued before the
 // block scan, the selected values staged in shared memory) was slower than staging the selected
 // positions and gathering the values after: I1 (x[mask] of f32[2^26], H200) 0.172 ms against
@@ -249,29 +258,42 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
   add_out(e, t, c.out_buffer);
   const bool one = w == 1, idx32 = n * w < (int64_t(1) << 31);
   auto at = [&](const char* d) { return value(d); };
-  std::string copy;
+  std::string copy, prefetch;
+  // One pass, rows of one element: the first turn's U values a thread are loaded before the
+  // look-back (their places in the tile are known; only the tile's start waits on it), so that
+  // the look-back's wait overlaps them in flight, and stored after.
+  const bool early = lookback && one;
   if (one) {
     // W == 1: U loads in flight a thread before their stores (32 bytes of values)
     const int U = 32 / std::max(coords ? 8 : itemsize(t), 4);
-    copy = fmt::format(R"(
-  const I W = 1;
-  (void)W;
-  for (int q0 = tid; q0 < total; q0 += {0} * 256) {{
-    S a[{0}];
+    // a turn's loads: arr[u] = the value of selected row first + u * 256 of the tile
+    auto loads = [&](const char* arr, const char* first) {
+      return fmt::format(R"(  S {0}[{1}];
 #pragma unroll
-    for (int u = 0; u < {0}; ++u) {{
-      const int q = q0 + u * 256;
-      if (q < total) {{
-        const I row = (I)t0 + cf_sel[q];
-        a[u] = {1};
-      }}
+  for (int u = 0; u < {1}; ++u) {{
+    const int q = {2} + u * 256;
+    if (q < total) {{
+      const I row = (I)t0 + cf_sel[q];
+      {0}[u] = {3};
     }}
-#pragma unroll
+  }}
+)",
+                         arr, U, first, at("0"));
+    };
+    if (early) prefetch = "  __syncthreads();\n  const I W = 1;\n  (void)W;\n" + loads("a0", "tid");
+    copy = fmt::format(R"(
+{2}  for (int q0 = tid + {3}; q0 < total; q0 += {0} * 256) {{
+{1}#pragma unroll
     for (int u = 0; u < {0}; ++u)
       if (q0 + u * 256 < total) o[q0 + u * 256] = a[u];
   }}
 )",
-                       U, at("0"));
+                       U, loads("a", "q0"),
+                       early ? fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u)\n    if (tid + u * 256 < total) "
+                                           "o[tid + u * 256] = a0[u];\n",
+                                           U)
+                             : "  const I W = 1;\n  (void)W;\n",
+                       early ? U * 256 : 0);
   } else {
     copy = fmt::format(R"(
   const I W = (I)p.w, tot = (I)total * W;
@@ -307,21 +329,21 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
   __shared__ unsigned short cf_sel[8192];
   __shared__ int cf_ws[8];
   const int tid = (int)threadIdx.x;
-{tile}{flags}  int total;
+{values}{tile}{flags}  int total;
   int k = cf_block_rank(bits, cf_ws, total);
 {publish}  while (bits != 0u) {{
     const int j = __ffs(bits) - 1;
     bits &= bits - 1u;
     cf_sel[k++] = (unsigned short)(tid * 32 + j);
   }}
-{start}  __syncthreads();
+{prefetch}{start}  __syncthreads();
   const long long base = {base};
 {count}  S* __restrict__ o = (S*)p.out + base * {w};
-{values}{copy})",
+{copy})",
                                        fmt::arg("S", S), fmt::arg("E", ends64 ? "long long" : "int"),
                                        fmt::arg("I", idx32 ? "unsigned" : "long long"), fmt::arg("tile", tile_code),
                                        fmt::arg("flags", m.flags), fmt::arg("publish", publish), fmt::arg("start", start),
-                                       fmt::arg("base", base), fmt::arg("count", count),
+                                       fmt::arg("base", base), fmt::arg("count", count), fmt::arg("prefetch", prefetch),
                                        fmt::arg("w", one ? "1" : "p.w"), fmt::arg("values", values_ptr),
                                        fmt::arg("copy", copy));
   KernelSpec k = finish(
@@ -329,8 +351,11 @@ KernelSpec emit_compact(const CompactPass& c, const LeafBinding& bind) {
       fmt::format("{}a block a tile of {} mask elements (mask {}): ranks by a block scan of bit words, the "
                   "selected rows staged in shared memory, {}then their {} copied in order, {} a row",
                   one_pass ? "one pass, " : "", kCompactTile, m.memory ? "read from memory" : "computed by its fused producer",
-                  lookback ? "the tile's start by decoupled look-back (tiles by ticket), " : "", what, w),
-      lookback ? kCompactLookback : "");
+                  !lookback ? ""
+                  : early   ? "the tile's start by decoupled look-back (tiles by ticket) while the first values load, "
+                            : "the tile's start by decoupled look-back (tiles by ticket), ",
+                  what, w),
+      lookback ? kCompactLookback : "", lookback ? 8 : 0);
   if (lookback) k.workspace_bytes = k.workspace_zero_bytes = 16 + static_cast<size_t>(tiles) * 8;
   return k;
 }

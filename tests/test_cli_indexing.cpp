@@ -4,10 +4,6 @@
 // compress, put by their NumPy names and add_at; a gather plans as one fused kernel on
 // placeholders; a selection's lazy mask and values are computed in its passes; writes through
 // index arrays are refused with a message.
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "test_cli_helpers.hpp"
 #include "test_sandbox.hpp"
 
@@ -95,13 +91,7 @@ TEST_CASE("cli: a lazy mask and lazy values are computed in the selection's kern
     auto r = ev.results({"y"});
     REQUIRE(r.size() == 1);
     CHECK(cf::plan_dump({r[0].array}).find("nothing to compute") != std::string::npos);
-    for (const auto& f : std::filesystem::directory_iterator(dir.path))
-      if (f.path().filename().string().rfind("plan_", 0) == 0) {
-        std::ifstream in(f.path());
-        std::stringstream ss;
-        ss << in.rdbuf();
-        plans += ss.str();
-      }
+    plans = cufuse_test::read_plan_files(dir.path);
   }
   CHECK(plans.find("selection by mask in one pass") != std::string::npos);
   CHECK(plans.find("fused-input") != std::string::npos);

@@ -177,7 +177,7 @@ TEST_CASE("one pass past 2^31 elements: 64-bit indices, tiles by ticket, 62-bit 
   namespace d = cf::detail;
   const int64_t n = (int64_t(1) << 31) + 5;
   const cf::Array m = cf::placeholder(cf::bool_, {n}), x = cf::placeholder(cf::i8, {n});
-  auto call = std::make_shared<d::SelectCall>(n, 1, cf::i8, cf::Shape{n});
+  auto call = std::make_shared<d::SelectCall>(d::SelectedRows::values(n, 1, cf::i8), cf::Shape{n});
   auto nodes = d::make_library_nodes(call, d::InputVec{m.node(), x.node()});
   const cf::Array buffer(nodes.at(0)), count(nodes.at(1));
   CHECK(count.dtype() == cf::i64);

@@ -90,11 +90,16 @@ struct CountedMask {
   int64_t n() const { return mask->numel(); }
 };
 
-CountedMask count_mask(const Array& mask) {
+// A selection's shape is its count: a mask with no values (a placeholder) cannot give one.
+void require_data(const Array& mask) {
   const NodePtr& mn = mask.node();
   if (mn->reads_placeholder || mn->is_placeholder())
     throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
                      "depends on the mask's values, and a placeholder has none: it needs an array with data");
+}
+
+CountedMask count_mask(const Array& mask) {
+  require_data(mask);
   CountedMask c;
   c.mask = private_copy(mask.ravel().node());
   const int64_t n = c.n();
@@ -121,25 +126,24 @@ bool one_pass(int64_t n, int64_t w, DType t) {
 }
 
 // One pass: the SelectCall over the mask (flattened, pending or in memory) and the values, its
-// buffer and count evaluated at once, the count read back; the result the buffer's first count
-// rows (shaped `out` once the count is known), or an empty array.
-Array select_one_pass(const Array& mask, std::shared_ptr<const detail::SelectCall> call, const Array* values,
-                      Shape out, int64_t w, DType t) {
-  const NodePtr& mn = mask.node();
-  if (mn->reads_placeholder || mn->is_placeholder())
-    throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
-                     "depends on the mask's values, and a placeholder has none: it needs an array with data");
+// buffer (shaped `buffer`: n rows) and count evaluated at once, the count read back; the result
+// the buffer's first count rows, or an empty array.
+Array select_one_pass(const Array& mask, detail::SelectedRows rows, const Array* values, const Shape& buffer) {
+  require_data(mask);
   const NodePtr m = private_copy(mask.ravel().node());
   const int64_t n = m->numel();
   detail::InputVec in{m};
   if (values) in.push_back(private_copy(values->node()));
-  auto nodes = detail::make_library_nodes(std::move(call), std::move(in));
-  const Array buffer(nodes.at(0)), counted(nodes.at(1));
-  eval(buffer, counted);
+  const int64_t w = rows.w;
+  const DType t = rows.t;
+  auto nodes = detail::make_library_nodes(std::make_shared<detail::SelectCall>(std::move(rows), buffer), std::move(in));
+  const Array all(nodes.at(0)), counted(nodes.at(1));
+  eval(all, counted);
   const int64_t count = counted.item<int64_t>();
+  Shape out = buffer;
   out[0] = count;
   if (count == 0) return empty(out, t);
-  Array r = buffer.index({slice(0, count)}).reshape(out);
+  Array r = all.index({slice(0, count)});
   if (count < n / 4 && (n - count) * w * itemsize(t) >= kShrinkWasteBytes) {
     r = r.copy();
     r.eval();
@@ -166,15 +170,16 @@ Array select_rows(const Array& values, const Array& mask) {
     Shape buf{n};
     for (auto t : tail) buf.push_back(t);
     const Array flat = values.reshape(Shape{numel(S)});
-    return select_one_pass(mask, std::make_shared<detail::SelectCall>(n, w, values.dtype(), buf), &flat, buf, w,
-                           values.dtype());
+    return select_one_pass(mask, detail::SelectedRows::values(n, w, values.dtype()), &flat, buf);
   }
   const CountedMask c = count_mask(mask);
   Shape out_shape{c.count};
   for (auto t : tail) out_shape.push_back(t);
   if (c.count == 0 || numel(S) == 0) return empty(out_shape, values.dtype());
   const Array flat = values.reshape(Shape{numel(S)});
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), w, c.count, values.dtype(), c.ends_t, out_shape), &flat);
+  return compact(c, std::make_shared<detail::CompactCall>(detail::SelectedRows::values(c.n(), w, values.dtype()), c.count,
+                                                           c.ends_t, out_shape),
+                 &flat);
 }
 
 // The coordinates (int64) of the True elements of `mask`, of an array of shape `shape`:
@@ -191,12 +196,13 @@ Array select_coordinates(const Array& mask, const Shape& shape, bool flat = fals
   const int64_t n = mask.size(), w = flat ? 1 : r;
   if (one_pass(n, w, DType::Int64)) {
     const Shape buf = flat ? Shape{n} : Shape{n, r};
-    return select_one_pass(mask, std::make_shared<detail::SelectCall>(n, st, sh, buf), nullptr, buf, w, DType::Int64);
+    return select_one_pass(mask, detail::SelectedRows::coordinates(n, st, sh), nullptr, buf);
   }
   const CountedMask c = count_mask(mask);
   const Shape out = flat ? Shape{c.count} : Shape{c.count, r};
   if (c.count == 0) return empty(flat ? Shape{0} : Shape{0, r}, DType::Int64);
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), c.count, c.ends_t, st, sh, out), nullptr);
+  return compact(c, std::make_shared<detail::CompactCall>(detail::SelectedRows::coordinates(c.n(), st, sh), c.count, c.ends_t, out),
+                 nullptr);
 }
 
 Array nonzero_mask(const Array& a) { return a.dtype() == DType::Bool ? a : not_equal(a, 0); }
