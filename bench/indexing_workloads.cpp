@@ -1,11 +1,13 @@
 // bench/indexing_workloads.cpp: issue 30's indexing workloads.
-//   I1  x[mask], half of the mask True, x f32[2^26]: the mask's tile counts and their scan (one
-//       integer read back), then one compaction kernel over the tiles. Floor: read x and the
-//       mask, write the selected half.
+//   I1  x[mask], half of the mask True, x f32[2^26]: one selection kernel over tiles (a
+//       decoupled look-back places each tile; the buffer of 256 MiB is under
+//       CUFUSE_SELECT_ONE_PASS_BYTES), the count read back. With CUFUSE_SELECT_ONE_PASS_BYTES=0,
+//       two passes: the mask's tile counts and their scan (one integer read back), then one
+//       compaction kernel. Floor: read x and the mask, write the selected half.
 //   I1-lazy  (x*2)[sin(x) > 0.5], x f32[2^26] normal (about 30% selected): the mask and the
-//       values computed by their producers inside the count and compaction kernels (rule
-//       fused-input), nothing but the counts, their scan and the result written. Floor: read x
-//       once, write the selected values.
+//       values computed by their producers inside the selection kernel (rule fused-input;
+//       in two passes, inside the count and compaction kernels), nothing but the result (and
+//       the count) written. Floor: read x once, write the selected values.
 //   I2  take(x, idx), idx random int64 in [0, 2^26), x f32[2^26]: one gather kernel. Floor:
 //       read idx and x (each element once), write the result.
 //   I3  add_at(bins, idx, v): 2^24 float32 values into 2^20 bins, idx random: one scatter
@@ -61,7 +63,8 @@ void run_i1(Ctx& ctx, Record& r) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = "tile counts of the mask and their scan, one count read back, one compaction kernel";
+  r.notes = "one pass: one selection kernel (tiles by look-back), one count read back; two passes "
+            "(CUFUSE_SELECT_ONE_PASS_BYTES=0): tile counts and their scan, the count, one compaction kernel";
 }
 
 void run_i1_lazy(Ctx& ctx, Record& r) {
@@ -91,8 +94,8 @@ void run_i1_lazy(Ctx& ctx, Record& r) {
   };
   r.kernels_per_call = kernels_per_call(call);
   apply_timing(r, time_batches(ctx, call));
-  r.notes = "mask and values computed in the passes (fused-input): tile counts, their scan, one count read back, "
-            "one compaction kernel";
+  r.notes = "mask and values computed in the kernels (fused-input): one pass, one selection kernel and one count "
+            "read back (two passes: tile counts, their scan, the count, one compaction kernel)";
 }
 
 void run_i2(Ctx& ctx, Record& r) {

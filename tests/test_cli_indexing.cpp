@@ -5,6 +5,7 @@
 // placeholders; a selection's lazy mask and values are computed in its passes; writes through
 // index arrays are refused with a message.
 #include "test_cli_helpers.hpp"
+#include "test_sandbox.hpp"
 
 namespace cli = cufuse::cli;
 namespace cf = cufuse;
@@ -67,13 +68,32 @@ TEST_CASE("cli: a gather plans as one kernel on placeholders") {
   CHECK(plan.find("1 kernel") != std::string::npos);
 }
 
-TEST_CASE("cli: a lazy mask and lazy values are computed in the selection's passes (rule fused-input)") {
+TEST_CASE("cli: a lazy mask and lazy values are computed in the selection's kernels (rule fused-input)") {
   cf::BackendScope ref(cf::Backend::Reference);
-  auto ev = run("x = arange(20000) * 0.5; y = extract(sin(x) > 0.5, x * 2)");
-  auto r = ev.results({"y"});
-  REQUIRE(r.size() == 1);
-  const std::string plan = cf::plan_dump({r[0].array});
-  CHECK(plan.find("1 kernel") != std::string::npos);  // the compaction alone: no mask or values written first
-  CHECK(plan.find("fused-input") != std::string::npos);
-  CHECK(plan.find("computed by their fused producer") != std::string::npos);
+  {  // two passes: the compaction is left to plan (its count ran while the program was read)
+    cufuse_test::ScopedEnv two("CUFUSE_SELECT_ONE_PASS_BYTES", "0");
+    auto ev = run("x = arange(20000) * 0.5; y = extract(sin(x) > 0.5, x * 2)");
+    auto r = ev.results({"y"});
+    REQUIRE(r.size() == 1);
+    const std::string plan = cf::plan_dump({r[0].array});
+    CHECK(plan.find("1 kernel") != std::string::npos);  // the compaction alone: no mask or values written first
+    CHECK(plan.find("selection by mask in two passes, 2: compaction") != std::string::npos);
+    CHECK(plan.find("fused-input") != std::string::npos);
+    CHECK(plan.find("computed by their fused producer") != std::string::npos);
+  }
+  // one pass: the selection ran while the program was read (its shape is its count); its plan,
+  // as CUFUSE_DUMP_KERNELS writes it, is one kernel computing mask and values
+  cufuse_test::TempDir dir;
+  std::string plans;
+  {
+    cufuse_test::ScopedEnv dump("CUFUSE_DUMP_KERNELS", dir.path.string());
+    auto ev = run("x = arange(20011) * 0.5; y = extract(sin(x) > 0.5, x * 2)");
+    auto r = ev.results({"y"});
+    REQUIRE(r.size() == 1);
+    CHECK(cf::plan_dump({r[0].array}).find("nothing to compute") != std::string::npos);
+    plans = cufuse_test::read_plan_files(dir.path);
+  }
+  CHECK(plans.find("selection by mask in one pass") != std::string::npos);
+  CHECK(plans.find("fused-input") != std::string::npos);
+  CHECK(plans.find("values computed by their fused producer") != std::string::npos);
 }

@@ -1,18 +1,33 @@
-// tests/test_indexing_compaction.cpp: the two-pass tiled compaction behind selections by mask
-// (src/library/compaction_call.hpp): results against a plain host loop at sizes around the
-// tile (8192): smaller than one tile, whole tiles, partly full tiles, all True, all False,
-// rows with tails and coordinates; its kernel counts, with the mask and values in memory or
-// computed by their fused producers (rule fused-input); NVRTC compiles every kernel the
-// reference backend plans (CUFUSE_REFERENCE_COMPILE), every variant here included.
+// tests/test_indexing_compaction.cpp: the tiled compaction behind selections by mask
+// (src/library/compaction_call.hpp), in both forms (one pass with a look-back, the default;
+// two passes, CUFUSE_SELECT_ONE_PASS_BYTES=0): results against a plain host loop at sizes
+// around the tile (8192): smaller than one tile, whole tiles, partly full tiles, all True, all
+// False, values of 1, 2, 4, 8 and 16 bytes, rows with tails, coordinates, strided and
+// broadcast masks; the kernel counts of each form, with the mask and values in memory or
+// computed by their fused producers (rule fused-input); the one pass's memory policy and its
+// 64-bit form past 2^31 elements; NVRTC compiles every kernel the reference backend plans
+// (CUFUSE_REFERENCE_COMPILE), every variant here included.
 #include <random>
 
 #include "codegen/compaction_kernels.hpp"
 #include "compile/compiler.hpp"
+#include "core/library_call.hpp"
+#include "library/compaction_call.hpp"
+#include "runtime/storage.hpp"
 #include "test_core_helpers.hpp"
+#include "test_sandbox.hpp"
 #include "test_values.hpp"
 
 namespace {
 using test_values::i64;
+
+// The two-pass form for a scope (a selection's upper bound past 0 bytes: every one).
+struct TwoPasses {
+  std::optional<cufuse_test::ScopedEnv> env;
+  explicit TwoPasses(bool on) {
+    if (on) env.emplace("CUFUSE_SELECT_ONE_PASS_BYTES", "0");
+  }
+};
 
 cf::Array bools(const std::vector<uint8_t>& b, cf::Shape s) { return cf::from_host(b.data(), cf::bool_, s); }
 
@@ -28,16 +43,19 @@ std::vector<uint8_t> make_mask(int64_t n, int pattern, double p, uint32_t seed) 
 }
 }  // namespace
 
-TEST_CASE("x[mask] by tiles: odd sizes, partly full tiles, all True, all False, one tile or less") {
+TEST_CASE("x[mask] by tiles: odd sizes, partly full tiles, all True, all False, one tile or less, both forms") {
   cf::BackendScope ref(cf::Backend::Reference);
   const int64_t T = cf::detail::kCompactTile;
   uint32_t seed = 1;
-  for (int64_t n : {int64_t(1), int64_t(31), int64_t(33), T - 1, T, T + 1, 3 * T + 77}) {
+  for (bool two : {false, true})
+  for (int64_t n : {int64_t(1), int64_t(31), int64_t(33), T - 1, T, T + 1, 3 * T + 77, 40 * T + 5}) {
     for (int pattern = 0; pattern < 4; ++pattern) {
       for (double p : {0.5, 0.03}) {
         if (pattern != 0 && p != 0.5) continue;
+        CAPTURE(two);
         CAPTURE(n);
         CAPTURE(pattern);
+        TwoPasses form(two);
         CAPTURE(p);
         const std::vector<uint8_t> hm = make_mask(n, pattern, p, seed++);
         std::vector<int32_t> hx(static_cast<size_t>(n));
@@ -52,8 +70,11 @@ TEST_CASE("x[mask] by tiles: odd sizes, partly full tiles, all True, all False, 
         CHECK(i64(x[m]) == want);
         CHECK(i64(cf::flatnonzero(m)) == idx);
         CHECK(i64(cf::extract(m, x)) == want);
-        // int64 and complex128 values (8 and 16 bytes), and a bool (1 byte)
+        // int64 and complex128 values (8 and 16 bytes), int16 (2 bytes), and a bool (1 byte)
         CHECK(i64(x.astype(cf::i64)[m]) == want);
+        std::vector<int64_t> want16;
+        for (int64_t v : want) want16.push_back(static_cast<int16_t>(v));
+        CHECK(i64(x.astype(cf::i16)[m]) == want16);
         CHECK(i64(cf::real(x.astype(cf::c128)[m])) == want);
         CHECK(cf::count_nonzero(m[m]).item<int64_t>() == static_cast<int64_t>(want.size()));
       }
@@ -61,8 +82,10 @@ TEST_CASE("x[mask] by tiles: odd sizes, partly full tiles, all True, all False, 
   }
 }
 
-TEST_CASE("rows and coordinates by tiles: masks over leading dims, argwhere past one tile") {
+static void rows_and_coordinates(bool two) {
   cf::BackendScope ref(cf::Backend::Reference);
+  CAPTURE(two);
+  TwoPasses form(two);
   const int64_t R = cf::detail::kCompactTile + 5;
   const std::vector<uint8_t> hm = make_mask(R, 0, 0.5, 99);
   const cf::Array m = bools(hm, cf::Shape{R});
@@ -93,18 +116,80 @@ TEST_CASE("rows and coordinates by tiles: masks over leading dims, argwhere past
   CHECK(cf::flatnonzero(odd).size() == cf::count_nonzero(odd).item<int64_t>());
 }
 
-TEST_CASE("x[mask] of arrays in memory: the tile counts, their scan, one count read back, one compaction kernel") {
+TEST_CASE("rows and coordinates by tiles: masks over leading dims, argwhere past one tile, both forms") {
+  rows_and_coordinates(false);
+  rows_and_coordinates(true);
+}
+
+TEST_CASE("x[mask] of arrays in memory: one kernel and the count read back (one pass); counts, scan, compaction (two)") {
   cf::BackendScope ref(cf::Backend::Reference);
   const int64_t n = 3 * cf::detail::kCompactTile + 11;
   const cf::Array x = cf::arange(n).astype(cf::f32), m = cf::remainder(cf::arange(n), 3) == 0;
   cf::eval(x, m);
+  for (bool two : {false, true}) {
+    CAPTURE(two);
+    TwoPasses form(two);
+    cf::reset_stats();
+    cf::Array s = x[m];
+    CHECK(cf::stats().kernels_launched == (two ? 2 : 1));  // one pass: the selection; two: counts, their cumsum
+    CHECK(cf::stats().evaluations == 1);
+    s.eval();
+    CHECK(cf::stats().kernels_launched == (two ? 3 : 1));  // one pass: s is the buffer's first rows already
+    CHECK(s.size() == (n + 2) / 3);
+    CHECK(s.index({-1}).item<float>() == static_cast<float>((n - 1) / 3 * 3));
+  }
+}
+
+TEST_CASE("one pass: a sparse selection is copied out of its upper-bound buffer; a dense one stays a view of it") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const int64_t n = int64_t(1) << 19;  // f32: a buffer of 2 MiB
+  const cf::Array x = cf::arange(n).astype(cf::f32);
+  const cf::Array sparse = cf::remainder(cf::arange(n), 100) == 0, dense = cf::remainder(cf::arange(n), 3) == 0;
+  const cf::Array small = cf::remainder(cf::arange(1000), 100) == 0;
+  cf::eval(x, sparse, dense, small);
   cf::reset_stats();
-  cf::Array s = x[m];
-  CHECK(cf::stats().kernels_launched == 2);  // counts, their cumsum (read back: a copy)
-  s.eval();
-  CHECK(cf::stats().kernels_launched == 3);
-  CHECK(s.size() == (n + 2) / 3);
-  CHECK(s.index({-1}).item<float>() == static_cast<float>((n - 1) / 3 * 3));
+  cf::Array s = x[sparse];  // 1% selected: under a quarter of the buffer, 2 MiB wasted
+  CHECK(cf::stats().kernels_launched == 2);  // the selection, then the copy of the selected rows
+  CHECK(s.node()->storage->nbytes == static_cast<size_t>(s.nbytes()));
+  CHECK(s.index({-1}).item<float>() == static_cast<float>((n - 1) / 100 * 100));
+  cf::reset_stats();
+  cf::Array d = x[dense];  // a third: kept as a view of the buffer
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(d.node()->storage->nbytes == static_cast<size_t>(n) * 4);
+  CHECK(d.size() == (n + 2) / 3);
+  cf::reset_stats();
+  cf::Array t = x.index({cf::slice(0, 1000)})[small];  // sparse, but wasting less than 1 MiB: a view
+  CHECK(cf::stats().kernels_launched == 1);
+  CHECK(i64(t) == std::vector<int64_t>{0, 100, 200, 300, 400, 500, 600, 700, 800, 900});
+  // under the threshold's bytes one pass, past it two (the same values)
+  for (const char* limit : {"4194304", "2097152", "2097151"}) {
+    CAPTURE(limit);
+    cufuse_test::ScopedEnv e("CUFUSE_SELECT_ONE_PASS_BYTES", limit);
+    cf::reset_stats();
+    cf::Array u = x[dense];
+    CHECK(cf::stats().kernels_launched == (std::string(limit) == "2097151" ? 2 : 1));
+    CHECK(cf::array_equal(u, d));
+  }
+}
+
+TEST_CASE("one pass past 2^31 elements: 64-bit indices, tiles by ticket, 62-bit counts in the status words") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  namespace d = cf::detail;
+  const int64_t n = (int64_t(1) << 31) + 5;
+  const cf::Array m = cf::placeholder(cf::bool_, {n}), x = cf::placeholder(cf::i8, {n});
+  auto call = std::make_shared<d::SelectCall>(d::SelectedRows::values(n, 1, cf::i8), cf::Shape{n});
+  auto nodes = d::make_library_nodes(call, d::InputVec{m.node(), x.node()});
+  const cf::Array buffer(nodes.at(0)), count(nodes.at(1));
+  CHECK(count.dtype() == cf::i64);
+  CHECK(count.shape() == cf::Shape{});
+  const std::string plan = cf::plan_dump({buffer, count});
+  CHECK(plan.find("selection by mask in one pass") != std::string::npos);
+  CHECK(plan.find("1 kernel") != std::string::npos);
+  CHECK(plan.find("typedef long long I;") != std::string::npos);
+  CHECK(plan.find("cf_lookback(p.tw, tile") != std::string::npos);
+  CHECK(plan.find("atomicAdd(p.ctr, 1u)") != std::string::npos);
+  // a placeholder mask has no values to select by
+  CHECK_THROWS_AS(static_cast<cf::Array>(x[m]), cf::ValueError);
 }
 
 TEST_CASE("a mask a reduction computes is written once, not copied; a reshaped one is copied") {
@@ -118,17 +203,26 @@ TEST_CASE("a mask a reduction computes is written once, not copied; a reshaped o
     for (int64_t j = 0; j < 4; ++j) any = any || hb[static_cast<size_t>(i * 4 + j)];
     if (any) want.push_back(i);
   }
-  cf::reset_stats();
-  cf::Array s = x[cf::any(b, 1)];
-  CHECK(cf::stats().kernels_launched == 2);  // the reduction (written: a handle names it), the tile count
-  CHECK(i64(s) == want);
-  CHECK(cf::stats().kernels_launched == 4);  // the compaction, then i64's cast
+  for (bool two : {false, true}) {
+    CAPTURE(two);
+    TwoPasses form(two);
+    cf::reset_stats();
+    cf::Array s = x[cf::any(b, 1)];
+    // the reduction (written: a handle names it), then the selection (one pass) or the tile count
+    CHECK(cf::stats().kernels_launched == 2);
+    CHECK(i64(s) == want);
+    CHECK(cf::stats().kernels_launched == (two ? 4 : 3));  // (two: the compaction), then i64's cast
+  }
   // any over axis 0 of the transpose, reshaped: a view of a result, copied first
   cf::Array r = x[cf::any(b.T(), 0).reshape({3, 100}).reshape({300})];
   CHECK(i64(r) == want);
 }
 
-TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, compaction, nothing else") {
+// Kernels of each step below: one pass, two passes.
+static void lazy_masks_and_values(bool two) {
+  CAPTURE(two);
+  TwoPasses form(two);
+  auto K = [two](int one_pass, int two_passes) { return static_cast<uint64_t>(two ? two_passes : one_pass); };
   cf::BackendScope ref(cf::Backend::Reference);
   const int64_t n = 3 * cf::detail::kCompactTile + 11;
   const cf::Array x = cf::arange(n).astype(cf::f32) - 7.0f;
@@ -146,9 +240,9 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
   SUBCASE("lazy mask") {
     cf::reset_stats();
     cf::Array s = x[m];
-    CHECK(cf::stats().kernels_launched == 2);  // count (mask computed), scan
+    CHECK(cf::stats().kernels_launched == K(1, 2));  // the selection (mask computed); or count (mask computed), scan
     s.eval();
-    CHECK(cf::stats().kernels_launched == 3);  // compaction (mask computed again)
+    CHECK(cf::stats().kernels_launched == K(1, 3));  // (two: compaction, mask computed again)
     CHECK(!m.node()->is_materialized());
     CHECK(i64(s) == want(mod3, ident));
   }
@@ -158,7 +252,7 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     cf::reset_stats();
     cf::Array s = (x * 2.0f)[mm];
     s.eval();
-    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(cf::stats().kernels_launched == K(1, 3));
     CHECK(i64(s) == want(mod3, [](float v, int64_t) { return 2 * v; }));
   }
   SUBCASE("both lazy, and mask and values sharing their producer") {
@@ -166,7 +260,7 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     cf::Array s = (x * 2.0f)[cf::remainder(x + 7.0f, 3.0f) == 0.0f];
     cf::Array t = (x + 1.0f)[(x + 1.0f) > 100.0f];
     cf::eval(s, t);
-    CHECK(cf::stats().kernels_launched == 6);
+    CHECK(cf::stats().kernels_launched == K(2, 6));
     CHECK(i64(s) == want(mod3, [](float v, int64_t) { return 2 * v; }));
     CHECK(i64(t) == want([](float v) { return v + 1.0f > 100.0f; }, [](float v, int64_t) { return v + 1; }));
   }
@@ -176,7 +270,7 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     cf::reset_stats();
     cf::Array s = x[mm];
     s.eval();
-    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(cf::stats().kernels_launched == K(1, 3));
   }
   SUBCASE("nonzero, flatnonzero, argwhere, extract, compress, where of a lazy condition") {
     auto idx = [](float, int64_t i) { return i; };
@@ -184,13 +278,13 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     cf::reset_stats();
     cf::Array f = cf::flatnonzero(x > 20000.0f);
     f.eval();
-    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(cf::stats().kernels_launched == K(1, 3));
     CHECK(i64(f) == want(big, idx));
     cf::reset_stats();
     std::vector<cf::Array> nz = cf::nonzero(x > 20000.0f);
     REQUIRE(nz.size() == 1);
     nz[0].eval();
-    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(cf::stats().kernels_launched == K(1, 3));
     CHECK(i64(nz[0]) == want(big, idx));
     CHECK(i64(cf::where(x > 20000.0f)[0]) == want(big, idx));
     CHECK(i64(cf::extract(x > 20000.0f, x * 2.0f)) == want(big, [](float v, int64_t) { return 2 * v; }));
@@ -203,7 +297,7 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     cf::reset_stats();
     cf::Array a = cf::argwhere(x2.T() > 20000.0f);
     a.eval();
-    CHECK(cf::stats().kernels_launched == 3);
+    CHECK(cf::stats().kernels_launched == K(1, 3));
     std::vector<int64_t> co;
     for (int64_t r = 0; r < 3; ++r)
       for (int64_t c = 0; c < 8192; ++c)
@@ -213,13 +307,13 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
         }
     CHECK(i64(a) == co);
   }
-  SUBCASE("one tile: no scan; rows selected by a lazy mask over the leading dim") {
+  SUBCASE("one tile: no scan, no look-back; rows selected by a lazy mask over the leading dim") {
     const cf::Array y = cf::arange(300 * 4).reshape({300, 4});
     cf::eval(y);
     cf::reset_stats();
     cf::Array s = y[cf::remainder(cf::arange(300), 7) == 0];
     s.eval();
-    CHECK(cf::stats().kernels_launched == 2);  // count, compaction
+    CHECK(cf::stats().kernels_launched == K(1, 2));  // the selection; or count, compaction
     REQUIRE(s.shape() == cf::Shape{43, 4});
     CHECK(s.index({1, 2}).item<int64_t>() == 7 * 4 + 2);
     // a broadcast mask (a scalar comparison broadcast to the rows) and bool, int8, float16 and complex values
@@ -233,4 +327,41 @@ TEST_CASE("a lazy mask and lazy values are computed in the passes: count, scan, 
     const cf::Array h = (y.index({cf::slice(0, cf::none), 1}).astype(cf::f16) * 2.0f)[sel];
     CHECK(h.index({1}).astype(cf::f32).item<float>() == 2.0f * (7 * 4 + 1));
   }
+}
+
+TEST_CASE("a lazy mask and lazy values are computed in the one pass's kernel, nothing else") {
+  lazy_masks_and_values(false);
+}
+
+TEST_CASE("a lazy mask and lazy values are computed in the two passes: count, scan, compaction, nothing else") {
+  lazy_masks_and_values(true);
+}
+
+TEST_CASE("both forms over a strided and a broadcast mask past one tile, and what their plans say") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const int64_t n = 5 * cf::detail::kCompactTile + 3;
+  const std::vector<uint8_t> hm = make_mask(2 * n, 0, 0.5, 17);
+  const cf::Array big = bools(hm, cf::Shape{2 * n});
+  const cf::Array x = cf::arange(n).astype(cf::f64);
+  cf::eval(big, x);
+  std::vector<int64_t> want, all;
+  for (int64_t i = 0; i < n; ++i) {
+    if (hm[static_cast<size_t>(2 * i + 1)]) want.push_back(i);
+    all.push_back(i);
+  }
+  const cf::Array strided = big.index({cf::slice(1, cf::none, 2)});  // every other byte, at an odd offset
+  const cf::Array everywhere = cf::array({true}).broadcast_to({n}), nowhere = cf::array({false}).broadcast_to({n});
+  for (bool two : {false, true}) {
+    CAPTURE(two);
+    TwoPasses form(two);
+    CHECK(i64(x[strided]) == want);
+    CHECK(i64(cf::flatnonzero(strided)) == want);
+    CHECK(i64(x[everywhere]) == all);
+    CHECK(x[nowhere].shape() == cf::Shape{0});
+    CHECK(cf::argwhere(nowhere).shape() == cf::Shape{0, 1});
+  }
+  // the two-pass plan names its passes (its compaction is lazy until used)
+  TwoPasses form(true);
+  const std::string plan = cf::plan_dump({x[strided]});
+  CHECK(plan.find("selection by mask in two passes, 2: compaction") != std::string::npos);
 }

@@ -120,14 +120,7 @@ TEST_CASE("plan rules: the plan dump says why an auto-evaluation happened") {
   for (int i = 0; i < 60; ++i) y = y * 1.5f + 1.0f;
   cf::set_config(saved);
   CHECK(cf::stats().auto_evaluations > before);
-  std::string all;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path)) {
-    if (e.path().filename().string().rfind("plan_", 0) != 0) continue;
-    std::ifstream f(e.path());
-    std::stringstream ss;
-    ss << f.rdbuf();
-    all += ss.str();
-  }
+  const std::string all = cufuse_test::read_plan_files(dir.path);
   CHECK(all.find("auto-evaluation: the pending graph under it has") != std::string::npos);
   CHECK(all.find("Config::max_pending_nodes (40)") != std::string::npos);
   cufuse_test::Sandbox::reset();

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -55,6 +57,19 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
 };
+
+// The text of every plan file (plan_*.txt, CUFUSE_DUMP_KERNELS) in `dir`, one after another.
+inline std::string read_plan_files(const std::filesystem::path& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("plan_", 0) != 0) continue;
+    std::ifstream f(e.path());
+    std::stringstream ss;
+    ss << f.rdbuf();
+    all += ss.str();
+  }
+  return all;
+}
 
 // A private disk cache dir, dumping off, an empty memory cache; restored at the end.
 struct Sandbox {

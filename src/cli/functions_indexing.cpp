@@ -54,7 +54,8 @@ const std::vector<FunctionRow>& indexing_function_rows() {
      "elements at indices along axis (flattened for None); mode raise, clip or wrap; a fused gather"},
     {"take_along_axis", "arr, indices, axis", fn_take_along_axis, false,
      "arr's elements at indices along axis, the other axes broadcast; a fused gather"},
-    // selections by mask: the mask's tile counts and their scan, one integer read back, one compaction kernel
+    // selections by mask: one kernel and one integer read back (or, past CUFUSE_SELECT_ONE_PASS_BYTES, the
+    // mask's tile counts and their scan, one integer read back, one compaction kernel)
     {"nonzero", "a", fn_nonzero, true, "indices of the nonzero elements, one array per dim (needs data)"},
     {"argwhere", "a", fn_argwhere, false, "indices of the nonzero elements as (count, ndim) (needs data)"},
     {"flatnonzero", "a", fn_flatnonzero, false, "indices of the nonzero elements of a.ravel() (needs data)"},

@@ -1,17 +1,27 @@
 // src/library_build/compaction.cpp: selections whose shape depends on the data: x[mask],
 // nonzero, where(cond), argwhere, flatnonzero, extract, compress.
 //
-// As CuPy, the count is settled on the device and ONE integer is read back; the work is two
-// passes over tiles of the flattened mask (src/library/compaction_call.hpp), as CUB's
-// DeviceSelect: the mask gives each tile's count (one kernel); the engine's cumsum of those few
-// counts gives each tile's end and the total (one small scan kernel, none for one tile; its last
-// element read back); then one kernel per tile ranks the flags again and copies the selected
-// rows of the values or their coordinates to tile start + rank, in order. A lazy mask and lazy
-// values are computed inside those kernels by their producers (the planner's fused-input rule):
-// `(x*2)[sin(x) > 0.5]` reads x once in each pass and writes only the counts, their scan and
-// the result. The two passes are two evaluations, so each takes a private copy of the mask's
-// (and the values') pending subgraph: the evaluation of the count then computes nothing a
-// user's handle names (which it would write out, codegen aside: executor.cpp's gather_roots).
+// As CuPy, the count is settled on the device and ONE integer is read back. Two forms
+// (src/library/compaction_call.hpp, codegen/compaction_kernels.hpp):
+// - one pass (where the result's upper bound, every row selected, is at most
+//   CUFUSE_SELECT_ONE_PASS_BYTES, 1 GiB by default): one kernel over tiles of the flattened mask
+//   ranks each tile's flags, finds the tile's start by a decoupled look-back, and copies the
+//   selected rows (values or coordinates) into a buffer of n rows, the last tile writing the
+//   count to a device word; that word is read back (pinned, one sync) and the result is a view
+//   of the buffer's first count rows. The memory policy: where those rows are under a quarter of
+//   the buffer and it wastes kShrinkWasteBytes or more, they are copied into memory of their own
+//   at once (one more kernel, over the selected rows only) and the buffer is freed, so a result
+//   keeps at most four times its own bytes, or 1 MiB more;
+// - two passes (larger, or CUFUSE_SELECT_ONE_PASS_BYTES=0), as CUB's DeviceSelect: the mask
+//   gives each tile's count (one kernel); the engine's cumsum of those few counts gives each
+//   tile's end and the total (one small scan kernel, none for one tile; its last element read
+//   back); then one kernel per tile ranks the flags again and copies the selected rows to tile
+//   start + rank, in order, into memory of exactly the result's size.
+// A lazy mask and lazy values are computed inside those kernels by their producers (the
+// planner's fused-input rule): `(x*2)[sin(x) > 0.5]` reads x once (once in each pass: twice)
+// and writes only the result (and the tiny counts). Each evaluation takes a private copy of the
+// mask's (and the values') pending subgraph: it then computes nothing a user's handle names
+// (which it would write out, codegen aside: executor.cpp's gather_roots).
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -23,6 +33,7 @@
 #include "core/walk.hpp"
 #include "graph/indexing.hpp"
 #include "library/compaction_call.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse {
 
@@ -79,11 +90,16 @@ struct CountedMask {
   int64_t n() const { return mask->numel(); }
 };
 
-CountedMask count_mask(const Array& mask) {
+// A selection's shape is its count: a mask with no values (a placeholder) cannot give one.
+void require_data(const Array& mask) {
   const NodePtr& mn = mask.node();
   if (mn->reads_placeholder || mn->is_placeholder())
     throw ValueError("the shape of a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) "
                      "depends on the mask's values, and a placeholder has none: it needs an array with data");
+}
+
+CountedMask count_mask(const Array& mask) {
+  require_data(mask);
   CountedMask c;
   c.mask = private_copy(mask.ravel().node());
   const int64_t n = c.n();
@@ -97,6 +113,42 @@ CountedMask count_mask(const Array& mask) {
   c.ends.eval();  // in memory first: the item below is then a copy, not a kernel
   c.count = c.ends[tiles - 1].item<int64_t>();
   return c;
+}
+
+// The one-pass form's memory policy (the file's top comment): a view of fewer than a quarter
+// of the buffer's rows wasting this many bytes or more is copied into memory of its own.
+constexpr int64_t kShrinkWasteBytes = int64_t(1) << 20;
+
+// Does a selection of n rows of w elements of t take one pass (CUFUSE_SELECT_ONE_PASS_BYTES)?
+bool one_pass(int64_t n, int64_t w, DType t) {
+  const int64_t limit = detail::settings().select_one_pass_bytes;
+  return n > 0 && w > 0 && n <= limit / itemsize(t) / w;
+}
+
+// One pass: the SelectCall over the mask (flattened, pending or in memory) and the values, its
+// buffer (shaped `buffer`: n rows) and count evaluated at once, the count read back; the result
+// the buffer's first count rows, or an empty array.
+Array select_one_pass(const Array& mask, detail::SelectedRows rows, const Array* values, const Shape& buffer) {
+  require_data(mask);
+  const NodePtr m = private_copy(mask.ravel().node());
+  const int64_t n = m->numel();
+  detail::InputVec in{m};
+  if (values) in.push_back(private_copy(values->node()));
+  const int64_t w = rows.w;
+  const DType t = rows.t;
+  auto nodes = detail::make_library_nodes(std::make_shared<detail::SelectCall>(std::move(rows), buffer), std::move(in));
+  const Array all(nodes.at(0)), counted(nodes.at(1));
+  eval(all, counted);
+  const int64_t count = counted.item<int64_t>();
+  Shape out = buffer;
+  out[0] = count;
+  if (count == 0) return empty(out, t);
+  Array r = all.index({slice(0, count)});
+  if (count < n / 4 && (n - count) * w * itemsize(t) >= kShrinkWasteBytes) {
+    r = r.copy();
+    r.eval();
+  }
+  return r;
 }
 
 // The selected rows: the compact node over the counted mask.
@@ -113,13 +165,21 @@ Array select_rows(const Array& values, const Array& mask) {
   const int k = mask.ndim();
   Shape tail;
   for (int d = k; d < S.ndim(); ++d) tail.push_back(S[d]);
+  const int64_t n = mask.size(), w = numel(tail);
+  if (one_pass(n, w, values.dtype())) {
+    Shape buf{n};
+    for (auto t : tail) buf.push_back(t);
+    const Array flat = values.reshape(Shape{numel(S)});
+    return select_one_pass(mask, detail::SelectedRows::values(n, w, values.dtype()), &flat, buf);
+  }
   const CountedMask c = count_mask(mask);
   Shape out_shape{c.count};
   for (auto t : tail) out_shape.push_back(t);
   if (c.count == 0 || numel(S) == 0) return empty(out_shape, values.dtype());
-  const int64_t w = numel(tail);
   const Array flat = values.reshape(Shape{numel(S)});
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), w, c.count, values.dtype(), c.ends_t, out_shape), &flat);
+  return compact(c, std::make_shared<detail::CompactCall>(detail::SelectedRows::values(c.n(), w, values.dtype()), c.count,
+                                                           c.ends_t, out_shape),
+                 &flat);
 }
 
 // The coordinates (int64) of the True elements of `mask`, of an array of shape `shape`:
@@ -133,10 +193,16 @@ Array select_coordinates(const Array& mask, const Shape& shape, bool flat = fals
     sh[d] = shape[d];
     s *= std::max<int64_t>(shape[d], 1);
   }
+  const int64_t n = mask.size(), w = flat ? 1 : r;
+  if (one_pass(n, w, DType::Int64)) {
+    const Shape buf = flat ? Shape{n} : Shape{n, r};
+    return select_one_pass(mask, detail::SelectedRows::coordinates(n, st, sh), nullptr, buf);
+  }
   const CountedMask c = count_mask(mask);
   const Shape out = flat ? Shape{c.count} : Shape{c.count, r};
   if (c.count == 0) return empty(flat ? Shape{0} : Shape{0, r}, DType::Int64);
-  return compact(c, std::make_shared<detail::CompactCall>(c.n(), c.count, c.ends_t, st, sh, out), nullptr);
+  return compact(c, std::make_shared<detail::CompactCall>(detail::SelectedRows::coordinates(c.n(), st, sh), c.count, c.ends_t, out),
+                 nullptr);
 }
 
 Array nonzero_mask(const Array& a) { return a.dtype() == DType::Bool ? a : not_equal(a, 0); }

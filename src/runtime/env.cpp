@@ -144,6 +144,12 @@ bool parse_split_blocks(std::string_view v, Settings& s) {
   return x.has_value();
 }
 
+bool parse_select_one_pass_bytes(std::string_view v, Settings& s) {
+  auto x = integer_in(v, 0, int64_t(1) << 62);
+  if (x) s.select_one_pass_bytes = *x;
+  return x.has_value();
+}
+
 bool parse_tiered(std::string_view v, Settings& s) {
   if (v == "0") s.tiered = TieredMode::Off;
   else if (v == "interpret") s.tiered = TieredMode::Interpret;
@@ -204,6 +210,11 @@ constexpr std::array kVariables = {
            parse_max_kernel_ops},
     EnvVar{"CUFUSE_SPLIT_BLOCKS", "an integer 1..1048576", "24 per SM (2048 with no device)",
            "blocks a reduction of few long rows is split over", parse_split_blocks},
+    EnvVar{"CUFUSE_SELECT_ONE_PASS_BYTES", "a number of bytes 0..4611686018427387904", "1073741824",
+           "a selection by mask (x[mask], nonzero, argwhere, flatnonzero, extract, compress) whose result could "
+           "take up to this many bytes (all rows selected) runs in one pass into a buffer of that upper bound; "
+           "larger ones (or 0: all) count first, then compact into a result of exactly its size",
+           parse_select_one_pass_bytes},
     EnvVar{"CUFUSE_TIERED", "0, interpret or 1", "1",
            "1: a plan whose kernels are not compiled yet runs on the prebuilt interpreter while NVRTC "
            "compiles them in the background; 0: wait for the compile; interpret: the interpreter runs "

@@ -39,6 +39,7 @@ struct Settings {
   bool linalg_errors_ignore = false;  // CUFUSE_LINALG_ERRORS=ignore
   int64_t max_kernel_ops = 0;       // CUFUSE_MAX_KERNEL_OPS (0: the planner's default)
   int64_t split_blocks = 0;         // CUFUSE_SPLIT_BLOCKS (0: per SM of the device)
+  int64_t select_one_pass_bytes = int64_t(1) << 30;  // CUFUSE_SELECT_ONE_PASS_BYTES: largest one-pass buffer
   TieredMode tiered = TieredMode::On;  // CUFUSE_TIERED
   double dist_timeout = 300.0;      // CUFUSE_DIST_TIMEOUT: seconds a dist:: collective may take
   bool dist_blocking = false;       // CUFUSE_DIST_BLOCKING: blocking NCCL communicators (one process)

@@ -1,14 +1,16 @@
 // tests/gpu/test_indexing_gpu.cpp: issue 30's advanced indexing, masks and scatters on the
 // device against the host reference backend, on random inputs: take / take_along_axis / x[idx]
 // fused with producers and consumers (one kernel), in every dtype with every index dtype and
-// negative indices; x[mask], nonzero, argwhere, flatnonzero, extract, compress (the mask's
-// tile counts, their scan, the count read back, the compaction, lazy masks and values computed
-// in those passes; sizes around the tile); put, x[idx] = v, x[mask] = v / += v; add_at /
+// negative indices; x[mask], nonzero, argwhere, flatnonzero, extract, compress in both forms
+// (one pass: one kernel with a decoupled look-back over tiles, the count read back; two
+// passes: the mask's tile counts, their scan, the count read back, the compaction; lazy masks
+// and values computed in those kernels; sizes around the tile and up to 2^24); put, x[idx] = v, x[mask] = v / += v; add_at /
 // maximum_at / minimum_at with many duplicates (integers exactly; floats within the rounding
 // of a different summation order); and the IndexError of an out-of-bounds index, recorded by
 // the kernel and thrown at the next read-back.
 #include "graph/gather.hpp"
 #include "gpu_compare.hpp"
+#include "test_sandbox.hpp"
 
 namespace {
 
@@ -80,7 +82,17 @@ TEST_CASE("gathers on the device equal the reference, fused into one kernel") {
   check_same(cf::take(cf::take(m, random_index(300, {40}), 0), random_index(200, {7}), 1), "gather of a gather");
 }
 
-TEST_CASE("selections by mask on the device equal the reference: tile counts, their scan, one compaction") {
+// The two-pass form for a scope (CUFUSE_SELECT_ONE_PASS_BYTES=0), or the default one pass.
+struct SelectForm {
+  std::optional<cufuse_test::ScopedEnv> env;
+  explicit SelectForm(bool two) {
+    if (two) env.emplace("CUFUSE_SELECT_ONE_PASS_BYTES", "0");
+  }
+};
+
+static void selections_equal_reference(bool two) {
+  CAPTURE(two);
+  SelectForm form(two);
   for (cf::DType t : kAll) {
     const std::string dn(cf::name(t));
     const cf::Array a = random_array(t, {61, 47});
@@ -111,9 +123,11 @@ TEST_CASE("selections by mask on the device equal the reference: tile counts, th
   x.eval();
   cf::reset_stats();
   cf::Array s = (x * 2)[cf::sin(x) > 0];
-  CHECK(cf::stats().kernels_launched == 2);  // its tile counts (the mask computed there), their scan
+  // one pass: one kernel (mask and x * 2 computed there); two: the tile counts (the mask
+  // computed there), their scan, then the compaction (mask and x * 2 computed there)
+  CHECK(cf::stats().kernels_launched == (two ? 2u : 1u));
   s.eval();
-  CHECK(cf::stats().kernels_launched == 3);  // the compaction (mask and x * 2 computed there)
+  CHECK(cf::stats().kernels_launched == (two ? 3u : 1u));
   cf::Array hs;
   {
     const cf::Array hx = on_host(x);
@@ -130,14 +144,27 @@ TEST_CASE("selections by mask on the device equal the reference: tile counts, th
   check_bits(c, cf::compress(hr.index({cf::_, 0}) > 0, hr, 0), "compress");
 }
 
-TEST_CASE("selections by mask on the device by tiles: odd sizes, partly full tiles, all or none True") {
+TEST_CASE("selections by mask on the device equal the reference in one pass: one kernel") {
+  selections_equal_reference(false);
+}
+
+TEST_CASE("selections by mask on the device equal the reference in two passes: tile counts, their scan, one compaction") {
+  selections_equal_reference(true);
+}
+
+static void selections_by_tiles(bool two) {
+  CAPTURE(two);
+  SelectForm form(two);
   const int64_t T = 8192;  // codegen/compaction_kernels.hpp: kCompactTile
-  for (int64_t n : {int64_t(1), int64_t(33), T - 1, T, T + 1, 5 * T + 123, int64_t(1) << 20}) {
-    for (int pattern = 0; pattern < 3; ++pattern) {
+  for (int64_t n : {int64_t(1), int64_t(33), T - 1, T, T + 1, 5 * T + 123, int64_t(1) << 20, int64_t(1) << 24}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
       CAPTURE(n);
       CAPTURE(pattern);
       const cf::Array x = random_array(cf::f32, {n});
-      const cf::Array m = pattern == 0 ? random_array(cf::bool_, {n}) : cf::full({n}, pattern == 1, cf::bool_);
+      // 0 random, 1 all True, 2 none, 3 about 1% (the one pass copies its rows out of the buffer)
+      const cf::Array m = pattern == 0   ? random_array(cf::bool_, {n})
+                          : pattern == 3 ? random_normal(cf::f32, {n}) > 2.3f
+                                         : cf::full({n}, pattern == 1, cf::bool_);
       cf::eval(x, m);
       const cf::Array hx = on_host(x), hm = on_host(m);
       const cf::Array s = x[m], f = cf::flatnonzero(m), c = x.astype(cf::c128)[m];
@@ -159,6 +186,12 @@ TEST_CASE("selections by mask on the device by tiles: odd sizes, partly full til
   check_bits(rows, ha[hrm], "rows by a leading mask");
   check_bits(aw, cf::argwhere(hb), "argwhere");
 }
+
+TEST_CASE("selections by mask on the device by tiles in one pass: odd sizes, partly full tiles, all, none or few True") {
+  selections_by_tiles(false);
+}
+
+TEST_CASE("selections by mask on the device by tiles in two passes") { selections_by_tiles(true); }
 
 TEST_CASE("scatters on the device equal the reference") {
   for (cf::DType t : kAll) {
