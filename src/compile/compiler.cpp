@@ -120,6 +120,28 @@ std::string compile_key(const std::string& source, const std::string& name, int 
   return k;
 }
 
+std::string compile_key_name(std::string_view key) {
+  size_t p = key.find('\n');
+  if (p == std::string_view::npos || key.substr(0, 5) != "arch ") return {};
+  ++p;
+  // "<tag><length> <text>\n" at p: its text, p moved past it.
+  auto field = [&](std::string_view tag, std::string_view& text) {
+    if (key.substr(p, tag.size()) != tag) return false;
+    size_t q = p + tag.size(), len = 0;
+    const size_t digits = q;
+    while (q < key.size() && std::isdigit(static_cast<unsigned char>(key[q])) && len <= key.size()) len = len * 10 + (key[q++] - '0');
+    if (q == digits || q >= key.size() || key[q] != ' ' || len > key.size() - q - 1) return false;
+    ++q;
+    if (q + len >= key.size() || key[q + len] != '\n') return false;
+    text = key.substr(q, len);
+    p = q + len + 1;
+    return true;
+  };
+  std::string_view text;
+  while (field("option ", text)) {}
+  return field("name ", text) ? std::string(text) : std::string();
+}
+
 // ------------------------------------------------------------------ ptxas info
 
 PtxasInfo parse_ptxas_info(const std::string& log, const std::string& name) {
@@ -186,6 +208,15 @@ void* CompiledKernel::kernel_for(int device) const {
     detail::log(LogChannel::Launch, "loaded kernel {} (sm_{}) on device {}", name, arch, device);
   }
   return k;
+}
+
+bool CompiledKernel::adopt_loaded(int device, void* kernel) const {
+  if (device < 0 || device >= static_cast<int>(loaded_.size()) || kernel == nullptr) return false;
+  std::lock_guard<std::mutex> lk(mu_);
+  std::atomic<void*>& slot = loaded_[static_cast<size_t>(device)];
+  if (slot.load(std::memory_order_relaxed)) return false;
+  slot.store(kernel, std::memory_order_release);
+  return true;
 }
 
 // ------------------------------------------------------------------ the memory cache
@@ -428,16 +459,23 @@ std::shared_ptr<MemoryCacheEntry> find_entry(MemoryCache& cache, size_t h, const
 }  // namespace
 
 CompiledKernelPtr adopt_disk_kernel(const std::string& source, const std::string& name, int arch,
-                                    std::vector<char> cubin, std::string log_text) {
+                                    std::vector<char> cubin, std::string log_text, int device, void* loaded,
+                                    bool* used) {
   auto& cache = memory_cache();
   const size_t h = key_hash(source, name, arch, {});
   std::shared_ptr<CompiledKernel> k = from_disk(source, name, arch, std::move(cubin), std::move(log_text));
+  // Before it is published: whoever finds it in the memory cache finds it loaded.
+  const bool mine = k->adopt_loaded(device, loaded);
+  if (used) *used = mine;
   {
     std::lock_guard<std::mutex> lk(cache.mu);
     if (auto e = find_entry(cache, h, source, name, arch)) {
       // Built meanwhile: that one (loaded once). Being built: this one, not entered (the
       // builder publishes its own to its waiters; both are the same CUBIN's kernel).
-      if (e->ready) return e->ready;
+      if (e->ready) {
+        if (used) *used = false;
+        return e->ready;
+      }
     } else {
       auto mine = std::make_shared<MemoryCacheEntry>();
       mine->arch = arch;

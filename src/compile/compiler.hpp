@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cufuse::detail {
@@ -24,6 +25,9 @@ struct CompiledKernel {
 
   // The loaded cudaKernel_t for a device, loaded on first use (thread-safe).
   void* kernel_for(int device) const;
+  // Takes `kernel`, this CUBIN's kernel loaded on `device` elsewhere (a tier hint's preload,
+  // exec/hint_preload.hpp), as kernel_for's; false (not taken) where one is loaded already.
+  bool adopt_loaded(int device, void* kernel) const;
 
  private:
   mutable std::mutex mu_;  // loading (once per device); a loaded kernel is read without it
@@ -50,8 +54,11 @@ CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::str
 // A kernel whose CUBIN and log the caller read from the disk cache under a key it compared with
 // compile_key(source, name, arch) itself (a hint's entry, exec/tiered.hpp): the memory cache's
 // kernel of that key if it has one built, else this one, entered there (counted as a disk hit).
+// `loaded`: the CUBIN's kernel already loaded on `device` (a preload), given to the new kernel;
+// *used (if given) says whether it was (else the memory cache's kernel was returned).
 CompiledKernelPtr adopt_disk_kernel(const std::string& source, const std::string& name, int arch,
-                                    std::vector<char> cubin, std::string log_text);
+                                    std::vector<char> cubin, std::string log_text, int device = -1,
+                                    void* loaded = nullptr, bool* used = nullptr);
 
 // Drops the in-memory cache (tests; the disk cache is untouched).
 void clear_memory_cache();
@@ -72,5 +79,8 @@ std::vector<std::string> base_compile_options(int arch);
 // compares it field by field; the disk cache stores it (salted with the versions).
 std::string compile_key(const std::string& source, const std::string& name, int arch,
                         const std::vector<std::string>& extra_options = {});
+// The kernel name a compile key holds (its length-prefixed name field); empty if `key` is not
+// one compile_key made.
+std::string compile_key_name(std::string_view key);
 
 }  // namespace cufuse::detail

@@ -25,6 +25,7 @@
 #include "exec/startup.hpp"
 #include "core/counters.hpp"
 #include "cufuse/error.hpp"
+#include "cufuse/stream.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device.hpp"
 #include "runtime/env.hpp"
@@ -60,6 +61,9 @@ struct TierState {
   LoadGate load_gate;
   std::array<std::atomic<void*>, 64> interp{}, interp_rows{};  // cf_interp, cf_interp_rows
   StartupWarmup startup;
+  // The loader thread of hint preloads (exec/hint_preload.hpp), and the tests' loader.
+  PreloadThread loader;
+  KernelLoader test_loader;
 };
 
 TierState& tiers() { return runtime().state<TierState>(); }
@@ -226,23 +230,86 @@ TierHint find_tier_hint(const std::string& hint) {
 }
 
 CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch) {
+  HintPreload pre(hint, [&found] { return std::move(found); }, nullptr, nullptr);
+  return hinted_kernel(hint, pre, spec, arch);
+}
+
+CompiledKernelPtr hinted_kernel(const std::string& hint, HintPreload& pre, const KernelSpec& spec, int arch) {
   // The entry's kernel is this source's only where the keys are equal byte for byte: the key
   // holds the arch, every NVRTC option, the name and the whole source (the comparison the
   // kernel's own entry makes on read; the entry's file was salted with the same cufuse and
   // NVRTC versions). A hint of another kernel (a setting or a code generator the hint key does
-  // not see) fails here and the step goes on as without the entry.
+  // not see) fails here, its preloaded module is dropped, and the step goes on as without the
+  // entry.
+  TierHint& found = pre.hint();
   if (found.entry && found.entry->compile_key == compile_key(spec.source, spec.name, arch)) {
+    PreloadResult& loaded = pre.loaded();
+    if (!loaded.error.empty()) {
+      // A CUBIN the driver refuses (a damaged file whose checksum held): not taken, and the
+      // step compiles (the background pool stores a new hint once its kernel is built).
+      pre.discard();
+      log(LogChannel::Cache, "a hint's kernel {} does not load ({}); it is compiled", spec.name, loaded.error);
+      return nullptr;
+    }
+    bool used = false;
     CompiledKernelPtr k = adopt_disk_kernel(spec.source, spec.name, arch, std::move(found.entry->cubin),
-                                            std::move(found.entry->log));
+                                            std::move(found.entry->log), loaded.device, loaded.loaded.kernel, &used);
+    if (used) pre.take();
+    else pre.discard();
     TierState& t = tiers();
     std::lock_guard<std::mutex> lk(t.mu);
     if (t.hinted.size() > 16384) t.hinted.clear();
     t.hinted.insert(hint);  // a plan of the same structure built again finds it in memory
     return k;
   }
+  pre.discard();
   if (found.entry) log(LogChannel::Cache, "a hint's kernel is not the one of {}'s source", spec.name);
   return find_compiled_kernel(spec.source, spec.name, arch);
 }
+
+std::shared_ptr<HintPreload> make_hint_preload(std::string hint, int arch) {
+  TierState& t = tiers();
+  KernelLoader loader;
+  {
+    std::lock_guard<std::mutex> lk(t.mu);
+    loader = t.test_loader;
+  }
+  int device = 0;
+  if (!loader.load) {
+    if (Device::count() <= 0) return std::make_shared<HintPreload>(hint, [hint] { return find_tier_hint(hint); }, nullptr, nullptr);
+    device = current_device();
+    const int cc = device_props(device).cc;
+    loader.load = load_kernel_library;
+    loader.unload = unload_library;
+    if (cc / 10 != arch / 10 || cc % 10 < arch % 10) loader.load = nullptr;  // kernel_for says why, at the launch
+  }
+  HintPreload::Load load;
+  if (loader.load)
+    load = [device, f = std::move(loader.load)](const DiskCacheHint& e) {
+      PreloadResult r;
+      const std::string name = compile_key_name(e.compile_key);
+      if (name.empty()) return r;  // not a compile key: the comparison refuses the entry anyway
+      r.loaded = f(e.cubin, name, device);
+      r.device = device;
+      return r;
+    };
+  return std::make_shared<HintPreload>(hint, [hint] { return find_tier_hint(hint); }, std::move(load),
+                                       std::move(loader.unload));
+}
+
+void submit_hint_preload(const std::shared_ptr<HintPreload>& pre) {
+  if (!pre->loads() || !pre->mark_submitted()) return;  // nothing to load: the hint is read where it is needed
+  arm_exit_guard();
+  if (tiers().loader.submit(pre)) std::atexit([] { tiers().loader.stop(); });
+}
+
+void set_kernel_loader_for_tests(KernelLoader loader) {
+  TierState& t = tiers();
+  std::lock_guard<std::mutex> lk(t.mu);
+  t.test_loader = std::move(loader);
+}
+
+void wait_for_preloads() { tiers().loader.wait_idle(); }
 
 void forget_tier_hints() {
   TierState& t = tiers();
@@ -344,6 +411,7 @@ void* load_interpreter(int device, bool warm_up, bool rows) {
 
 void stop_background_work() {
   startup_warmup().stop();
+  tiers().loader.stop();
   stop_at_exit();
 }
 

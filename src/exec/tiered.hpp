@@ -19,16 +19,21 @@
 // A hint only decides when the source is made and saves reads: a wrong one costs time, never
 // a wrong kernel (the kernel is taken only where its full compile key, source included, is the
 // one of the source made now: hinted_kernel; else the caches are asked by that source).
+// The load of the hint entry's CUBIN needs no source: a preload (exec/hint_preload.hpp) runs it
+// on the loader thread while the building thread makes the source.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "codegen/bytecode.hpp"
 #include "compile/disk_cache.hpp"
 #include "exec/executable.hpp"
+#include "exec/hint_preload.hpp"
 
 namespace cufuse::detail {
 
@@ -68,12 +73,7 @@ void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint = {}
 
 // The hint key of kernel step `step` of the plan of `scan` for `arch` (see above).
 std::string tier_hint_key(const GraphScan& scan, size_t step, int arch);
-// What a step's hint found: nothing, this process's hint (its memory cache has or builds the
-// kernel), or an earlier process's entry on disk holding the kernel.
-struct TierHint {
-  bool found = false;
-  std::optional<DiskCacheHint> entry;
-};
+// What a step's hint found (TierHint: exec/hint_preload.hpp).
 TierHint find_tier_hint(const std::string& hint);
 // Was the kernel of `hint` stored, by this process or (the disk cache) an earlier one?
 inline bool tier_hinted(const std::string& hint) { return find_tier_hint(hint).found; }
@@ -81,6 +81,26 @@ inline bool tier_hinted(const std::string& hint) { return find_tier_hint(hint).f
 // entry's kernel if its compile key is this source's (never otherwise), else the caches'
 // (find_compiled_kernel); null if neither has it.
 CompiledKernelPtr hinted_kernel(const std::string& hint, TierHint found, const KernelSpec& spec, int arch);
+// The same with the hint read and its entry's kernel loaded by a preload (exec/hint_preload.hpp),
+// while the caller made the source: the kernel comes loaded where the keys agree (else the
+// preload's module is dropped). Null, the caches not asked, where the entry's CUBIN failed to
+// load (its step then compiles: choose_tier with looked_up).
+CompiledKernelPtr hinted_kernel(const std::string& hint, HintPreload& pre, const KernelSpec& spec, int arch);
+// The preload of hint `hint` for a step built for `arch`: the read is find_tier_hint's; the
+// entry's CUBIN is loaded on this thread's device where one is usable and the arch runs there
+// (else nothing is loaded and the kernel loads at its first launch, as before).
+std::shared_ptr<HintPreload> make_hint_preload(std::string hint, int arch);
+// Gives the preload's stages not yet run to the loader thread (none where it loads nothing).
+void submit_hint_preload(const std::shared_ptr<HintPreload>& pre);
+// Tests: what preloads load and unload with in place of the device's (load_kernel_library,
+// unload_library), so that they run without one; empty functions: the device's again.
+struct KernelLoader {
+  std::function<LoadedKernel(const std::vector<char>& cubin, const std::string& name, int device)> load;
+  std::function<void(void* library)> unload;
+};
+void set_kernel_loader_for_tests(KernelLoader loader);
+// Waits until the loader thread has nothing queued or running (tests).
+void wait_for_preloads();
 // Stores the hint of a kernel stored on disk (the background pool, precompile).
 bool store_tier_hint(const std::string& hint, const CompiledKernel& k);
 // Forgets this process's hints (tests: what a new process knows; the disk keeps its own).

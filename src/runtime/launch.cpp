@@ -59,6 +59,14 @@ void* driver_entry_point(const char* name) {
 }
 
 void* load_kernel(const std::vector<char>& cubin, const std::string& name, int device) {
+  return load_kernel_library(cubin, name, device).kernel;
+}
+
+void unload_library(void* library) noexcept {
+  if (library != nullptr && cudaLibraryUnload(static_cast<cudaLibrary_t>(library)) != cudaSuccess) cudaGetLastError();
+}
+
+LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::string& name, int device) {
   check_device_id(device);  // throws NoDeviceError without a device
   if (cubin.empty()) throw ValueError(fmt::format("load_kernel({}): empty CUBIN", name));
   DeviceGuard g(device);
@@ -81,11 +89,12 @@ void* load_kernel(const std::vector<char>& cubin, const std::string& name, int d
     auto call = fmt::format("cudaFuncGetAttributes(\"{}\") on device {}", name, device);
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
-  // The library stays loaded for the life of the process: callers cache the kernel handle.
+  // The library stays loaded for the life of the process (callers cache the kernel handle),
+  // unless the caller drops it unused (unload_library).
   log(LogChannel::Launch,
       "loaded {} on device {}: {} registers, {} B static shared, {} B local, max {} threads/block",
       name, device, a.numRegs, a.sharedSizeBytes, a.localSizeBytes, a.maxThreadsPerBlock);
-  return reinterpret_cast<void*>(k);
+  return {reinterpret_cast<void*>(k), static_cast<void*>(lib)};
 }
 
 void set_max_dynamic_shared(void* kernel, int device, unsigned bytes) {

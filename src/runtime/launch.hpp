@@ -19,6 +19,15 @@ void* driver_entry_point(const char* name);
 // cudaLibraryLoadData + cudaLibraryGetKernel on `device`; returns the cudaKernel_t. The
 // library stays loaded for the life of the process (callers cache the handle).
 void* load_kernel(const std::vector<char>& cubin, const std::string& name, int device);
+// load_kernel's kernel with its library (cudaLibrary_t), for a caller that may drop it
+// (a tier hint's kernel loaded before its key is checked, exec/hint_preload.hpp).
+struct LoadedKernel {
+  void* kernel = nullptr;
+  void* library = nullptr;
+};
+LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::string& name, int device);
+// cudaLibraryUnload of a library no kernel handle of which is in use (errors are ignored).
+void unload_library(void* library) noexcept;
 // Raises the kernel's dynamic shared memory limit where a launch needs more than 48 KiB.
 void set_max_dynamic_shared(void* kernel, int device, unsigned bytes);
 // Launches kernel(params) on `stream`; params points at the kernel's parameter struct.

@@ -4,7 +4,9 @@
 // layouts, several outputs, long programs, a grid-stride size. With the default, a new plan's
 // first run is interpreted, its kernel compiles in the background, and a later run swaps in
 // the compiled kernel with the same bits; fuse() entries too (and then their graph launch);
-// the process-start warm-up has loaded the image.
+// the process-start warm-up has loaded the image. A new process's first call whose hint is on
+// disk takes the kernel loaded beside its source (exec/hint_preload.hpp), compiles where that
+// CUBIN does not load, and two threads making it at once share one kernel.
 #include "core/op_table.hpp"
 #include "compile/disk_cache.hpp"
 #include "exec/startup.hpp"
@@ -260,4 +262,70 @@ TEST_CASE("process start: the interpreter's image is loaded and NVRTC warmed on 
   CHECK(startup_warmup().phase() == StartupWarmup::Phase::Done);
   CHECK(interpreter_kernel(cf::detail::current_device()) != nullptr);
   MESSAGE("start-up warm-up: image " << startup_warmup().load_ms() << " ms, NVRTC " << startup_warmup().warm_ms() << " ms");
+}
+
+TEST_CASE("a new process's first call: its hint's kernel loaded beside its source; a CUBIN that does not load is compiled; two threads") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
+  wait_for_background_compiles();
+  constexpr int64_t n = 1 << 18;
+  const int arch = default_arch();
+  // (The checks below are about which kernel runs: the bounds are loose where the terms cancel.)
+  auto x = random_array(cf::f32, cf::Shape{n}, kFinite);
+  constexpr double atol = 1e-4;  // a few ulps of terms up to ~20
+  // A new process: nothing in memory; the disk keeps the kernels and the hints precompile stored.
+  auto new_process = [] {
+    wait_for_preloads();
+    clear_memory_cache();
+    forget_tier_hints();
+    cf::reset_stats();
+  };
+  auto counts = [](const char* what, uint64_t interpreted, uint64_t compiled) {
+    CHECK_MESSAGE(cf::stats().interpreted_launches == interpreted, what);
+    CHECK_MESSAGE(cf::stats().kernels_compiled == compiled, what);
+  };
+  {  // the hint's kernel, loaded by the loader thread while the source was made, runs the call
+    auto f = [](const cf::Array& a) { return cf::tanh(a * 1.375f - 0.25f) * cf::exp(a * 0.125f) + a; };
+    REQUIRE(cf::precompile(f, cf::signature(cf::ArgType{cf::f32, {n}})).kernels == 1);
+    new_process();
+    CHECK(check_against_reference(f(x), 4, "the hint's kernel", atol) == 0);
+    counts("the hint's kernel", 0, 0);
+    CHECK(cf::stats().disk_cache_hits >= 1);
+  }
+  {  // a hint whose CUBIN the driver refuses (its compile key is right): interpreted, then compiled
+    auto h = [](const cf::Array& a) { return cf::sin(a * 0.875f + 0.5f) * cf::exp(a * 0.25f) - a; };
+    cf::Array r = h(x);
+    GraphScan scan;
+    scan_graph({r.node()}, {}, scan);
+    const KernelSpec spec = build_executable({r.node()}, {}, scan, false, arch)->steps.at(0).spec;
+    const std::string hint = tier_hint_key(scan, 0, arch);
+    const std::string junk = "this is no kernel image";  // NUL-ended: the driver reads it as PTX text
+    REQUIRE(disk_cache_store_hint(hint, compile_key(spec.source, spec.name, arch),
+                                  std::vector<char>(junk.c_str(), junk.c_str() + junk.size() + 1), ""));
+    new_process();
+    CHECK(check_against_reference(r, 4, "a hint that does not load", atol) == 0);
+    counts("a hint that does not load", 1, 0);
+    wait_for_background_compiles();
+    CHECK(cf::stats().kernels_compiled == 1);
+    const auto entry = disk_cache_load_hint(hint);  // stored again with the compiled kernel
+    REQUIRE(entry);
+    CHECK(entry->cubin.size() > junk.size() + 1);
+    CHECK(check_against_reference(h(x), 4, "compiled after it", atol) == 0);
+  }
+  // Two threads making the same first call (a new plan each round: another size, the same kernel).
+  auto k = [](const cf::Array& a) { return cf::cos(a * 0.625f + 0.125f) * cf::exp(a * 0.5f) + a * a; };
+  for (int64_t m = n; m < n + 3; ++m) {
+    auto xs = random_array(cf::f32, cf::Shape{m}, kFinite);
+    REQUIRE(cf::precompile(k, cf::signature(cf::ArgType{cf::f32, {m}})).kernels == 1);
+    new_process();
+    cf::Array r[2];
+    for (const auto& e : on_threads_with_own_streams(2, [&](int t) {
+           r[t] = k(xs);
+           r[t].eval();
+         }))
+      CHECK_MESSAGE(e.empty(), e);
+    counts("two threads", 0, 0);
+    CHECK(same_bits(r[0], r[1]));
+    CHECK(check_against_reference(k(xs), 4, "two threads", atol) == 0);
+  }
 }
