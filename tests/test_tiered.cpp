@@ -8,6 +8,7 @@
 
 #include "compile/compiler.hpp"
 #include "compile/disk_cache.hpp"
+#include "compile/interp_images.hpp"
 #include "exec/executable.hpp"
 #include "exec/tiered.hpp"
 #include "plan/signature.hpp"
@@ -216,6 +217,16 @@ cf::Array row_softmax(const cf::Array& a) {
 }
 
 }  // namespace
+
+TEST_CASE("a CUBIN runs on its own major arch at an equal or higher minor version only") {
+  using cufuse::detail::cubin_runs_on;
+  CHECK(cubin_runs_on(90, 90));
+  CHECK(cubin_runs_on(80, 86));
+  CHECK_FALSE(cubin_runs_on(86, 80));
+  CHECK_FALSE(cubin_runs_on(80, 90));
+  CHECK_FALSE(cubin_runs_on(90, 100));
+  CHECK_FALSE(cubin_runs_on(100, 90));
+}
 
 TEST_CASE("tier hint keys: equal for plans of one structure, distinct where the kernels differ") {
   Sandbox sb;

@@ -7,6 +7,7 @@
 // reaches every waiter and the entry is dropped, so a later call tries again. A hit is one
 // hash of the source, one lock, one comparison and a shared_ptr copy.
 #include "compile/compiler.hpp"
+#include "compile/interp_images.hpp"
 
 #include <unistd.h>
 
@@ -198,8 +199,7 @@ void* CompiledKernel::kernel_for(int device) const {
   void* k = slot.load(std::memory_order_relaxed);
   if (!k) {
     int cc = device_props(device).cc;
-    // A CUBIN runs on its own major arch at an equal or higher minor version only.
-    if (cc / 10 != arch / 10 || cc % 10 < arch % 10)
+    if (!cubin_runs_on(arch, cc))
       throw NotSupportedError(fmt::format(
           "kernel '{}' was compiled for sm_{} but device {} is sm_{}; compile for the device's arch "
           "(unset CUFUSE_ARCH, or set it to {})", name, arch, device, cc, cc));

@@ -7,7 +7,7 @@ namespace cufuse::detail {
 const InterpImage* interp_image_for(int cc) {
   const InterpImage* best = nullptr;
   for (const auto& im : interp_images())
-    if (!im.ptx && im.data && im.arch / 10 == cc / 10 && im.arch % 10 <= cc % 10 && (!best || im.arch > best->arch))
+    if (!im.ptx && im.data && cubin_runs_on(im.arch, cc) && (!best || im.arch > best->arch))
       best = &im;
   if (best) return best;
   for (const auto& im : interp_images())

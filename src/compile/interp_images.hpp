@@ -14,6 +14,11 @@ struct InterpImage {
   size_t size;
 };
 
+// A CUBIN built for sm_`arch` runs on a device of compute capability `cc` only on its own
+// major arch at an equal or higher minor version (the one rule the interpreter's images, the
+// compiled kernels' loads and tier hint preloads all follow).
+inline bool cubin_runs_on(int arch, int cc) { return arch / 10 == cc / 10 && arch % 10 <= cc % 10; }
+
 // Every image the build made (archs NVRTC refused are left out; the build says which).
 std::span<const InterpImage> interp_images();
 

@@ -281,7 +281,7 @@ std::shared_ptr<HintPreload> make_hint_preload(std::string hint, int arch) {
     const int cc = device_props(device).cc;
     loader.load = load_kernel_library;
     loader.unload = unload_library;
-    if (cc / 10 != arch / 10 || cc % 10 < arch % 10) loader.load = nullptr;  // kernel_for says why, at the launch
+    if (!cubin_runs_on(arch, cc)) loader.load = nullptr;  // kernel_for says why, at the launch
   }
   HintPreload::Load load;
   if (loader.load)
