@@ -163,12 +163,45 @@ void fuse_superinstructions(std::vector<VInstr>& code, int nvals) {
   code.resize(w);
 }
 
-// Physical registers by liveness: a value's register is free after its last use.
-int allocate(std::vector<VInstr>& code, int nvals) {
+void fold_scalar_operands(std::vector<VInstr>& code, int nvals) {
+  std::vector<int> def(static_cast<size_t>(std::max(nvals, 0)), -1), uses(def.size(), 0);
+  for (size_t i = 0; i < code.size(); ++i)
+    if (code[i].dst >= 0) def[static_cast<size_t>(code[i].dst)] = static_cast<int>(i);
+  const auto scalar = [&](int v) {  // the CONST instruction defining v, or -1
+    const int d = v >= 0 ? def[static_cast<size_t>(v)] : -1;
+    return d >= 0 && code[static_cast<size_t>(d)].code == kConst ? d : -1;
+  };
+  for (VInstr& in : code) {
+    for (int i = 0; i < kNumConstOps; ++i) {
+      if (in.code != op_code(kConstOps[i], RF32)) continue;
+      if (const int d = scalar(in.src[1]); d >= 0) {
+        in.code = const_operand_code(i, false);
+        in.k = code[static_cast<size_t>(d)].k;
+        in.src[1] = -1;
+      } else if (const int e = scalar(in.src[0]); e >= 0) {
+        in.code = const_operand_code(i, true);
+        in.k = code[static_cast<size_t>(e)].k;
+        in.src[0] = in.src[1];
+        in.src[1] = -1;
+      }
+      break;
+    }
+  }
+  for (const VInstr& in : code)
+    for (int s : in.src)
+      if (s >= 0) ++uses[static_cast<size_t>(s)];
+  std::erase_if(code, [&](const VInstr& in) { return in.code == kConst && uses[static_cast<size_t>(in.dst)] == 0; });
+}
+
+// Physical registers by liveness: a value's register is free after its last use; the values of
+// code[0, pinned) keep theirs to the end.
+int allocate(std::vector<VInstr>& code, int nvals, int pinned) {
   std::vector<int> last(static_cast<size_t>(nvals), -1), reg(static_cast<size_t>(nvals), -1);
   for (size_t i = 0; i < code.size(); ++i)
     for (int s : code[i].src)
       if (s >= 0) last[s] = static_cast<int>(i);
+  for (int i = 0; i < pinned; ++i)
+    if (code[static_cast<size_t>(i)].dst >= 0) last[static_cast<size_t>(code[static_cast<size_t>(i)].dst)] = static_cast<int>(code.size());
   std::vector<int> free_regs;
   int n = 0;
   for (size_t i = 0; i < code.size(); ++i) {
@@ -296,12 +329,13 @@ struct Builder : ValueCode {
 
 }  // namespace
 
-LaunchDims interp_dims(int64_t numel, int n_regs) {
+LaunchDims interp_dims(int64_t numel, int n_regs, bool narrow) {
   LaunchDims d;
-  const int per_thread = std::max(1, n_regs) * CFI_TILE * 8;
+  const int tile = narrow ? CFN_TILE : CFI_TILE;
+  const int per_thread = std::max(1, n_regs) * tile * (narrow ? 4 : 8);
   int nthr = std::min(256, CFI_SMEM_BYTES / per_thread);
   nthr = std::max(32, nthr / 32 * 32);
-  const int64_t tiles = (numel + int64_t(nthr) * CFI_TILE - 1) / (int64_t(nthr) * CFI_TILE);
+  const int64_t tiles = (numel + int64_t(nthr) * tile - 1) / (int64_t(nthr) * tile);
   d.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(tiles, 1, 4096));
   d.block[0] = static_cast<unsigned>(nthr);
   d.shared_bytes = static_cast<unsigned>(per_thread * nthr);
@@ -332,8 +366,34 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
       for (size_t a = 0; a < b.opnds.size(); ++a) cst[a].push_back(b.opnds[a].st[d]);
     }
   }
-  fuse_superinstructions(b.code, b.nvals);
-  const int nregs = allocate(b.code, b.nvals);
+  // Narrow (bytecode_ops.hpp): every instruction one the narrow core has, every constant at
+  // most 4 bytes. Its constants go first and keep their registers (set in a thread's first
+  // tile only); the superinstructions are the general core's only.
+  bool narrow = std::all_of(b.code.begin(), b.code.end(), [](const VInstr& v) { return is_narrow_code(v.code); }) &&
+                std::all_of(b.consts.begin(), b.consts.end(),
+                            [](const Node* c) { return narrow_dtype(static_cast<int>(c->dtype)); });
+  // (At most kMaxPinned of them: a long chain of scalars keeps reusing its registers instead.)
+  constexpr int kMaxPinned = 8;
+  // (And a register file of 32 threads within CFI_SMEM_BYTES: a narrow register is 4 * CFN_TILE
+  // bytes a thread.)
+  const std::vector<VInstr> unfused = b.code;
+  int n_pre = 0;
+  if (narrow) {
+    fold_scalar_operands(b.code, b.nvals);
+    n_pre = static_cast<int>(std::count_if(b.code.begin(), b.code.end(), [](const VInstr& v) { return v.code == kConst; }));
+    if (n_pre <= kMaxPinned) std::stable_partition(b.code.begin(), b.code.end(), [](const VInstr& v) { return v.code == kConst; });
+    else n_pre = 0;
+  } else {
+    fuse_superinstructions(b.code, b.nvals);
+  }
+  int nregs = allocate(b.code, b.nvals, n_pre);
+  if (narrow && nregs * CFN_TILE * 4 * 32 > CFI_SMEM_BYTES) {
+    narrow = false;
+    n_pre = 0;
+    b.code = unfused;
+    fuse_superinstructions(b.code, b.nvals);
+    nregs = allocate(b.code, b.nvals);
+  }
   if (cs.ndim() > CFI_MAX_DIMS) out.refusal = fmt::format("program limits: {} iteration dims, at most {}", cs.ndim(), CFI_MAX_DIMS);
   else if (b.opnds.size() > CFI_MAX_OPERANDS)
     out.refusal = fmt::format("program limits: {} arrays read or written, at most {}", b.opnds.size(), CFI_MAX_OPERANDS);
@@ -363,13 +423,19 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
     k.patches.push_back(Patch{static_cast<uint32_t>(offsetof(CfiProgram, consts) + c * 8), PatchSrc::ScalarValue,
                               b.consts[c]->dtype, static_cast<uint32_t>(bind.leaf_index(b.consts[c]))});
   write_code(p, 0, b.code);
+  if (narrow) {
+    p.narrow = 1;
+    p.n_pre = static_cast<unsigned short>(n_pre);
+    for (int i = 0; i < p.n_instrs; ++i) p.code[i].code = static_cast<unsigned short>(kNarrow.index[p.code[i].code]);
+  }
   k.name = kInterpKernelName;
   k.numel = p.numel;
-  k.dims = interp_dims(p.numel, nregs);
+  k.dims = interp_dims(p.numel, nregs, narrow);
   k.params.resize(sizeof(CfiProgram));
   std::memcpy(k.params.data(), &p, sizeof p);
-  k.summary = fmt::format("bytecode interpreter: {} instructions, {} registers, {} arrays, {} threads x {} elements",
-                          p.n_instrs, nregs, p.n_operands, k.dims.block[0], CFI_TILE);
+  k.summary = fmt::format("bytecode interpreter: {} instructions, {} registers, {} arrays, {} threads x {} elements{}",
+                          p.n_instrs, nregs, p.n_operands, k.dims.block[0], narrow ? CFN_TILE : CFI_TILE,
+                          narrow ? " (narrow)" : "");
   return out;
 }
 
@@ -378,7 +444,7 @@ std::string disassemble(const CfiProgram& p) {
   std::string s;
   for (int i = 0; i < p.n_instrs; ++i) {
     const CfiInstr& in = p.code[i];
-    const int c = in.code;
+    const int c = p.narrow ? (in.code < kNarrow.count ? kNarrow.code[in.code] : 0) : in.code;
     if (c == kConst) s += fmt::format("r{} = const #{}\n", in.dst, in.k);
     else if (c == kRoundF16 || c == kRoundBF16) s += fmt::format("r{} = round.{} r{}\n", in.dst, c == kRoundF16 ? "f16" : "bf16", in.a);
     else if (c >= kLoad && c < kStore) s += fmt::format("r{} = load.{} #{}\n", in.dst, dt(c - kLoad), in.k);
@@ -398,9 +464,14 @@ std::string disassemble(const CfiProgram& p) {
       if (row.arity > 1) s += fmt::format(", r{}", in.b);
       if (row.arity > 2) s += fmt::format(", r{}", in.c);
       s += "\n";
-    } else if (c >= kAccLoad && c < kCodeCount) {
+    } else if (c >= kAccLoad && c < kConstOperand) {
       static const char* kinds[] = {"sum", "prod", "max", "min", "nanmax", "nanmin", "argmax", "argmin", "any", "all"};
       s += fmt::format("acc.{}.{} #{} <- load #{}\n", kinds[(c - kAccLoad) / 2], (c - kAccLoad) % 2 ? "double" : "float", in.k, in.pad);
+    } else if (c >= kConstOperand && c < kCodeCount) {
+      const BcRow& row = kBcRows[static_cast<int>(kConstOps[(c - kConstOperand) / 2])];
+      const bool a_const = (c - kConstOperand) % 2 != 0;
+      s += a_const ? fmt::format("r{} = {}.float #{}, r{}\n", in.dst, row.name, in.k, in.a)
+                   : fmt::format("r{} = {}.float r{}, #{}\n", in.dst, row.name, in.a, in.k);
     } else if (c >= kFused && c < kAccLoad) {
       const int hot = (c - kFused) / 16, flags = (c - kFused) % 8;
       const BcRow& row = kBcRows[static_cast<int>(kHotOps[hot])];

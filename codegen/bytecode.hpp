@@ -49,8 +49,9 @@ BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const Leaf
 LaunchDims interp_row_dims(int64_t rows, int n_regs);
 
 // The launch shape of a program of `n_regs` registers over `numel` elements: threads per block
-// such that their register file fits CFI_SMEM_BYTES, a grid-stride loop over tiles.
-LaunchDims interp_dims(int64_t numel, int n_regs);
+// such that their register file fits CFI_SMEM_BYTES, a grid-stride loop over tiles (a narrow
+// program's: 4-byte slots, CFN_TILE elements a thread).
+LaunchDims interp_dims(int64_t numel, int n_regs, bool narrow = false);
 
 // The program as text, one instruction a line ("r2 = multiply.f32 r0, r1"), for dumps and tests.
 std::string disassemble(const CfiProgram& p);

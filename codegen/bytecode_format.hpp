@@ -12,6 +12,7 @@
 #define CFI_MAX_INSTRS 448
 #define CFI_MAX_REGS 32      // register columns (codegen/bytecode.cpp allocates them by liveness)
 #define CFI_TILE 4           // elements each thread runs per instruction dispatch
+#define CFN_TILE 16          // narrow programs (CfiProgram::narrow): elements a dispatch (a multiple of 8)
 #define CFI_SMEM_BYTES 49152 // the register file's shared memory, at most (no opt-in needed)
 #define CFI_MAX_REDS 8       // row programs: reductions
 #define CFI_MAX_SECTIONS 8   // row programs: code sections (phases, the row's epilogue, row outputs)
@@ -43,7 +44,12 @@ struct CfiProgram {
   int ndim, n_instrs, n_regs, n_operands;
   long long shape[CFI_MAX_DIMS];  // collapsed, row-major (row programs: the reduced dims)
   long long rows;                 // row programs: rows (kept elements)
-  int kdim, n_sections, n_reds, pad0;
+  int kdim, n_sections, n_reds;
+  // Narrow programs (bytecode_ops.hpp: every register at most 4 bytes): `narrow` set, codes
+  // renumbered (kNarrow), run by cf_interp's narrow core; code[0, n_pre) (the constants, whose
+  // registers nothing else takes) runs in a thread's first tile only.
+  unsigned short n_pre;
+  unsigned char narrow, pad0;
   long long kshape[CFI_MAX_DIMS];  // row programs: the kept dims, collapsed
   int sec[CFI_MAX_SECTIONS + 1];   // section s runs code[sec[s] .. sec[s + 1])
   unsigned char sec_kind[CFI_MAX_SECTIONS];  // 0: per element of the row, 1: once per row

@@ -86,7 +86,17 @@ constexpr uint16_t fused_code(int hot, RegType t, int flags) {
 // CfiInstr::pad): a sum or max over rows is one dispatch a tile, not two.
 inline constexpr uint16_t kAccLoad = kFused + kNumHot * 2 * 8;
 constexpr uint16_t acc_load_code(int kind, RegType t) { return static_cast<uint16_t>(kAccLoad + kind * 2 + (t == RF64 ? 1 : 0)); }
-inline constexpr uint16_t kCodeCount = kAccLoad + kRedKinds * 2;
+// Narrow programs only (the narrow core, below): a float32 op of kConstOps with one operand a
+// scalar, read from CfiProgram::consts[k] in the dispatch (no register, no CONST instruction);
+// the other operand in register a. + op index * 2 + 1 where the scalar is the op's operand a.
+inline constexpr Op kConstOps[] = {Op::Add,     Op::Subtract, Op::Multiply, Op::TrueDivide,   Op::Maximum,
+                                   Op::Minimum, Op::Less,     Op::LessEqual, Op::Greater, Op::GreaterEqual};
+inline constexpr int kNumConstOps = static_cast<int>(sizeof(kConstOps) / sizeof(kConstOps[0]));
+inline constexpr uint16_t kConstOperand = kAccLoad + kRedKinds * 2;
+constexpr uint16_t const_operand_code(int i, bool a_is_const) {
+  return static_cast<uint16_t>(kConstOperand + i * 2 + (a_is_const ? 1 : 0));
+}
+inline constexpr uint16_t kCodeCount = kConstOperand + kNumConstOps * 2;
 constexpr uint16_t acc_code(RedKind k, RegType t) { return kAcc + k * kRegTypes + t; }
 // The accumulators the interpreter has: sums and products of 32/64-bit integers and floats,
 // max/min and their arg forms of every number, nan-forms of floats, any/all of bools.
@@ -137,5 +147,74 @@ constexpr bool has_op(int op, RegType t) {
   const BcRow& r = kBcRows[op];
   return r.rule != TypeRule::Cast && (compute_mask(r.rule, r.accepts, r.bool_as_int8) & kRegKind[t]) != 0;
 }
+
+
+// Narrow programs (issue 35): an elementwise program whose every register is at most 4 bytes
+// (no int64, uint64 or float64 value) runs on cf_interp's narrow core (tools/gen_interp_narrow.cpp):
+// 4-byte register slots, a thread's CFN_TILE elements of a register contiguous in shared memory
+// (read and written as 16-byte vectors), constants set once per thread. Its instructions are
+// renumbered densely (kNarrow) in three groups, each its own switch: the unrolled float32 ops,
+// then constants, loads and stores, then the rest (rolled loops); a hot op's dispatch is then a
+// search over about 20 cases, not the general core's ~930.
+constexpr bool narrow_reg(int t) { return t != RI64 && t != RU64 && t != RF64; }
+constexpr bool narrow_dtype(int d) { return d < kBcDTypes && narrow_reg(reg_of(static_cast<DType>(d))); }
+// Codes the narrow core has: constants, half rounding, loads and stores of narrow dtypes,
+// conversions and casts between them, and every op row on a narrow register type.
+constexpr bool is_narrow_code(int c) {
+  if (c == kConst || c == kRoundF16 || c == kRoundBF16 || (c >= kConstOperand && c < kCodeCount)) return true;
+  if (c >= kLoad && c < kStore + kNumDTypes) return narrow_dtype((c - kLoad) % kNumDTypes);
+  if (c >= kConvert && c < kCast) {
+    const int f = (c - kConvert) / kRegTypes, t = (c - kConvert) % kRegTypes;
+    return f != t && narrow_reg(f) && narrow_reg(t);
+  }
+  if (c >= kCast && c < kOp) return narrow_reg((c - kCast) / kNumDTypes) && narrow_dtype((c - kCast) % kNumDTypes);
+  if (c >= kOp && c < kAcc) {
+    const int op = (c - kOp) / kRegTypes, t = (c - kOp) % kRegTypes;
+    return has_op(op, static_cast<RegType>(t)) && narrow_reg(t);
+  }
+  return false;
+}
+// The ops whose float32 cases the narrow core unrolls (the rest run a rolled loop over the tile).
+constexpr bool narrow_hot_op(int op) {
+  switch (static_cast<Op>(op)) {
+    case Op::Add: case Op::Subtract: case Op::Multiply: case Op::TrueDivide: case Op::Maximum: case Op::Minimum:
+    case Op::Negative: case Op::Absolute: case Op::Exp: case Op::Sqrt: case Op::Where: case Op::Square:
+    case Op::Less: case Op::LessEqual: case Op::Greater: case Op::GreaterEqual:
+      return true;
+    default:
+      return false;
+  }
+}
+// A narrow code's group: 0 the unrolled float32 ops (and int32/bool -> float32), 1 constants,
+// loads and stores (unrolled too), 2 the rest; -1 for a code the narrow core lacks.
+constexpr int narrow_group(int c) {
+  if (!is_narrow_code(c)) return -1;
+  if (c == kConst || (c >= kLoad && c < kStore + kNumDTypes)) return 1;
+  if (c == convert_code(RI32, RF32) || c == convert_code(RBool, RF32) || c >= kConstOperand) return 0;
+  if (c >= kOp && c < kAcc && (c - kOp) % kRegTypes == RF32 && narrow_hot_op((c - kOp) / kRegTypes)) return 0;
+  return 2;
+}
+constexpr bool narrow_unrolled(int c) { return narrow_group(c) == 0 || narrow_group(c) == 1; }
+// The dense numbering, group by group: group g is numbers [end[g - 1], end[g]).
+struct NarrowTable {
+  int16_t index[kCodeCount];  // narrow number of each code, -1 where the narrow core lacks it
+  uint16_t code[kCodeCount];  // the code of each narrow number
+  int count = 0;
+  int end[3] = {0, 0, 0};
+};
+constexpr NarrowTable make_narrow_table() {
+  NarrowTable t{};
+  for (int c = 0; c < kCodeCount; ++c) t.index[c] = -1;
+  for (int g = 0; g < 3; ++g) {
+    for (int c = 0; c < kCodeCount; ++c)
+      if (narrow_group(c) == g) {
+        t.index[c] = static_cast<int16_t>(t.count);
+        t.code[t.count++] = static_cast<uint16_t>(c);
+      }
+    t.end[g] = t.count;
+  }
+  return t;
+}
+inline constexpr NarrowTable kNarrow = make_narrow_table();
 
 }  // namespace cufuse::detail::bc

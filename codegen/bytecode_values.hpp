@@ -48,8 +48,13 @@ struct ValueCode {
   static std::string unsupported(const Node* n);
 };
 
-// Physical registers by liveness over `code` (values < nvals); returns how many.
-int allocate(std::vector<VInstr>& code, int nvals);
+// A narrow program's float32 ops of kConstOps (bytecode_ops.hpp) with a scalar operand read
+// it from the program's constants (const_operand_code); a CONST no longer read goes.
+void fold_scalar_operands(std::vector<VInstr>& code, int nvals);
+
+// Physical registers by liveness over `code` (values < nvals); returns how many. The values
+// code[0, pinned) defines keep their registers to the end (a narrow program's constants).
+int allocate(std::vector<VInstr>& code, int nvals, int pinned = 0);
 
 // Writes `code` into p.code from instruction `at` on.
 void write_code(CfiProgram& p, int at, const std::vector<VInstr>& code);

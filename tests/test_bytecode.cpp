@@ -56,7 +56,8 @@ cf::Array random_array(cf::DType t, const cf::Shape& s, bool small = false) {
 struct Interpreted {
   std::string refusal;
   std::vector<HostArray> out;
-  int regs = 0, instrs = 0;
+  int regs = 0, instrs = 0, n_pre = 0;
+  bool narrow = false;
   std::string text;
 };
 
@@ -91,6 +92,8 @@ Interpreted interpret(const std::vector<cf::Array>& outs) {
   const auto* p = reinterpret_cast<const CfiProgram*>(bytes.data());
   r.regs = p->n_regs;
   r.instrs = p->n_instrs;
+  r.narrow = p->narrow != 0;
+  r.n_pre = p->n_pre;
   r.text = disassemble(*p);
   run_bytecode_on_host(*p);
   return r;
@@ -193,6 +196,58 @@ TEST_CASE("registers are reused along a long chain") {
   CHECK(r.regs <= 3);
   CHECK(r.instrs >= 150);
   check_group({y}, "chain of 150 ops");
+}
+
+TEST_CASE("programs whose registers are all 4 bytes or less run on the narrow core") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const cf::Shape s{16 * 3 * 5 + 7};  // the last tile partly past the end, for some of the 3 threads
+  cf::Array x = random_array(cf::f32, s), i = random_array(cf::i32, s), h = random_array(cf::f16, s),
+            m = random_array(cf::bool_, s), d = random_array(cf::f64, s);
+  // W1: its two scalars read by the multiply and the add themselves (no CONST, no register).
+  cf::Array w1 = (x * 2.5f + 1) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
+  Interpreted r = interpret({w1});
+  REQUIRE(r.refusal.empty());
+  CHECK(r.narrow);
+  CHECK(r.n_pre == 0);
+  CHECK(r.text.find("const") == std::string::npos);
+  CHECK(r.text.find("multiply.float r0, #0") != std::string::npos);
+  check_group({w1}, "W1 (narrow)");
+  check_group({1.0f - x, 2.0f / x, cf::maximum(x, 0.25f), 0.5f < x, x >= -0.5f}, "a scalar as either operand (narrow)");
+  // A scalar another op reads: set once a thread (code[0, n_pre)), its register kept.
+  r = interpret({cf::where(m, x, 2.0f) * x});
+  CHECK(r.narrow);
+  CHECK(r.n_pre == 1);
+  CHECK(r.text.find("const") < r.text.find("load"));
+  check_group({cf::where(m, x, 2.0f) * x}, "a pinned scalar (narrow)");
+  check_group({cf::where(m, x, h) + i}, "where over f32 and f16, an int32 (narrow)");
+  CHECK(interpret({cf::where(m, x, h) + i}).narrow == false);  // int32 + float32 computes in float64
+  CHECK(interpret({cf::where(m, x, h)}).narrow);
+  check_group({(i * 3 + 1) % 7, i > 2, x.astype(cf::i16)}, "int32 arithmetic, a compare, a cast (narrow)");
+  CHECK(interpret({(i * 3 + 1) % 7, i > 2, x.astype(cf::i16)}).narrow);
+  // float64 values, and an iteration space of two dims with a broadcast row, run as before.
+  CHECK_FALSE(interpret({d * 2.0}).narrow);
+  cf::Array a = random_array(cf::f32, cf::Shape{37, 41}), row = random_array(cf::f32, cf::Shape{41}),
+            big = random_array(cf::f32, cf::Shape{41, 37});
+  CHECK(interpret({a * row - 1.5f}).narrow);
+  check_group({a * row - 1.5f, big.T() + 1.0f}, "two dims, a broadcast row, a transposed read (narrow)");
+  // More than 8 scalars: none pinned, their registers reused.
+  cf::Array y = x;
+  for (int k = 0; k < 12; ++k) y = cf::power(y, 1.0f + 0.01f * k) + cf::cos(x);
+  r = interpret({y});
+  CHECK(r.narrow);
+  CHECK(r.n_pre == 0);
+  check_group({y}, "twelve scalars (narrow, none pinned)");
+  // A register file of 32 threads past CFI_SMEM_BYTES in 4 * CFN_TILE-byte registers: the general
+  // core. v0 + (v1 + (... + v25)) computes every v_k before its first add: 26 values live.
+  std::vector<cf::Array> v;
+  for (int k = 0; k < 26; ++k) v.push_back(cf::sin(x * (1.0f + k)));
+  cf::Array deep = v[25];
+  for (int k = 24; k >= 0; --k) deep = v[static_cast<size_t>(k)] + deep;
+  r = interpret({deep});
+  REQUIRE(r.refusal.empty());
+  CHECK(r.regs * CFN_TILE * 4 * 32 > CFI_SMEM_BYTES);
+  CHECK_FALSE(r.narrow);
+  check_group({deep}, "26 values live together (general)");
 }
 
 TEST_CASE("groups the interpreter cannot run are refused with a reason") {

@@ -11,6 +11,8 @@
 //    host compiles the same text (src/reference/eval_bytecode.cpp) and CPU tests run it.
 //    Row programs (reductions) add the accumulate and row-value cases, the reductions'
 //    identities and combines (cfi_red_init, cfi_red_combine) and the per-section drivers.
+//    Then the narrow core (tools/gen_interp_narrow.cpp: programs whose registers are all at
+//    most 4 bytes), which cf_interp runs where the program says so (CfiProgram::narrow).
 // 2. SOURCE_CU: the CUDA source of the kernels `cf_interp` and `cf_interp_rows`: the preamble's device texts
 //    (codegen/preamble_device.inc), every helper, the program struct (FORMAT_HPP), the core
 //    and the kernel, which keeps its register file in shared memory.
@@ -30,6 +32,7 @@
 
 #include "codegen/bytecode_ops.hpp"
 #include "codegen/preamble_device.inc"
+#include "tools/gen_interp_narrow.hpp"
 
 using namespace cufuse;
 using namespace cufuse::detail;
@@ -356,7 +359,7 @@ std::string core_text() {
        "    cfi_exec(p, cfi_regs, cfi_nthr, cfi_tid, once ? 0 : base + cfi_tid, once ? 1 : cfi_nthr, n, p.sec[s], p.sec[s + 1], row);\n"
        "}\n";
   o += "#undef CFI_R\n";
-  return o;
+  return o + narrow_core_text();
 }
 
 std::string strip_pragma_once(std::string s) {
@@ -371,11 +374,32 @@ std::string device_source(const std::string& format, const std::string& core) {
   s += std::string(kHead) + "#define CFI_FN __device__\n#define CFI_HOT __device__ __forceinline__\n#define CFI_COLD __device__ __noinline__\n#define CFI_LOOP _Pragma(\"unroll 1\")\n#define CFI_UNROLL _Pragma(\"unroll\")\n";
   s += std::string(kFirst) + kHelpers + kTypes;
   s += strip_pragma_once(format);
+  // The narrow core's register vectors (tools/gen_interp_narrow.cpp): two 16-byte
+  // shared-memory accesses per 8 elements of a register, not one 4-byte access an element.
+  s += "CFI_HOT void cfn_ld8(unsigned* d, const unsigned* s) {\n"
+       "  const cf_vec<unsigned, 4> v0 = ((const cf_vec<unsigned, 4>*)s)[0], v1 = ((const cf_vec<unsigned, 4>*)s)[1];\n"
+       "  d[0] = v0.v[0]; d[1] = v0.v[1]; d[2] = v0.v[2]; d[3] = v0.v[3]; d[4] = v1.v[0]; d[5] = v1.v[1]; d[6] = v1.v[2]; d[7] = v1.v[3];\n"
+       "}\n"
+       "CFI_HOT void cfn_ld4(unsigned* d, const unsigned* s) {\n"
+       "  const cf_vec<unsigned, 4> v = *(const cf_vec<unsigned, 4>*)s; d[0] = v.v[0]; d[1] = v.v[1]; d[2] = v.v[2]; d[3] = v.v[3];\n"
+       "}\n"
+       "CFI_HOT void cfn_st4(unsigned* d, const unsigned* s) {\n"
+       "  cf_vec<unsigned, 4> v; v.v[0] = s[0]; v.v[1] = s[1]; v.v[2] = s[2]; v.v[3] = s[3]; *(cf_vec<unsigned, 4>*)d = v;\n"
+       "}\n"
+       "CFI_HOT void cfn_st8(unsigned* d, const unsigned* s) {\n"
+       "  cf_vec<unsigned, 4> v0, v1;\n"
+       "  v0.v[0] = s[0]; v0.v[1] = s[1]; v0.v[2] = s[2]; v0.v[3] = s[3]; v1.v[0] = s[4]; v1.v[1] = s[5]; v1.v[2] = s[6]; v1.v[3] = s[7];\n"
+       "  ((cf_vec<unsigned, 4>*)d)[0] = v0; ((cf_vec<unsigned, 4>*)d)[1] = v1;\n"
+       "}\n";
   s += core;
   s += "\n// A grid-stride loop over tiles of blockDim.x * CFI_TILE elements; the register file,\n"
        "// n_regs * CFI_TILE * blockDim.x slots, is the block's dynamic shared memory.\n"
        "extern \"C\" __global__ void __launch_bounds__(256, 4) cf_interp(const __grid_constant__ CfiProgram p) {\n"
        "  extern __shared__ unsigned long long cfi_smem[];\n"
+       "  if (p.narrow) {  // 4-byte registers, CFN_TILE elements a dispatch (tools/gen_interp_narrow.cpp)\n"
+       "    cfn_run(p, (unsigned*)cfi_smem, (int)blockDim.x, (int)threadIdx.x, blockIdx.x, gridDim.x);\n"
+       "    return;\n"
+       "  }\n"
        "  const long long step = (long long)gridDim.x * blockDim.x * CFI_TILE;\n"
        "  for (long long base = (long long)blockIdx.x * blockDim.x * CFI_TILE; base < p.numel; base += step)\n"
        "    cfi_run(p, cfi_smem, (int)blockDim.x, (int)threadIdx.x, base);\n"

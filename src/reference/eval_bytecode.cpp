@@ -30,6 +30,20 @@ inline float cf_round_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }
 inline float cf_round_f16(double v) { return f16_to_float(double_to_f16(v)); }
 inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); }
 
+// The narrow core's register vectors (the kernel's are 16-byte shared-memory accesses).
+inline void cfn_ld8(unsigned* d, const unsigned* s) {
+  for (int k = 0; k < 8; ++k) d[k] = s[k];
+}
+inline void cfn_st8(unsigned* d, const unsigned* s) {
+  for (int k = 0; k < 8; ++k) d[k] = s[k];
+}
+inline void cfn_ld4(unsigned* d, const unsigned* s) {
+  for (int k = 0; k < 4; ++k) d[k] = s[k];
+}
+inline void cfn_st4(unsigned* d, const unsigned* s) {
+  for (int k = 0; k < 4; ++k) d[k] = s[k];
+}
+
 #define CFI_FN inline
 #define CFI_COLD inline
 #define CFI_HOT inline
@@ -47,6 +61,13 @@ inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); 
 namespace cufuse::detail {
 
 void run_bytecode_on_host(const CfiProgram& p) {
+  if (p.narrow) {  // three simulated threads of one block, one after the other (an element's
+                    // loads and stores are its own thread's), over the kernel's register layout
+    const int nthr = 3;
+    std::vector<unsigned> regs(static_cast<size_t>(p.n_regs > 0 ? p.n_regs : 1) * CFN_TILE * nthr);
+    for (int t = 0; t < nthr; ++t) ref_kern::cfn_run(p, regs.data(), nthr, t, 0, 1);
+    return;
+  }
   std::vector<unsigned long long> regs(static_cast<size_t>(p.n_regs > 0 ? p.n_regs : 1) * CFI_TILE);
   for (long long base = 0; base < p.numel; base += CFI_TILE) ref_kern::cfi_run(p, regs.data(), 1, 0, base);
 }

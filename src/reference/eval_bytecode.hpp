@@ -8,7 +8,8 @@
 namespace cufuse::detail {
 
 // Runs `p` over its whole iteration space, reading and writing host memory at the operands'
-// pointers (the program's patches applied), one tile of CFI_TILE elements at a time.
+// pointers (the program's patches applied), one tile of CFI_TILE elements at a time (a narrow
+// program: the narrow core, as three threads of a block, CFN_TILE elements a tile).
 void run_bytecode_on_host(const CfiProgram& p);
 
 // Runs a row program (a reduction group) as the kernel cf_interp_rows does: each row by
