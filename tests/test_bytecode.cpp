@@ -16,6 +16,7 @@
 #include "core/op_table.hpp"
 #include "exec/binding.hpp"
 #include "op_cases.hpp"
+#include "test_core_helpers.hpp"
 #include "plan/signature.hpp"
 #include "reference/eval_bytecode.hpp"
 #include "reference/evaluator.hpp"
@@ -204,14 +205,26 @@ TEST_CASE("programs whose registers are all 4 bytes or less run on the narrow co
   cf::Array x = random_array(cf::f32, s), i = random_array(cf::i32, s), h = random_array(cf::f16, s),
             m = random_array(cf::bool_, s), d = random_array(cf::f64, s);
   // W1: its two scalars read by the multiply and the add themselves (no CONST, no register).
+  // Without contraction (CUFUSE_FMA=0): W1's multiply and add read their scalars themselves.
+  Interpreted r;
+  {
+    FmaScope no_fma(false);
+    cf::Array w1 = (x * 2.5f + 1) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
+    r = interpret({w1});
+    REQUIRE(r.refusal.empty());
+    CHECK(r.narrow);
+    CHECK(r.n_pre == 0);
+    CHECK(r.text.find("const") == std::string::npos);
+    CHECK(r.text.find("multiply.float r0, #0") != std::string::npos);
+    check_group({w1}, "W1 without fma (narrow)");
+  }
+  // Contracted (the default): x * 2.5 + 1 and x * x negated into fma, still narrow.
   cf::Array w1 = (x * 2.5f + 1) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
-  Interpreted r = interpret({w1});
+  r = interpret({w1});
   REQUIRE(r.refusal.empty());
   CHECK(r.narrow);
-  CHECK(r.n_pre == 0);
-  CHECK(r.text.find("const") == std::string::npos);
-  CHECK(r.text.find("multiply.float r0, #0") != std::string::npos);
-  check_group({w1}, "W1 (narrow)");
+  CHECK(r.text.find("fma.float") != std::string::npos);
+  check_group({w1}, "W1 (narrow, fma)");
   check_group({1.0f - x, 2.0f / x, cf::maximum(x, 0.25f), 0.5f < x, x >= -0.5f}, "a scalar as either operand (narrow)");
   // A scalar another op reads: set once a thread (code[0, n_pre)), its register kept.
   r = interpret({cf::where(m, x, 2.0f) * x});

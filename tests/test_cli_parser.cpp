@@ -225,6 +225,8 @@ TEST_CASE("cli evaluator: operators and functions build the right arrays") {
   CHECK(result("i // 2", {"i=i32[8]"}).dtype() == cufuse::i32);
   CHECK(result("x < y", xy).dtype() == cufuse::bool_);
   CHECK(result("where(x > 0, x, 0.0)", xy).dtype() == cufuse::f32);
+  CHECK(result("fma(x, y, 1.0)", xy).dtype() == cufuse::f32);  // the op row fma (TERNARY)
+  CHECK_THROWS_WITH(result("fma(i, i, i)", {"i=i32[8]"}), doctest::Contains("TypeError: ufunc 'fma'"));
   CHECK(result("clip(x, -1, 1)", xy).shape() == cufuse::Shape{4096, 4096});
   CHECK(result("clip(x, None, 1)", xy).dtype() == cufuse::f32);
   CHECK(result("maximum(x, y)", xy).shape() == cufuse::Shape{4096, 4096});

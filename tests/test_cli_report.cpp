@@ -168,16 +168,17 @@ TEST_CASE("cli report: the issue's example is one kernel") {
   CHECK(k.inputs[1].label == "y");
   CHECK(k.inputs[1].strides == cufuse::Strides{0, 1});  // broadcast over rows
   CHECK(contains(k.source, "extern \"C\" __global__"));
+  CHECK(contains(k.source, "cf_fma("));  // x*x + y contracted (contract-multiply-add)
   CHECK(contains(k.source, k.name));
   CHECK(k.preamble_length > 0);
   CHECK(!k.compiled);
   REQUIRE(r.results.size() == 1);
   CHECK(r.results[0].kernel == 0);
-  // The DAG: 2 placeholder leaves outside, multiply, add, sqrt inside kernel 0.
+  // The DAG: 2 placeholder leaves outside, fma (x*x + y, contracted) and sqrt inside kernel 0.
   int leaves = 0, inner = 0;
   for (const auto& n : r.graph) (n.kernel < 0 ? leaves : inner)++;
   CHECK(leaves == 2);
-  CHECK(inner == 3);
+  CHECK(inner == 2);
 }
 
 TEST_CASE("cli report: results of one shape share one kernel, others get their own") {

@@ -252,6 +252,7 @@ TEST_CASE("cse: a whole conjugate-gradient iteration, ported literally, evaluate
 
 TEST_CASE("cse: duplicates held by their own handles stay independent arrays") {
   cf::BackendScope ref(cf::Backend::Reference);
+  FmaScope op_by_op(false);  // the counts below are of the op-by-op graphs
   const auto x = vec(256, 0.05, 0.0);
   const auto xs = host<double>(x);
 
@@ -315,6 +316,7 @@ TEST_CASE("cse: duplicates held by their own handles stay independent arrays") {
 
 TEST_CASE("cse: what differs is never merged") {
   cf::BackendScope ref(cf::Backend::Reference);
+  FmaScope op_by_op(false);  // the counts below are of the op-by-op graphs
   SUBCASE("random generators: different seeds or fresh counters differ; one seed is one value") {
     auto u1 = cf::random::uniform({512}, cf::f32, 1), u2 = cf::random::uniform({512}, cf::f32, 2);
     auto d = u1 - u2;
@@ -371,6 +373,7 @@ TEST_CASE("cse: what differs is never merged") {
 
 TEST_CASE("cse: a large graph (hash tables) merges what repeats and keeps the values") {
   cf::BackendScope ref(cf::Backend::Reference);
+  FmaScope op_by_op(false);  // x * k + x * k stays two products
   const auto x = vec(128, 0.02, 0.0);
   auto build = [&] {
     cf::Array acc = x;

@@ -30,3 +30,21 @@ template <class T>
 std::vector<T> host(const cf::Array& a) {
   return a.to_host<T>();
 }
+
+// Sets Config::contract_fma (rule contract-multiply-add) for a scope: tests of a graph's exact
+// shape written with `a * b + c` turn it off; tests of the rule turn it on.
+struct FmaScope {
+  bool old;
+  explicit FmaScope(bool on) : old(cf::config().contract_fma) {
+    cf::Config c = cf::config();
+    c.contract_fma = on;
+    cf::set_config(c);
+  }
+  ~FmaScope() {
+    cf::Config c = cf::config();
+    c.contract_fma = old;
+    cf::set_config(c);
+  }
+  FmaScope(const FmaScope&) = delete;
+  FmaScope& operator=(const FmaScope&) = delete;
+};

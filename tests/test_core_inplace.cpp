@@ -186,6 +186,7 @@ TEST_CASE("an op's temporaries leave the pending-roots registry when the op take
   CHECK(host<float>(w) == std::vector<float>{-6, -6, -6});
   CHECK(host<float>(z) == std::vector<float>{-13, -35, -75});
   // Held by an Array again after its temporary gave it up: listed again, and settled.
+  FmaScope op_by_op(false);  // x * y stays a node of its own
   cf::Array q = x * y + 1;
   cf::Array inner(q.node()->inputs[0]);  // the given-up node of x * y
   y += 1;

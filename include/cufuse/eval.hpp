@@ -16,6 +16,10 @@ struct Config {
   int32_t max_pending_nodes = 8192;
   // ...or keeps this many bytes of otherwise-dead memory alive.
   uint64_t max_pinned_bytes = uint64_t(1) << 30;
+  // Float32/float64 `a * b + c` (also a * b - c, c - a * b) built as fma(a, b, c): one
+  // rounding, as CuPy's, torch.compile's and JAX's compiled kernels give it; false: rounded op
+  // by op, as NumPy does. Decided when the expression is built. Default: CUFUSE_FMA (1).
+  bool contract_fma = true;
 };
 Config config();
 void set_config(const Config& c);

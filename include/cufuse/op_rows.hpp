@@ -14,6 +14,7 @@
 //                UNARY        f(x)
 //                BINARY       f(x1, x2)
 //                WHERE        where(condition, x, y)
+//                TERNARY      f(x, y, z)
 //                CAST         astype(x, dtype): declared by hand (cufuse/ops.hpp)
 //                ROUND        round(a, decimals=0)
 //                NAN_TO_NUM   nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None)
@@ -116,7 +117,8 @@
   X(Real, real, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_real(a))                            \
   X(Imag, imag, "", UNARY, Real, kKAll | kKC, false, EXACT, cf_imag(a))                            \
   X(Conjugate, conjugate, "", UNARY, Same, kKAll | kKC, true, EXACT, cf_conj(a))                   \
-  X(Angle, angle, "", UNARY, FloatReal, kKAll | kKC, false, ULPS(2), cf_angle(a))
+  X(Angle, angle, "", UNARY, FloatReal, kKAll | kKC, false, ULPS(2), cf_angle(a))                 \
+  X(Fma, fma, "", TERNARY, Same, kKF, false, EXACT, cf_fma(a, b, c))
 
 // Composite rows: C(NumPy name, signature, precision, one line of doc). Each is defined from
 // other ops in src/graph/composites.cpp, step by step as NumPy's own Python code computes it,

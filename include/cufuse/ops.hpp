@@ -17,6 +17,9 @@ namespace cufuse {
 #define CUFUSE_DECLARE_UNARY(fn) Array fn(const Operand& x);
 #define CUFUSE_DECLARE_BINARY(fn) Array fn(const Operand& x1, const Operand& x2);
 #define CUFUSE_DECLARE_WHERE(fn) Array fn(const Operand& condition, const Operand& x, const Operand& y);
+// fma(x, y, z): x * y + z rounded once (C's fma; floating dtypes only). `a * b + c` in float32
+// or float64 builds the same node unless Config::contract_fma is off (CUFUSE_FMA=0).
+#define CUFUSE_DECLARE_TERNARY(fn) Array fn(const Operand& x, const Operand& y, const Operand& z);
 #define CUFUSE_DECLARE_CAST(fn)  // astype, below
 // Round half to even; integers come back unchanged (a copy) for decimals >= 0.
 #define CUFUSE_DECLARE_ROUND(fn) Array fn(const Operand& a, int decimals = 0);
@@ -38,6 +41,7 @@ CUFUSE_OP_ALIASES(CUFUSE_DECLARE_ALIAS)
 #undef CUFUSE_DECLARE_UNARY
 #undef CUFUSE_DECLARE_BINARY
 #undef CUFUSE_DECLARE_WHERE
+#undef CUFUSE_DECLARE_TERNARY
 #undef CUFUSE_DECLARE_CAST
 #undef CUFUSE_DECLARE_ROUND
 #undef CUFUSE_DECLARE_NAN_TO_NUM

@@ -174,6 +174,7 @@ namespace cufuse {
   auto fn(C&& c, A&& a, B&& b) {                                                                             \
     return typed::make_node<typed::Ew<tag>>(std::forward<C>(c), std::forward<A>(a), std::forward<B>(b));     \
   }
+#define CUFUSE_TYPED_TERNARY(fn, tag) CUFUSE_TYPED_WHERE(fn, tag)
 #define CUFUSE_TYPED_CAST(fn, tag)  // astype<T>, below
 #define CUFUSE_TYPED_KERNEL(id, fn, sym, sig, ...) CUFUSE_TYPED_##sig(fn, typed::op::fn)
 #define CUFUSE_TYPED_ALIAS(fn, id, sig) CUFUSE_TYPED_##sig(fn, typed::op_id::id)
@@ -183,6 +184,7 @@ CUFUSE_OP_ALIASES(CUFUSE_TYPED_ALIAS)
 #undef CUFUSE_TYPED_ALIAS
 #undef CUFUSE_TYPED_UNARY
 #undef CUFUSE_TYPED_BINARY
+#undef CUFUSE_TYPED_TERNARY
 #undef CUFUSE_TYPED_WHERE
 #undef CUFUSE_TYPED_CAST
 

@@ -120,7 +120,7 @@ struct OpRule {
   const char* name;
 };
 namespace sig_arity {
-inline constexpr int UNARY = 1, BINARY = 2, WHERE = 3, CAST = 1;
+inline constexpr int UNARY = 1, BINARY = 2, WHERE = 3, CAST = 1, TERNARY = 3;
 }
 
 // One tag type per kernel row: cufuse::typed::op::add (static_assert messages name it).

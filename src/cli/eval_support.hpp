@@ -36,7 +36,10 @@ auto guarded(const Expr& e, F&& f) -> decltype(f()) {
   return guarded(e.loc, e.span(), std::forward<F>(f));
 }
 
-inline Arg arg_of(const Expr& e, Value v) { return Arg{std::move(v), e.loc, e.span()}; }
+inline Arg arg_of(const Expr& e, Value v) {
+  v.temporary = v.is_array() && (e.kind == ExprKind::Binary || e.kind == ExprKind::Unary || e.kind == ExprKind::Call);
+  return Arg{std::move(v), e.loc, e.span()};
+}
 
 // An array's subscripts (evaluated, a tuple flattened) as cufuse indices; a ProgramError
 // at the offending item for what cufuse cannot index with.

@@ -132,7 +132,8 @@ cufuse::Array Args::array(std::string_view param) const {
 
 cufuse::Operand Args::operand(std::string_view param) const {
   const Value& v = get(param);
-  if (v.is_array()) return cufuse::Operand(v.array);
+  if (v.is_array())
+    return v.temporary ? cufuse::Operand(cufuse::Array(v.array), cufuse::detail::Transient{}) : cufuse::Operand(v.array);
   if (v.is_number()) return cufuse::Operand(v.number);
   fail(param, fmt::format("argument '{}' must be an array or a number, not {}", param, v.type_name()));
 }

@@ -22,6 +22,10 @@ struct Value {
   std::vector<Value> items;               // Tuple, List; Slice: start, stop, step (None when absent)
   DType dtype = DType::Float64;           // DType
   const FunctionRow* function = nullptr;  // Function
+  // An array an operator or call of the expression made (not a name's, not an input): passed
+  // to the next op as a temporary, as C++ passes `x * y` in `x * y + z`, so that rule
+  // contract-multiply-add (src/graph/elementwise.cpp) contracts what a C++ program would.
+  bool temporary = false;
 
   static Value none() { return Value{}; }
   static Value of(const Scalar& s) {

@@ -51,6 +51,7 @@ const Signature kSignatures[] = {
     /* ROUND */ {1, {"a"}, 1, {{"decimals", "0"}}},
     /* NAN_TO_NUM */ {1, {"x"}, 4, {{"copy", "True"}, {"nan", "0.0"}, {"posinf", "None"}, {"neginf", "None"}}},
     /* ISCLOSE */ {2, {"a", "b"}, 3, {{"rtol", "1e-05"}, {"atol", "1e-08"}, {"equal_nan", "False"}}},
+    /* TERNARY */ {3, {"x", "y", "z"}, 0, {}},
 };
 
 }  // namespace

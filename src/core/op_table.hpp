@@ -40,7 +40,7 @@ inline constexpr uint8_t kKB = 1, kKI = 2, kKU = 4, kKF = 8, kKC = 16;  // kKC: 
 inline constexpr uint8_t kKAll = kKB | kKI | kKU | kKF, kKNum = kKI | kKU | kKF, kKInt = kKI | kKU;
 
 // How an op is called (cufuse/op_rows.hpp lists the families).
-enum class Sig : uint8_t { UNARY, BINARY, WHERE, CAST, ROUND, NAN_TO_NUM, ISCLOSE };
+enum class Sig : uint8_t { UNARY, BINARY, WHERE, CAST, ROUND, NAN_TO_NUM, ISCLOSE, TERNARY };
 struct OpParamSpec {
   const char* name;
   const char* py_default;  // NumPy's default, as Python writes it ("1e-05", "None", "False")
@@ -79,7 +79,7 @@ inline constexpr int kNumOps = static_cast<int>(Op::Count);
 constexpr int sig_arity(Sig s) {
   switch (s) {
     case Sig::BINARY: case Sig::ISCLOSE: return 2;
-    case Sig::WHERE: return 3;
+    case Sig::WHERE: case Sig::TERNARY: return 3;
     default: return 1;
   }
 }

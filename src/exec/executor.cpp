@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "codegen/elementwise_kernel.hpp"
+#include "graph/elementwise.hpp"
 #include "codegen/reduction_kernel.hpp"
 #include "compile/compiler.hpp"
 #include "compile/dump.hpp"
@@ -55,11 +56,13 @@ Config config() {
   Config c;
   c.max_pending_nodes = graph_budget().max_pending.load(std::memory_order_relaxed);
   c.max_pinned_bytes = graph_budget().max_pinned.load(std::memory_order_relaxed);
+  c.contract_fma = detail::contract_fma_setting();
   return c;
 }
 void set_config(const Config& c) {
   graph_budget().max_pending.store(c.max_pending_nodes, std::memory_order_relaxed);
   graph_budget().max_pinned.store(c.max_pinned_bytes, std::memory_order_relaxed);
+  detail::set_contract_fma(c.contract_fma);
 }
 
 namespace detail {

@@ -61,6 +61,7 @@ using Call = Array (*)(const Operand* o, const Params& p);
 #define CUFUSE_CALL_UNARY(fn) [](const Operand* o, const Params&) { return fn(o[0]); }
 #define CUFUSE_CALL_BINARY(fn) [](const Operand* o, const Params&) { return fn(o[0], o[1]); }
 #define CUFUSE_CALL_WHERE(fn) [](const Operand* o, const Params&) { return fn(o[0], o[1], o[2]); }
+#define CUFUSE_CALL_TERNARY(fn) CUFUSE_CALL_WHERE(fn)
 #define CUFUSE_CALL_CAST(fn) nullptr
 #define CUFUSE_CALL_ROUND(fn) [](const Operand* o, const Params& p) { return fn(o[0], p.integer("decimals", 0)); }
 #define CUFUSE_CALL_NAN_TO_NUM(fn)                                                          \

@@ -670,7 +670,12 @@ Array& Array::inplace(uint16_t op, const Operand& o) {
   rebind_if_base_ready(node_, base_, named_);
   if (node_->is_placeholder()) throw ValueError("cannot write into a placeholder array");
   const Operand self(*this);
-  const Operand* args[2] = {&self, &o};
+  // A temporary right-hand side (`m += k * g`) is the statement's own, passed on as the
+  // operators pass theirs, so a product in it is contracted as in `m + k * g` (rule
+  // contract-multiply-add, graph/elementwise.cpp): the in-place form keeps the functional bits.
+  std::optional<Operand> temp;
+  if (o.is_array() && !o.array().named_) temp.emplace(Array(o.array()), detail::Transient{});
+  const Operand* args[2] = {&self, temp ? &*temp : &o};
   NodePtr value = detail::elementwise_node(static_cast<detail::Op>(op), args, 2);
   if (value->shape() != shape())
     throw ValueError(fmt::format("non-broadcastable output operand with shape {} doesn't match the broadcast "

@@ -9,6 +9,7 @@
 #include "cufuse/creation.hpp"
 #include "cufuse/error.hpp"
 #include "cufuse/ops.hpp"
+#include "graph/elementwise.hpp"
 
 namespace cufuse {
 
@@ -53,6 +54,7 @@ double power_of_ten(int n) {
 // np.sinc: x = pi * x; y = where(x, x, eps) with eps = finfo(x.dtype).eps for NumPy's floats
 // (1e-20 otherwise: ml_dtypes' bfloat16 is not one); sin(y) / y.
 Array sinc(const Operand& x) {
+  const detail::NumpyRounding numpy_rounding;  // NumPy's steps, rounded as NumPy rounds them
   Array px = multiply(3.141592653589793, x);
   const double eps = px.dtype() == DType::BFloat16 ? 1e-20 : float_eps(px.dtype());
   Array y = where(px, px, eps);
@@ -63,6 +65,7 @@ Array sinc(const Operand& x) {
 // decimals == 0, else x * 10^d, rint, / 10^d in x's dtype (for negative decimals x / 10^-d,
 // rint, * 10^-d, integers through float64 and back).
 Array round(const Operand& a, int decimals) {
+  const detail::NumpyRounding numpy_rounding;  // NumPy's steps, rounded as NumPy rounds them
   Array x = operand_array(a);
   const bool integer = is_integer(x.dtype());
   if (integer && decimals >= 0) return x.copy();
@@ -82,6 +85,7 @@ Array round(const Operand& a, int decimals) {
 // x's dtype (1e300 becomes inf in float32, as NumPy's copyto makes it); other dtypes come
 // back unchanged (a copy).
 Array nan_to_num(const Operand& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  const detail::NumpyRounding numpy_rounding;  // NumPy's steps, rounded as NumPy rounds them
   Array a = operand_array(x);
   const DType t = a.dtype();
   if (!is_float(t)) return a.copy();
@@ -96,6 +100,7 @@ Array nan_to_num(const Operand& x, double nan, std::optional<double> posinf, std
 // | (x == y), and | (isnan(x) & isnan(y)) with equal_nan. A Python-scalar b is computed on
 // the host as Python does (a float next to x's dtype).
 Array isclose(const Operand& a, const Operand& b, double rtol, double atol, bool equal_nan) {
+  const detail::NumpyRounding numpy_rounding;  // NumPy's steps, rounded as NumPy rounds them
   if (!b.is_array() && b.scalar().weak()) {
     const double y = b.scalar().to_double();
     Array close = less_equal(absolute(subtract(a, y)), atol + rtol * std::fabs(y));

@@ -1,6 +1,9 @@
 // src/graph/elementwise.cpp: elementwise nodes from operands, and the public op functions.
-#include <cstdint>
 #include "graph/elementwise.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -11,6 +14,7 @@
 #include "graph/size_check.hpp"
 #include "graph/tracing.hpp"
 #include "graph/views.hpp"
+#include "runtime/context.hpp"
 
 namespace cufuse {
 
@@ -145,6 +149,50 @@ static DType float_loop_for_weak_int(Op op, DType strong, int n, DType cast_to) 
   return is_float(ty.compute[0]) ? ty.compute[0] : strong;
 }
 
+// Config::contract_fma (CUFUSE_FMA): the process's override of the setting, -1 for none.
+struct FmaSwitch {
+  static constexpr StateSlot kSlot = StateSlot::FmaSwitch;
+  std::atomic<int> override_{-1};
+};
+// The NumpyRounding scopes alive on this thread (per thread: a builder's own statements).
+static thread_local int numpy_rounding_depth = 0;
+NumpyRounding::NumpyRounding() { ++numpy_rounding_depth; }
+NumpyRounding::~NumpyRounding() { --numpy_rounding_depth; }
+
+bool contract_fma_setting() {
+  const int o = runtime().state<FmaSwitch>().override_.load(std::memory_order_relaxed);
+  return o < 0 ? settings().fma : o != 0;
+}
+bool contract_fma_enabled() { return numpy_rounding_depth == 0 && contract_fma_setting(); }
+void set_contract_fma(bool on) { runtime().state<FmaSwitch>().override_.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+// Rule `contract-multiply-add`: a float32 or float64 `a * b + c`, `c + a * b`, `a * b - c` or
+// `c - a * b` whose product is a temporary of the expression (not a named array: contraction
+// within one expression, as C++'s -ffp-contract=on) and a pending multiply of the result's dtype is built as one
+// Fma(a, b, +-c) / Fma(-a, b, c), rounded once, as CuPy's NVRTC default, torch.compile's Triton
+// and XLA contract it. The graph holds the Fma, so every backend (kernels, interpreter, host
+// reference, CLI) rounds it alike. Where both operands are products the second is contracted
+// (`m *= b1; m += k * g` and `b1 * m + k * g` give the same node). Not a product that is a
+// pending write in place (its node is its array's new version) or has been evaluated.
+// `mul_in`: the multiply's operands, read under graph_mutex() (realization drops them).
+static int fma_candidate(Op op, const Operand* const* argp, const NodePtr* const* nodes, DType result,
+                         NodePtr mul_in[2]) {
+  if ((op != Op::Add && op != Op::Subtract) || (result != DType::Float32 && result != DType::Float64)) return -1;
+  for (int i = 1; i >= 0; --i) {
+    // An operator's temporary (`x * y` in `x * y + z`), never a named array: as C++'s
+    // -ffp-contract=on, within an expression, not across statements.
+    if (!argp[i]->is_array() || !argp[i]->temporary()) continue;
+    const Node& m = **nodes[i];
+    if (m.k() != NodeKind::Elementwise || m.op != static_cast<uint16_t>(Op::Multiply) || m.dtype != result) continue;
+    std::lock_guard<std::recursive_mutex> lk(graph_mutex());
+    if (m.k() != NodeKind::Elementwise || m.dest || m.inputs.size() != 2) continue;
+    mul_in[0] = m.inputs[0];
+    mul_in[1] = m.inputs[1];
+    return i;
+  }
+  return -1;
+}
+
 NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to) {
   const OpRow& row = op_row(op);
   // The operands by reference: copying one that holds a temporary would count a reference.
@@ -235,6 +283,46 @@ NodePtr elementwise_node(Op op, const Operand* const* argp, int n, DType cast_to
       }
     return *nodes[i];
   };
+  NodePtr mul_in[2];
+  if (const int mi = n == 2 && cast_to == DType::Bool && contract_fma_enabled()
+                         ? fma_candidate(op, argp, nodes, typing.result, mul_in)
+                         : -1;
+      mi >= 0) {
+    const DType in3[3] = {mul_in[0]->dtype, mul_in[1]->dtype, dts[1 - mi]};
+    const OpTyping ft = type_op(Op::Fma, in3, 3, cast_to);
+    // The negated operand keeps its dtype: only one of the result's (an integer's negation
+    // could overflow before its conversion).
+    // Of a and b, a constant where there is one (its negation is a constant again).
+    auto negatable = [&](int k) { return in3[k] == typing.result; };
+    const bool b_first = mul_in[1]->k() == NodeKind::Scalar && mul_in[0]->k() != NodeKind::Scalar;
+    const int neg = op == Op::Add ? -1
+                    : mi == 0     ? 2
+                    : b_first && negatable(1) ? 1
+                    : negatable(0) ? 0
+                    : negatable(1) ? 1
+                                   : -2;
+    if (ft.result == typing.result && neg != -2 && (neg < 0 || in3[neg] == typing.result)) {
+      NodePtr c = operand(1 - mi);
+      // Gives up a temporary product's node (registry); held until the Fma is made (`shape`
+      // may be that node's own), then dropped.
+      const NodePtr product = operand(mi);
+      NodePtr f[3] = {broadcasts ? broadcast_node(mul_in[0], shape) : mul_in[0],
+                      broadcasts ? broadcast_node(mul_in[1], shape) : mul_in[1], std::move(c)};
+      if (neg >= 0 && f[neg]->k() == NodeKind::Scalar) {  // a constant: its negation, exact
+        f[neg] = scalar_operand(Scalar::typed(Scalar(-f[neg]->scalar.to_double()), typing.result), typing.result,
+                                f[neg]->shape());
+      } else if (neg >= 0) {
+        InputVec nin;
+        nin.push_back(std::move(f[neg]));
+        f[neg] = make_elementwise(static_cast<uint16_t>(Op::Negative), typing.result, shape, std::move(nin));
+      }
+      NodePtr out = new_elementwise(static_cast<uint16_t>(Op::Fma), typing.result, shape);
+      for (auto& x : f) out->inputs.push_back(std::move(x));
+      finish_node(*out);
+      register_replacing(out.get(), given_up, n_given_up);
+      return finish(std::move(out));
+    }
+  }
   // A signed integer against uint64 promotes to float64, where 2^53 + 1 == 2^53; NumPy 2
   // compares such pairs exactly, and so does this rewrite.
   if (row.rule == TypeRule::Compare && n == 2 && is_integer(dts[0]) && is_integer(dts[1]) &&
@@ -266,6 +354,8 @@ using detail::Op;
   Array fn(const Operand& condition, const Operand& x, const Operand& y) { \
     return detail::elementwise(Op::id, {&condition, &x, &y});              \
   }
+#define CUFUSE_DEFINE_TERNARY(fn, id) \
+  Array fn(const Operand& x, const Operand& y, const Operand& z) { return detail::elementwise(Op::id, {&x, &y, &z}); }
 #define CUFUSE_DEFINE_CAST(fn, id)
 #define CUFUSE_DEFINE_KERNEL(id, fn, sym, sig, ...) CUFUSE_DEFINE_##sig(fn, id)
 #define CUFUSE_DEFINE_ALIAS(fn, id, sig) CUFUSE_DEFINE_##sig(fn, id)
@@ -276,6 +366,7 @@ CUFUSE_OP_ALIASES(CUFUSE_DEFINE_ALIAS)
 #undef CUFUSE_DEFINE_UNARY
 #undef CUFUSE_DEFINE_BINARY
 #undef CUFUSE_DEFINE_WHERE
+#undef CUFUSE_DEFINE_TERNARY
 #undef CUFUSE_DEFINE_CAST
 
 Array clip(const Operand& x, const Operand& lo, const Operand& hi) {

@@ -10,6 +10,20 @@ namespace cufuse::detail {
 // The node of op(args...). `cast_to` is the target dtype of Op::Cast.
 NodePtr elementwise_node(Op op, const Operand* const* args, int n, DType cast_to = DType::Bool);
 Array elementwise(Op op, std::initializer_list<const Operand*> args, DType cast_to = DType::Bool);
+// Config::contract_fma: whether float `a * b + c` is built as one Fma (rule
+// `contract-multiply-add`, elementwise.cpp); CUFUSE_FMA until set_contract_fma overrides it.
+bool contract_fma_setting();
+bool contract_fma_enabled();  // the setting, and no NumpyRounding scope on this thread
+void set_contract_fma(bool on);
+// While one lives on this thread, nothing is contracted: for the library's own builders that
+// compute a NumPy function step by step as NumPy's Python code does (composites, isclose,
+// polyval, ...), whose results are NumPy's bit for bit, not the user's expressions.
+struct NumpyRounding {
+  NumpyRounding();
+  ~NumpyRounding();
+  NumpyRounding(const NumpyRounding&) = delete;
+  NumpyRounding& operator=(const NumpyRounding&) = delete;
+};
 
 // Broadcasts a node to `shape` (ValueError naming both shapes when it cannot).
 NodePtr broadcast_node(const NodePtr& n, const Shape& shape);

@@ -17,6 +17,7 @@
 #include "cufuse/ops.hpp"
 #include "cufuse/reduce.hpp"
 #include "cufuse/sorting.hpp"
+#include "graph/elementwise.hpp"
 #include "library_build/sort_support.hpp"
 
 namespace cufuse {
@@ -153,6 +154,7 @@ Array stack_q(const std::vector<Array>& per_q, const Shape& out_shape) {
 
 Array quantile_impl(const Array& a, const std::vector<double>& qs, bool vector_q, const AxisArg& axis,
                     std::string_view method, bool keepdims, bool nan, const char* what, double scale) {
+  const detail::NumpyRounding numpy_rounding;  // NumPy's interpolation steps, rounded as NumPy rounds them
   detail::require_defined(a, what);
   if (is_complex(a.dtype())) throw TypeError("a must be an array of real numbers");  // NumPy's quantile/percentile
   for (double q : qs)

@@ -23,7 +23,8 @@ bool is_scalar(const NodePtr& n, double v) {
   return s == want || std::fabs(s - v) <= 1e-6 * std::fabs(v) + 1e-12;
 }
 
-// gelu(x) as cufuse::gelu builds it: (x * 0.5) * (tanh((x + (x * x * x) * a) * c) + 1). Returns x.
+// gelu(x) as cufuse::gelu builds it: (x * 0.5) * (tanh((x + (x * x * x) * a) * c) + 1), its inner sum
+// an Fma(x * x * x, a, x) where float a * b + c is contracted. Returns x.
 NodePtr match_gelu(const NodePtr& g) {
   if (!is_op(g, Op::Multiply)) return nullptr;
   const NodePtr& h = g->inputs[0];
@@ -36,10 +37,16 @@ NodePtr match_gelu(const NodePtr& g) {
   const NodePtr& sc = th->inputs[0];
   if (!is_op(sc, Op::Multiply) || !is_scalar(sc->inputs[1], kGeluC)) return nullptr;
   const NodePtr& in = sc->inputs[0];
-  if (!is_op(in, Op::Add) || in->inputs[0] != x) return nullptr;
-  const NodePtr& cube = in->inputs[1];
-  if (!is_op(cube, Op::Multiply) || !is_scalar(cube->inputs[1], kGeluA)) return nullptr;
-  const NodePtr& x3 = cube->inputs[0];
+  NodePtr x3;
+  if (is_op(in, Op::Add) && in->inputs[0] == x) {  // x + (x * x * x) * a
+    const NodePtr& cube = in->inputs[1];
+    if (!is_op(cube, Op::Multiply) || !is_scalar(cube->inputs[1], kGeluA)) return nullptr;
+    x3 = cube->inputs[0];
+  } else if (is_op(in, Op::Fma) && in->inputs[2] == x && is_scalar(in->inputs[1], kGeluA)) {
+    x3 = in->inputs[0];  // the same, contracted (graph/elementwise.cpp: contract-multiply-add)
+  } else {
+    return nullptr;
+  }
   if (!is_op(x3, Op::Multiply) || x3->inputs[1] != x) return nullptr;
   const NodePtr& x2 = x3->inputs[0];
   if (!is_op(x2, Op::Multiply) || x2->inputs[0] != x || x2->inputs[1] != x) return nullptr;

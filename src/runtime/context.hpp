@@ -32,6 +32,7 @@ enum class StateSlot : uint8_t {
   GraphState,   // graph/node.cpp: graph_mutex() and the blocks of node creation numbers
   RandomStream, // graph/creation.cpp: cufuse::random's seed and counter
   CseSwitch,    // plan/cse.cpp: set_cse_enabled's override of CUFUSE_CSE
+  FmaSwitch,    // graph/elementwise.cpp: Config::contract_fma's override of CUFUSE_FMA
   UserOps,      // codegen/user_kernel.cpp: the user-op registry (ids live for the process)
   KernelCache,  // compile/compiler.cpp: compiled kernels in memory, single flight
   NvrtcCalls,   // codegen/nvrtc.cpp: NVRTC compilations run

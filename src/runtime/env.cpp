@@ -101,6 +101,7 @@ bool parse_graphs(std::string_view v, Settings& s) {
 }
 
 bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
+bool parse_fma(std::string_view v, Settings& s) { return zero_one(v, s.fma); }
 bool parse_ew_parts(std::string_view v, Settings& s) { return zero_one(v, s.ew_parts); }
 bool parse_tf32(std::string_view v, Settings& s) { return zero_one(v, s.tf32); }
 bool parse_dist_blocking(std::string_view v, Settings& s) { return zero_one(v, s.dist_blocking); }
@@ -184,6 +185,11 @@ constexpr std::array kVariables = {
            "0: each kernel launched on its own; 1: repeated plans as one CUDA graph; all: from the first run",
            parse_graphs},
     EnvVar{"CUFUSE_CSE", "0 or 1", "1", "common-subexpression elimination within one evaluation (0 turns it off)", parse_cse},
+    EnvVar{"CUFUSE_FMA", "0 or 1", "1",
+           "1: float32/float64 a * b + c, a * b - c and c - a * b are built as one fused multiply-add, rounded "
+           "once (as CuPy's, torch.compile's and JAX's compilers contract them); 0: rounded op by op, as NumPy "
+           "does (also Config::contract_fma)",
+           parse_fma},
     EnvVar{"CUFUSE_TF32", "0 or 1", "0", "float32 matmuls may use TF32", parse_tf32},
     EnvVar{"CUFUSE_EW_UNROLL", "an integer 1..8", "2",
            "vectors (or elements) per thread in the unrolled contiguous elementwise form", parse_unroll},

@@ -30,6 +30,7 @@ struct Settings {
   int arch = 0;                     // CUFUSE_ARCH (0: the current device's, 90 with none)
   GraphsMode graphs = GraphsMode::Repeated;  // CUFUSE_GRAPHS
   bool cse = true;                  // CUFUSE_CSE (0 turns it off)
+  bool fma = true;                  // CUFUSE_FMA: float a * b + c as one fused multiply-add
   bool tf32 = false;                // CUFUSE_TF32
   int ew_unroll = 2;                // CUFUSE_EW_UNROLL
   int ew_view_blocks = 6;           // CUFUSE_EW_VIEW_BLOCKS (0: the compiler's choice)

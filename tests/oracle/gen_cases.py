@@ -53,6 +53,7 @@ import os
 import re
 import sys
 import warnings
+from fractions import Fraction
 
 try:
     import numpy as np
@@ -79,7 +80,8 @@ def dname(dt):
 
 
 ROWS = os.path.join("include", "cufuse", "op_rows.hpp")
-ARITY = {"UNARY": 1, "BINARY": 2, "WHERE": 3, "CAST": 1, "ROUND": 1, "NAN_TO_NUM": 1, "ISCLOSE": 2}
+ARITY = {"UNARY": 1, "BINARY": 2, "WHERE": 3, "CAST": 1, "ROUND": 1, "NAN_TO_NUM": 1, "ISCLOSE": 2,
+         "TERNARY": 3}
 
 
 def read_table(src):
@@ -192,10 +194,65 @@ def pool(d, n, rng):
 
 
 # ---------------------------------------------------------------- NumPy calls
+def round_fraction(q, mant, emin, maxval):
+    """A nonzero exact rational q rounded once (to nearest, ties to even) to a binary float with
+    `mant` stored mantissa bits and minimum normal exponent emin; as float64 (inf past maxval)."""
+    m = abs(q)
+    e = m.numerator.bit_length() - m.denominator.bit_length()
+    if Fraction(2) ** e > m:
+        e -= 1
+    e = max(e, emin)
+    quantum = Fraction(2) ** (e - mant)
+    n, r = divmod(m / quantum, 1)
+    if r > Fraction(1, 2) or (r == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    v = n * quantum
+    sign = 1.0 if q > 0 else -1.0
+    return sign * math.inf if v > maxval else sign * float(v)
+
+
+def np_fma(a, b, c):
+    """fma(a, b, c), NumPy has none: promoted as a ufunc of three operands (floating dtypes only),
+    a * b + c exact, rounded once; float16/bfloat16 computed in float32 (rounded once there) and
+    rounded to the dtype, as every float16/bfloat16 op of the table is."""
+    # The dtype NumPy gives a * b + c (its ufuncs' promotions, which ml_dtypes extends)
+    p = np.add(np.multiply(np.ones(1, a.dtype), np.ones(1, b.dtype)), np.ones(1, c.dtype)).dtype
+    if p.kind != "f" and p != BF16:
+        raise TypeError(f"fma: no loop for {p}")
+    a, b, c = np.broadcast_arrays(a, b, c)
+    t = np.dtype(np.float32) if p.itemsize == 2 else p
+    a, b, c = (x.astype(t) for x in (a, b, c))
+    fi = np.finfo(t)
+    out = np.empty(a.shape, dtype=t)
+    for i in np.ndindex(a.shape):
+        x, y, z = float(a[i]), float(b[i]), float(c[i])
+        if math.isinf(x) or math.isinf(y) or math.isnan(x) or math.isnan(y) or math.isnan(z):
+            r = x * y + z  # an infinite or NaN product: float64 gives IEEE's answer
+        elif math.isinf(z):
+            r = z  # a finite product (exactly, though float64 might overflow it) plus an infinity
+        elif x == 0 or y == 0:
+            r = x * y + z  # an exact zero product: z, or the sign of a zero sum as IEEE gives it
+        else:
+            q = Fraction(x) * Fraction(y) + Fraction(z)
+            if q == 0:
+                r = 0.0
+            elif t == np.float64:
+                try:
+                    r = float(q)  # int / int: correctly rounded
+                except OverflowError:
+                    r = math.inf if q > 0 else -math.inf
+            else:
+                r = round_fraction(q, fi.nmant, fi.minexp, float(fi.max))
+        out[i] = r
+    return out.astype(p)
+
+
 def np_call(op, args, out_dtype=None):
     with np.errstate(all="ignore"):
         if op == "where":
             return np.where(*args)
+        if op == "fma":
+            return np_fma(*args)
         if op == "astype":
             return args[0].astype(out_dtype)
         return getattr(np, op)(*args)
@@ -345,6 +402,15 @@ def gen_values(w, ops, rng):
             if n == 1:
                 a = pool(d, 1000, rng)
                 args = [a]
+            elif n == 3:  # triples of a sample of the edge values, then random triples
+                e = edges(d)
+                sub = e[rng.permutation(e.size)[:12]]
+                ga, gb, gc = np.meshgrid(sub, sub, sub, indexing="ij")
+                args = [np.concatenate([ga.ravel(), pool(d, 600, rng)]),
+                        np.concatenate([gb.ravel(), pool(d, 600, rng)[::-1]]),
+                        np.concatenate([gc.ravel(), rng.permutation(pool(d, 600, rng))])]
+                m = min(x.size for x in args)
+                args = [x[:m] for x in args]
             else:  # every pair of edge values, then random pairs
                 e = edges(d)
                 ea, eb = np.meshgrid(e, e, indexing="ij")
@@ -1268,7 +1334,8 @@ def main():
     for op, n in ops:
         # real, imag, angle: NumPy functions (not ufuncs) over the real dtypes here (their complex
         # loops are gen_complex.py's)
-        if op not in ("astype", "where", "real", "imag", "angle") and not isinstance(getattr(np, op, None), np.ufunc):
+        # fma: not NumPy's; np_fma computes it exactly (Fractions)
+        if op not in ("astype", "where", "real", "imag", "angle", "fma") and not isinstance(getattr(np, op, None), np.ufunc):
             sys.exit(f"gen_cases.py: op table row '{op}' is not a NumPy ufunc; teach this script about it")
     for alias, target in aliases:  # an alias row claims NumPy's name is the very same ufunc
         if getattr(np, alias, None) is not getattr(np, target):
