@@ -179,7 +179,7 @@ constexpr bool narrow_hot_op(int op) {
   switch (static_cast<Op>(op)) {
     case Op::Add: case Op::Subtract: case Op::Multiply: case Op::TrueDivide: case Op::Maximum: case Op::Minimum:
     case Op::Negative: case Op::Absolute: case Op::Exp: case Op::Sqrt: case Op::Where: case Op::Square:
-    case Op::Less: case Op::LessEqual: case Op::Greater: case Op::GreaterEqual:
+    case Op::Less: case Op::LessEqual: case Op::Greater: case Op::GreaterEqual: case Op::Fma:
       return true;
     default:
       return false;
