@@ -167,30 +167,41 @@ void fold_scalar_operands(std::vector<VInstr>& code, int nvals) {
   std::vector<int> def(static_cast<size_t>(std::max(nvals, 0)), -1), uses(def.size(), 0);
   for (size_t i = 0; i < code.size(); ++i)
     if (code[i].dst >= 0) def[static_cast<size_t>(code[i].dst)] = static_cast<int>(i);
-  const auto scalar = [&](int v) {  // the CONST instruction defining v, or -1
-    const int d = v >= 0 ? def[static_cast<size_t>(v)] : -1;
-    return d >= 0 && code[static_cast<size_t>(d)].code == kConst ? d : -1;
-  };
   for (VInstr& in : code) {
-    for (int i = 0; i < kNumConstOps; ++i) {
-      if (in.code != op_code(kConstOps[i], RF32)) continue;
-      if (const int d = scalar(in.src[1]); d >= 0) {
-        in.code = const_operand_code(i, false);
-        in.k = code[static_cast<size_t>(d)].k;
-        in.src[1] = -1;
-      } else if (const int e = scalar(in.src[0]); e >= 0) {
-        in.code = const_operand_code(i, true);
-        in.k = code[static_cast<size_t>(e)].k;
-        in.src[0] = in.src[1];
-        in.src[1] = -1;
-      }
-      break;
+    if (!narrow_acc(in.code)) continue;
+    for (int j = 0; j < 3; ++j) {
+      const int d = in.src[j] >= 0 ? def[static_cast<size_t>(in.src[j])] : -1;
+      if (d < 0 || code[static_cast<size_t>(d)].code != kConst) continue;
+      in.lit[j] = code[static_cast<size_t>(d)].k;
+      in.src[j] = -1;
     }
   }
   for (const VInstr& in : code)
     for (int s : in.src)
       if (s >= 0) ++uses[static_cast<size_t>(s)];
   std::erase_if(code, [&](const VInstr& in) { return in.code == kConst && uses[static_cast<size_t>(in.dst)] == 0; });
+}
+
+void chain_accumulator(std::vector<VInstr>& code, int nvals) {
+  int held = -1;  // the value in the accumulator
+  for (VInstr& in : code) {
+    if (!narrow_acc(in.code)) continue;
+    for (int j = 0; j < 3; ++j)
+      if (in.src[j] >= 0 && in.src[j] == held) {
+        in.acc[j] = true;
+        in.src[j] = -1;
+      }
+    if (in.dst >= 0) held = in.dst;
+  }
+  std::vector<int> uses(static_cast<size_t>(std::max(nvals, 0)), 0);
+  for (const VInstr& in : code)
+    for (int s : in.src)
+      if (s >= 0) ++uses[static_cast<size_t>(s)];
+  for (VInstr& in : code) {
+    if (!narrow_acc(in.code) || in.dst < 0) continue;
+    in.spill = uses[static_cast<size_t>(in.dst)] > 0;
+    if (!in.spill) in.dst = -1;
+  }
 }
 
 // Physical registers by liveness: a value's register is free after its last use; the values of
@@ -233,11 +244,14 @@ void write_code(CfiProgram& p, int at, const std::vector<VInstr>& code) {
   for (size_t i = 0; i < code.size(); ++i) {
     const VInstr& v = code[i];
     CfiInstr& in = p.code[at + static_cast<int>(i)];
+    const auto field = [&](int j) {
+      return static_cast<unsigned char>(v.acc[j] ? kSrcAcc : v.lit[j] >= 0 ? kSrcConst | v.lit[j] : std::max(v.src[j], 0));
+    };
     in.code = v.code;
-    in.dst = static_cast<unsigned char>(std::max(v.dst, 0));
-    in.a = static_cast<unsigned char>(std::max(v.src[0], 0));
-    in.b = static_cast<unsigned char>(std::max(v.src[1], 0));
-    in.c = static_cast<unsigned char>(v.red >= 0 ? v.red : std::max(v.src[2], 0));
+    in.dst = static_cast<unsigned char>(std::max(v.dst, 0) | (v.spill ? kDstSpill : 0));
+    in.a = field(0);
+    in.b = field(1);
+    in.c = static_cast<unsigned char>(v.red >= 0 ? v.red : field(2));
     in.k = static_cast<unsigned char>(v.k);
     in.pad = static_cast<unsigned char>(v.store >= 0 ? v.store : std::max(v.load, 0));
   }
@@ -367,8 +381,9 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
     }
   }
   // Narrow (bytecode_ops.hpp): every instruction one the narrow core has, every constant at
-  // most 4 bytes. Its constants go first and keep their registers (set in a thread's first
-  // tile only); the superinstructions are the general core's only.
+  // most 4 bytes. The accumulator cases read scalars from the constants; the other constants go
+  // first and keep their registers (set in a thread's first tile only); then the accumulator's
+  // reads (chain_accumulator). The superinstructions are the general core's only.
   bool narrow = std::all_of(b.code.begin(), b.code.end(), [](const VInstr& v) { return is_narrow_code(v.code); }) &&
                 std::all_of(b.consts.begin(), b.consts.end(),
                             [](const Node* c) { return narrow_dtype(static_cast<int>(c->dtype)); });
@@ -383,6 +398,7 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
     n_pre = static_cast<int>(std::count_if(b.code.begin(), b.code.end(), [](const VInstr& v) { return v.code == kConst; }));
     if (n_pre <= kMaxPinned) std::stable_partition(b.code.begin(), b.code.end(), [](const VInstr& v) { return v.code == kConst; });
     else n_pre = 0;
+    chain_accumulator(b.code, b.nvals);
   } else {
     fuse_superinstructions(b.code, b.nvals);
   }
@@ -445,14 +461,23 @@ std::string disassemble(const CfiProgram& p) {
   for (int i = 0; i < p.n_instrs; ++i) {
     const CfiInstr& in = p.code[i];
     const int c = p.narrow ? (in.code < kNarrow.count ? kNarrow.code[in.code] : 0) : in.code;
-    if (c == kConst) s += fmt::format("r{} = const #{}\n", in.dst, in.k);
-    else if (c == kRoundF16 || c == kRoundBF16) s += fmt::format("r{} = round.{} r{}\n", in.dst, c == kRoundF16 ? "f16" : "bf16", in.a);
-    else if (c >= kLoad && c < kStore) s += fmt::format("r{} = load.{} #{}\n", in.dst, dt(c - kLoad), in.k);
-    else if (c >= kStore && c < kStore + kNumDTypes) s += fmt::format("store.{} #{} <- r{}\n", dt(c - kStore), in.k, in.a);
+    // A narrow accumulator case's fields: a source "acc" (the accumulator) or "#k" (a constant),
+    // the result "acc" where no register keeps it.
+    const bool acc = p.narrow && narrow_acc(c);
+    const auto R = [&](unsigned char f) {
+      if (acc && (f & kSrcAcc)) return std::string("acc");
+      if (acc && (f & kSrcConst)) return fmt::format("#{}", f & kSrcIndex);
+      return fmt::format("r{}", f & (acc ? kSrcIndex : 0xff));
+    };
+    const std::string D = acc && !(in.dst & kDstSpill) ? std::string("acc") : fmt::format("r{}", in.dst & (acc ? kSrcIndex : 0xff));
+    if (c == kConst) s += fmt::format("{} = const #{}\n", D, in.k);
+    else if (c == kRoundF16 || c == kRoundBF16) s += fmt::format("{} = round.{} {}\n", D, c == kRoundF16 ? "f16" : "bf16", R(in.a));
+    else if (c >= kLoad && c < kStore) s += fmt::format("{} = load.{} #{}\n", D, dt(c - kLoad), in.k);
+    else if (c >= kStore && c < kStore + kNumDTypes) s += fmt::format("store.{} #{} <- {}\n", dt(c - kStore), in.k, R(in.a));
     else if (c >= kConvert && c < kCast)
-      s += fmt::format("r{} = convert.{}.{} r{}\n", in.dst, kRegCType[(c - kConvert) / kRegTypes], kRegCType[(c - kConvert) % kRegTypes], in.a);
+      s += fmt::format("{} = convert.{}.{} {}\n", D, kRegCType[(c - kConvert) / kRegTypes], kRegCType[(c - kConvert) % kRegTypes], R(in.a));
     else if (c >= kCast && c < kOp)
-      s += fmt::format("r{} = astype.{} r{}\n", in.dst, dt((c - kCast) % kNumDTypes), in.a);
+      s += fmt::format("{} = astype.{} {}\n", D, dt((c - kCast) % kNumDTypes), R(in.a));
     else if (c >= kAcc && c < kRed) {
       static const char* kinds[] = {"sum", "prod", "max", "min", "nanmax", "nanmin", "argmax", "argmin", "any", "all"};
       s += fmt::format("acc.{}.{} #{} <- r{}\n", kinds[(c - kAcc) / kRegTypes], kRegCType[(c - kAcc) % kRegTypes], in.k, in.a);
@@ -460,18 +485,13 @@ std::string disassemble(const CfiProgram& p) {
     else if (c == kRedIndex) s += fmt::format("r{} = red.index #{}\n", in.dst, in.k);
     else if (c >= kOp && c < kAcc) {
       const BcRow& row = kBcRows[(c - kOp) / kRegTypes];
-      s += fmt::format("r{} = {}.{} r{}", in.dst, row.name, kRegCType[(c - kOp) % kRegTypes], in.a);
-      if (row.arity > 1) s += fmt::format(", r{}", in.b);
-      if (row.arity > 2) s += fmt::format(", r{}", in.c);
+      s += fmt::format("{} = {}.{} {}", D, row.name, kRegCType[(c - kOp) % kRegTypes], R(in.a));
+      if (row.arity > 1) s += fmt::format(", {}", R(in.b));
+      if (row.arity > 2) s += fmt::format(", {}", R(in.c));
       s += "\n";
-    } else if (c >= kAccLoad && c < kConstOperand) {
+    } else if (c >= kAccLoad && c < kCodeCount) {
       static const char* kinds[] = {"sum", "prod", "max", "min", "nanmax", "nanmin", "argmax", "argmin", "any", "all"};
       s += fmt::format("acc.{}.{} #{} <- load #{}\n", kinds[(c - kAccLoad) / 2], (c - kAccLoad) % 2 ? "double" : "float", in.k, in.pad);
-    } else if (c >= kConstOperand && c < kCodeCount) {
-      const BcRow& row = kBcRows[static_cast<int>(kConstOps[(c - kConstOperand) / 2])];
-      const bool a_const = (c - kConstOperand) % 2 != 0;
-      s += a_const ? fmt::format("r{} = {}.float #{}, r{}\n", in.dst, row.name, in.k, in.a)
-                   : fmt::format("r{} = {}.float r{}, #{}\n", in.dst, row.name, in.a, in.k);
     } else if (c >= kFused && c < kAccLoad) {
       const int hot = (c - kFused) / 16, flags = (c - kFused) % 8;
       const BcRow& row = kBcRows[static_cast<int>(kHotOps[hot])];

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 
+#include "codegen/bytecode_format.hpp"
 #include "core/op_table.hpp"
 
 namespace cufuse::detail::bc {
@@ -86,17 +87,7 @@ constexpr uint16_t fused_code(int hot, RegType t, int flags) {
 // CfiInstr::pad): a sum or max over rows is one dispatch a tile, not two.
 inline constexpr uint16_t kAccLoad = kFused + kNumHot * 2 * 8;
 constexpr uint16_t acc_load_code(int kind, RegType t) { return static_cast<uint16_t>(kAccLoad + kind * 2 + (t == RF64 ? 1 : 0)); }
-// Narrow programs only (the narrow core, below): a float32 op of kConstOps with one operand a
-// scalar, read from CfiProgram::consts[k] in the dispatch (no register, no CONST instruction);
-// the other operand in register a. + op index * 2 + 1 where the scalar is the op's operand a.
-inline constexpr Op kConstOps[] = {Op::Add,     Op::Subtract, Op::Multiply, Op::TrueDivide,   Op::Maximum,
-                                   Op::Minimum, Op::Less,     Op::LessEqual, Op::Greater, Op::GreaterEqual};
-inline constexpr int kNumConstOps = static_cast<int>(sizeof(kConstOps) / sizeof(kConstOps[0]));
-inline constexpr uint16_t kConstOperand = kAccLoad + kRedKinds * 2;
-constexpr uint16_t const_operand_code(int i, bool a_is_const) {
-  return static_cast<uint16_t>(kConstOperand + i * 2 + (a_is_const ? 1 : 0));
-}
-inline constexpr uint16_t kCodeCount = kConstOperand + kNumConstOps * 2;
+inline constexpr uint16_t kCodeCount = kAccLoad + kRedKinds * 2;
 constexpr uint16_t acc_code(RedKind k, RegType t) { return kAcc + k * kRegTypes + t; }
 // The accumulators the interpreter has: sums and products of 32/64-bit integers and floats,
 // max/min and their arg forms of every number, nan-forms of floats, any/all of bools.
@@ -151,8 +142,9 @@ constexpr bool has_op(int op, RegType t) {
 
 // Narrow programs (issue 35): an elementwise program whose every register is at most 4 bytes
 // (no int64, uint64 or float64 value) runs on cf_interp's narrow core (tools/gen_interp_narrow.cpp):
-// 4-byte register slots, a thread's CFN_TILE elements of a register contiguous in shared memory
-// (read and written as 16-byte vectors), constants set once per thread. Its instructions are
+// 4-byte register slots, a thread's CFN_TILE elements of a register as 16-byte vectors in shared
+// memory (each vector of a block's threads side by side), constants set once per thread or read from the
+// program's constants, the last result kept in registers (narrow_acc). Its instructions are
 // renumbered densely (kNarrow) in three groups, each its own switch: the unrolled float32 ops,
 // then constants, loads and stores, then the rest (rolled loops); a hot op's dispatch is then a
 // search over about 20 cases, not the general core's ~930.
@@ -161,7 +153,7 @@ constexpr bool narrow_dtype(int d) { return d < kBcDTypes && narrow_reg(reg_of(s
 // Codes the narrow core has: constants, half rounding, loads and stores of narrow dtypes,
 // conversions and casts between them, and every op row on a narrow register type.
 constexpr bool is_narrow_code(int c) {
-  if (c == kConst || c == kRoundF16 || c == kRoundBF16 || (c >= kConstOperand && c < kCodeCount)) return true;
+  if (c == kConst || c == kRoundF16 || c == kRoundBF16) return true;
   if (c >= kLoad && c < kStore + kNumDTypes) return narrow_dtype((c - kLoad) % kNumDTypes);
   if (c >= kConvert && c < kCast) {
     const int f = (c - kConvert) / kRegTypes, t = (c - kConvert) % kRegTypes;
@@ -190,11 +182,21 @@ constexpr bool narrow_hot_op(int op) {
 constexpr int narrow_group(int c) {
   if (!is_narrow_code(c)) return -1;
   if (c == kConst || (c >= kLoad && c < kStore + kNumDTypes)) return 1;
-  if (c == convert_code(RI32, RF32) || c == convert_code(RBool, RF32) || c >= kConstOperand) return 0;
+  if (c == convert_code(RI32, RF32) || c == convert_code(RBool, RF32)) return 0;
   if (c >= kOp && c < kAcc && (c - kOp) % kRegTypes == RF32 && narrow_hot_op((c - kOp) / kRegTypes)) return 0;
   return 2;
 }
 constexpr bool narrow_unrolled(int c) { return narrow_group(c) == 0 || narrow_group(c) == 1; }
+// The accumulator (issue 35): the narrow core keeps the last result of an unrolled case other
+// than CONST (narrow_acc) in its registers, a thread's CFN_TILE elements, until the next such
+// case; the other cases neither read nor write it. In those cases' instruction fields
+// (codegen/bytecode.cpp: narrow_operands) a source is the accumulator (kSrcAcc), a constant
+// consts[i] (kSrcConst | i: a scalar, no CONST and no register) or a register (its number),
+// and the result goes to its register too only where dst has kDstSpill (a later instruction
+// reads it from there); the other codes' fields are plain register numbers.
+constexpr bool narrow_acc(int c) { return narrow_unrolled(c) && c != kConst; }
+inline constexpr unsigned char kSrcAcc = 0x40, kSrcConst = 0x80, kSrcIndex = 0x3f, kDstSpill = 0x80;
+static_assert(CFI_MAX_REGS <= kSrcIndex + 1 && CFI_MAX_CONSTS <= kSrcIndex + 1, "a narrow field's index is 6 bits");
 // The dense numbering, group by group: group g is numbers [end[g - 1], end[g]).
 struct NarrowTable {
   int16_t index[kCodeCount];  // narrow number of each code, -1 where the narrow core lacks it

@@ -22,6 +22,12 @@ struct VInstr {
   int red = -1;  // a superinstruction's row value (RB), written to CfiInstr::c
   int store = -1;  // a superinstruction's stored operand (ST), written to CfiInstr::pad
   int load = -1;   // an ACC's loaded operand (kAccLoad), written to CfiInstr::pad
+  // Narrow programs' accumulator cases (bytecode_ops.hpp: narrow_acc), source j read from the
+  // accumulator (kSrcAcc) or from the constant lit[j] (kSrcConst) instead of src[j] (then -1);
+  // `spill`: the result written to its register dst too (kDstSpill).
+  bool acc[3] = {false, false, false};
+  int lit[3] = {-1, -1, -1};
+  bool spill = false;
 };
 
 // Fuses loads, row values and stores into the hot float ops that read or write them
@@ -48,9 +54,14 @@ struct ValueCode {
   static std::string unsupported(const Node* n);
 };
 
-// A narrow program's float32 ops of kConstOps (bytecode_ops.hpp) with a scalar operand read
-// it from the program's constants (const_operand_code); a CONST no longer read goes.
+// A narrow program's accumulator cases (bytecode_ops.hpp: narrow_acc) read a scalar source
+// from the program's constants (VInstr::lit); a CONST no longer read goes.
 void fold_scalar_operands(std::vector<VInstr>& code, int nvals);
+// A narrow program in its final order: the accumulator cases read the value the accumulator
+// holds from it (VInstr::acc; the last such case's result: the other cases leave it), and keep
+// their result in a register (VInstr::spill) only where some source still reads it there, no
+// register otherwise (dst -1).
+void chain_accumulator(std::vector<VInstr>& code, int nvals);
 
 // Physical registers by liveness over `code` (values < nvals); returns how many. The values
 // code[0, pinned) defines keep their registers to the end (a narrow program's constants).

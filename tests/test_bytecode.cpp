@@ -215,23 +215,39 @@ TEST_CASE("programs whose registers are all 4 bytes or less run on the narrow co
     CHECK(r.narrow);
     CHECK(r.n_pre == 0);
     CHECK(r.text.find("const") == std::string::npos);
-    CHECK(r.text.find("multiply.float r0, #0") != std::string::npos);
+    // x loaded into the accumulator and read from there.
+    CHECK(r.text.find("acc = multiply.float acc, #0") != std::string::npos);
     check_group({w1}, "W1 without fma (narrow)");
   }
-  // Contracted (the default): x * 2.5 + 1 and x * x negated into fma, still narrow.
+  // Contracted (the default): x * 2.5 + 1 and x * x negated into fma, still narrow. A result
+  // the next accumulator case reads stays in the accumulator, no register (3 of them: x's, the
+  // first fma's and the sine's), the store takes the last sum from there.
   cf::Array w1 = (x * 2.5f + 1) * cf::sin(x) - cf::exp(-x * x) + cf::sqrt(cf::abs(x));
   r = interpret({w1});
   REQUIRE(r.refusal.empty());
   CHECK(r.narrow);
-  CHECK(r.text.find("fma.float") != std::string::npos);
+  CHECK(r.n_pre == 0);
+  CHECK(r.text.find("fma.float acc, #0, #1") != std::string::npos);
+  CHECK(r.text.find("acc = exp.float acc") != std::string::npos);
+  CHECK(r.text.find("<- acc") != std::string::npos);
+  CHECK(r.regs <= 3);
   check_group({w1}, "W1 (narrow, fma)");
+  // The accumulator read twice by one instruction; a three-source case (where) reading it and a
+  // constant; a result kept in registers across a rolled case (sin), which leaves the accumulator.
+  cf::Array e = cf::exp(x);
+  r = interpret({e * e});
+  CHECK(r.text.find("multiply.float acc, acc") != std::string::npos);
+  check_group({e * e}, "the accumulator as both operands (narrow)");
+  check_group({cf::where(x > 0.25f, 2.0f, cf::abs(x) - 1.0f), cf::sin(x * 3.0f) + x},
+              "a three-source case from the accumulator and a constant, a rolled case between (narrow)");
   check_group({1.0f - x, 2.0f / x, cf::maximum(x, 0.25f), 0.5f < x, x >= -0.5f}, "a scalar as either operand (narrow)");
-  // A scalar another op reads: set once a thread (code[0, n_pre)), its register kept.
-  r = interpret({cf::where(m, x, 2.0f) * x});
+  // A scalar a rolled case reads (arctan2 is no accumulator case): set once a thread (code[0,
+  // n_pre)), its register kept; where reads its scalar from the constants.
+  r = interpret({cf::arctan2(x, 0.5f) * x, cf::where(m, x, 2.0f) * x});
   CHECK(r.narrow);
   CHECK(r.n_pre == 1);
   CHECK(r.text.find("const") < r.text.find("load"));
-  check_group({cf::where(m, x, 2.0f) * x}, "a pinned scalar (narrow)");
+  check_group({cf::arctan2(x, 0.5f) * x, cf::where(m, x, 2.0f) * x}, "a pinned scalar (narrow)");
   check_group({cf::where(m, x, h) + i}, "where over f32 and f16, an int32 (narrow)");
   CHECK(interpret({cf::where(m, x, h) + i}).narrow == false);  // int32 + float32 computes in float64
   CHECK(interpret({cf::where(m, x, h)}).narrow);

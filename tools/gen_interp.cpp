@@ -374,22 +374,13 @@ std::string device_source(const std::string& format, const std::string& core) {
   s += std::string(kHead) + "#define CFI_FN __device__\n#define CFI_HOT __device__ __forceinline__\n#define CFI_COLD __device__ __noinline__\n#define CFI_LOOP _Pragma(\"unroll 1\")\n#define CFI_UNROLL _Pragma(\"unroll\")\n";
   s += std::string(kFirst) + kHelpers + kTypes;
   s += strip_pragma_once(format);
-  // The narrow core's register vectors (tools/gen_interp_narrow.cpp): two 16-byte
-  // shared-memory accesses per 8 elements of a register, not one 4-byte access an element.
-  s += "CFI_HOT void cfn_ld8(unsigned* d, const unsigned* s) {\n"
-       "  const cf_vec<unsigned, 4> v0 = ((const cf_vec<unsigned, 4>*)s)[0], v1 = ((const cf_vec<unsigned, 4>*)s)[1];\n"
-       "  d[0] = v0.v[0]; d[1] = v0.v[1]; d[2] = v0.v[2]; d[3] = v0.v[3]; d[4] = v1.v[0]; d[5] = v1.v[1]; d[6] = v1.v[2]; d[7] = v1.v[3];\n"
-       "}\n"
-       "CFI_HOT void cfn_ld4(unsigned* d, const unsigned* s) {\n"
+  // The narrow core's register vectors (tools/gen_interp_narrow.cpp): a 16-byte shared-memory
+  // access per 4 elements of a register, not one 4-byte access an element.
+  s += "CFI_HOT void cfn_ld4(unsigned* d, const unsigned* s) {\n"
        "  const cf_vec<unsigned, 4> v = *(const cf_vec<unsigned, 4>*)s; d[0] = v.v[0]; d[1] = v.v[1]; d[2] = v.v[2]; d[3] = v.v[3];\n"
        "}\n"
        "CFI_HOT void cfn_st4(unsigned* d, const unsigned* s) {\n"
        "  cf_vec<unsigned, 4> v; v.v[0] = s[0]; v.v[1] = s[1]; v.v[2] = s[2]; v.v[3] = s[3]; *(cf_vec<unsigned, 4>*)d = v;\n"
-       "}\n"
-       "CFI_HOT void cfn_st8(unsigned* d, const unsigned* s) {\n"
-       "  cf_vec<unsigned, 4> v0, v1;\n"
-       "  v0.v[0] = s[0]; v0.v[1] = s[1]; v0.v[2] = s[2]; v0.v[3] = s[3]; v1.v[0] = s[4]; v1.v[1] = s[5]; v1.v[2] = s[6]; v1.v[3] = s[7];\n"
-       "  ((cf_vec<unsigned, 4>*)d)[0] = v0; ((cf_vec<unsigned, 4>*)d)[1] = v1;\n"
        "}\n";
   s += core;
   s += "\n// A grid-stride loop over tiles of blockDim.x * CFI_TILE elements; the register file,\n"

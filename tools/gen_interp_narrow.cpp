@@ -3,14 +3,19 @@
 //
 // A narrow program (codegen/bytecode_ops.hpp: every register at most 4 bytes, its codes
 // renumbered densely by kNarrow) runs `cfn_run`: 4-byte register slots, a thread's CFN_TILE
-// elements of one register contiguous in shared memory, so the unrolled cases read and write 8
-// elements of a register as two 16-byte vectors (cfn_ld8 / cfn_st8, given by the includer: the
-// kernel source or src/reference/eval_bytecode.cpp), against one 8-byte slot access per element
-// in the general core; one dispatch per CFN_TILE elements, not 4; switches over the narrow codes
-// only, the unrolled float32 ops in the first (bytecode_ops.hpp: narrow_group); a scalar
-// operand of a hot float32 op read from the program's constants (const_operand_code); other
-// constants set in a thread's first tile only (CfiProgram::n_pre). Elements are e0 + k * estep,
-// those with k >= kin out of the iteration space.
+// elements of one register as CFN_TILE / 4 16-byte vectors (cfn_ld4 / cfn_st4, given by the
+// includer: the kernel source or src/reference/eval_bytecode.cpp), vector g of every thread of
+// the block side by side, so a warp's 16-byte access covers 512 contiguous bytes (no bank
+// conflict; a thread's 64 contiguous bytes made each a 4-way conflict); one dispatch per
+// CFN_TILE elements; switches over the narrow codes only, the unrolled float32 ops in the first
+// (bytecode_ops.hpp: narrow_group). The unrolled cases other than CONST (narrow_acc) keep their
+// result in registers, `acc_`, and read a source from it, from the program's constants or from
+// a register as the instruction's fields say (kSrcAcc, kSrcConst); they write the result to
+// its register only where a later instruction reads it there (kDstSpill): W1's chain
+// neg-multiply-exp-neg-fma touches shared memory once. The other cases read and write
+// registers only. Constants read by those run in a thread's first tile only
+// (CfiProgram::n_pre). Elements are e0 + k * estep, those with k >= kin out of the iteration
+// space.
 #include "tools/gen_interp_narrow.hpp"
 
 #include <string>
@@ -26,21 +31,27 @@ namespace {
 
 bool is_half(int t) { return t == static_cast<int>(DType::Float16) || t == static_cast<int>(DType::BFloat16); }
 
-// Register r's slots (CfiInstr field `f`) of this thread's tile.
+// Register r's slots (CfiInstr field `f`; a plain register number) of this thread's tile:
+// element k at CFN_E(P, k).
 std::string P(const char* f) { return std::string("CFN_P(ins.") + f + ")"; }
+// Source field `f` of an accumulator case (narrow_acc): elements [h, h + n) into x.
+std::string fetch(const std::string& x, const char* f, int n, const std::string& h = "0") {
+  return "cfn_src<" + std::to_string(n) + ">(" + x + ", ins." + f + ", acc_ + " + h + ", p, CFN_R(ins." + f + ", " + h + "), cfn_gs); ";
+}
+const std::string kSpill = "cfn_spill<CFN_TILE>(ins.dst, acc_, CFN_R(ins.dst, 0), cfn_gs);";
 
 void add(std::string& out, int code, const std::string& body) {
   out += "    case " + std::to_string(kNarrow.index[code]) + ": { " + body + " } break;\n";
 }
 
 // An op-like case: sources `src` (field, C type) read, `expr` computed in `pre` (type aliases),
-// the result of C type `rt` written to register dst. Unrolled (kUnrolled): 16-byte vectors, a
-// one- or two-source case reading the whole tile before it computes (its loads wait once a
-// dispatch), 8 elements at a time otherwise. kWide: a rolled loop over 4 elements at a time
-// (one vector a register, the next 4 loaded before these compute), for the float32 math
-// functions (sin, log ...: each element's load no longer waited on in turn). kRolled: a rolled
-// loop over the elements.
-enum Shape { kRolled, kWide, kUnrolled };
+// the result of C type `rt`. kAcc (the unrolled cases, narrow_acc): sources by cfn_src, the
+// result into acc_ (and its register where spilled); a one- or two-source case reads the whole
+// tile before it computes (its loads wait once a dispatch), a three-source one 8 elements at a
+// time. kWide: a rolled loop over 4 elements at a time (one vector a register, the next 4 loaded
+// before these compute), for the float32 math functions (sin, log ...: each element's load no
+// longer waited on in turn). kRolled: a rolled loop over the elements.
+enum Shape { kRolled, kWide, kAcc };
 struct Src {
   const char* field;
   std::string type;
@@ -48,90 +59,72 @@ struct Src {
 std::string op_body(const std::vector<Src>& src, const std::string& pre, const std::string& expr, const std::string& rt,
                     Shape shape) {
   static const char* names[] = {"a", "b", "c"};
-  const auto compute = [&](const std::string& idx, int n) {
-    std::string s = "unsigned d_[" + std::to_string(n) + "]; CFI_UNROLL for (int k = 0; k < " + std::to_string(n) + "; ++k) { " + pre;
+  const auto compute = [&](const std::string& idx, int n, const std::string& dst) {
+    std::string s = "CFI_UNROLL for (int k = 0; k < " + std::to_string(n) + "; ++k) { " + pre;
     for (size_t i = 0; i < src.size(); ++i)
       s += "const " + src[i].type + " " + names[i] + " = cfn_get<" + src[i].type + ">(" + names[i] + "_[" + idx + "]); ";
-    return s + "d_[k] = cfn_put<" + rt + ">(static_cast<" + rt + ">(" + expr + ")); } ";
+    return s + dst + " = cfn_put<" + rt + ">(static_cast<" + rt + ">(" + expr + ")); } ";
   };
   std::string s;
-  if (shape == kUnrolled && src.size() <= 2) {
+  if (shape == kAcc && src.size() <= 2) {
     for (size_t i = 0; i < src.size(); ++i)
-      s += std::string("unsigned ") + names[i] + "_[CFN_TILE]; CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) cfn_ld8(" +
-           names[i] + "_ + h, " + P(src[i].field) + " + h); ";
-    s += "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) { " + compute("h + k", 8) + "cfn_st8(" + P("dst") + " + h, d_); }";
-  } else if (shape == kUnrolled) {
+      s += std::string("unsigned ") + names[i] + "_[CFN_TILE]; " + fetch(std::string(names[i]) + "_", src[i].field, 16);
+    s += compute("k", 16, "acc_[k]") + kSpill;
+  } else if (shape == kAcc) {
     s += "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) { ";
     for (size_t i = 0; i < src.size(); ++i)
-      s += std::string("unsigned ") + names[i] + "_[8]; cfn_ld8(" + names[i] + "_, " + P(src[i].field) + " + h); ";
-    s += compute("k", 8) + "cfn_st8(" + P("dst") + " + h, d_); }";
+      s += std::string("unsigned ") + names[i] + "_[8]; " + fetch(std::string(names[i]) + "_", src[i].field, 8, "h");
+    s += compute("k", 8, "acc_[h + k]") + "} " + kSpill;
   } else if (shape == kWide) {  // the next 4 elements' loads issued before these 4 compute
     for (size_t i = 0; i < src.size(); ++i)
       s += std::string("unsigned ") + names[i] + "n_[4]; cfn_ld4(" + names[i] + "n_, " + P(src[i].field) + "); ";
     s += "CFI_LOOP for (int h = 0; h < CFN_TILE; h += 4) { ";
     for (size_t i = 0; i < src.size(); ++i)
       s += std::string("unsigned ") + names[i] + "_[4] = {" + names[i] + "n_[0], " + names[i] + "n_[1], " + names[i] + "n_[2], " +
-           names[i] + "n_[3]}; if (h + 4 < CFN_TILE) cfn_ld4(" + names[i] + "n_, " + P(src[i].field) + " + h + 4); ";
-    s += compute("k", 4) + "cfn_st4(" + P("dst") + " + h, d_); }";
+           names[i] + "n_[3]}; if (h + 4 < CFN_TILE) cfn_ld4(" + names[i] + "n_, " + P(src[i].field) + " + (h / 4 + 1) * cfn_gw); ";
+    s += "unsigned d_[4]; " + compute("k", 4, "d_[k]") + "cfn_st4(" + P("dst") + " + h / 4 * cfn_gw, d_); }";
   } else {
     for (size_t i = 0; i < src.size(); ++i) s += std::string("const unsigned* ") + names[i] + "_ = " + P(src[i].field) + "; ";
     s += "unsigned* d_ = " + P("dst") + "; CFI_LOOP for (int k = 0; k < CFN_TILE; ++k) { " + pre;
     for (size_t i = 0; i < src.size(); ++i)
-      s += "const " + src[i].type + " " + names[i] + " = cfn_get<" + src[i].type + ">(" + names[i] + "_[k]); ";
-    s += "d_[k] = cfn_put<" + rt + ">(static_cast<" + rt + ">(" + expr + ")); }";
+      s += "const " + src[i].type + " " + names[i] + " = cfn_get<" + src[i].type + ">(CFN_E(" + names[i] + "_, k)); ";
+    s += "CFN_E(d_, k) = cfn_put<" + rt + ">(static_cast<" + rt + ">(" + expr + ")); }";
   }
   return s;
 }
 
-// Operand ins.k's elements: where the space is one dim (or none), a pointer stepped by the
-// stride (the unrolled loop keeps no 64-bit element index alive across dispatches); the
-// general offset otherwise (cfn_offset, out of line, a rolled loop).
+// Operand ins.k's elements into acc_: where the space is one dim (or none), a pointer stepped by
+// the stride (the unrolled loop keeps no 64-bit element index alive across dispatches); the
+// general offsets otherwise (cfn_offsets, out of line).
 std::string load_body(int t) {
   const std::string S = kStorageCType[t], RT = kRegCType[reg_of(static_cast<DType>(t))];
   const std::string v = is_half(t) ? "cf_ld(*q_)" : "*q_";
-  const std::string g = is_half(t) ? "cf_ld(m_[cfn_offset(p, o_, e0, estep, k)])" : "m_[cfn_offset(p, o_, e0, estep, k)]";
+  const std::string g = is_half(t) ? "cf_ld(m_[o_k[k]])" : "m_[o_k[k]]";
   return "const CfiOperand& o_ = p.opnd[ins.k]; const " + S + "* const m_ = (const " + S + "*)o_.ptr; "
          "if (p.ndim <= 1) { const long long s_ = p.ndim == 1 ? o_.st[0] : 0; const " + S + "* q_ = m_ + e0 * s_; "
          "const long long qs_ = estep * s_; "
-         "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) { unsigned d_[8]; "
-         "CFI_UNROLL for (int k = 0; k < 8; ++k) { d_[k] = cfn_put<" + RT + ">(h + k < kin ? (" + RT + ")" + v + " : (" + RT + ")0); q_ += qs_; } "
-         "cfn_st8(" + P("dst") + " + h, d_); } } else { unsigned* d_ = " + P("dst") + "; "
-         "CFI_LOOP for (int k = 0; k < CFN_TILE; ++k) d_[k] = cfn_put<" + RT + ">(k < kin ? (" + RT + ")" + g + " : (" + RT + ")0); }";
+         "CFI_UNROLL for (int k = 0; k < CFN_TILE; ++k) { acc_[k] = cfn_put<" + RT + ">(k < kin ? (" + RT + ")" + v + " : (" + RT + ")0); q_ += qs_; } "
+         "} else { long long o_k[CFN_TILE]; cfn_offsets(p, o_, e0, estep, o_k); "
+         "CFI_UNROLL for (int k = 0; k < CFN_TILE; ++k) acc_[k] = cfn_put<" + RT + ">(k < kin ? (" + RT + ")" + g + " : (" + RT + ")0); } " + kSpill;
 }
 std::string store_body(int t) {
   const std::string S = kStorageCType[t], RT = kRegCType[reg_of(static_cast<DType>(t))];
   const auto conv = [&](const std::string& x) {
     return is_half(t) ? "cf_st<" + S + ">(cfn_get<" + RT + ">(" + x + "))" : "(" + S + ")(cfn_get<" + RT + ">(" + x + "))";
   };
-  return "const CfiOperand& o_ = p.opnd[ins.k]; " + S + "* const m_ = (" + S + "*)o_.ptr; "
+  return "const CfiOperand& o_ = p.opnd[ins.k]; " + S + "* const m_ = (" + S + "*)o_.ptr; unsigned a_[CFN_TILE]; " + fetch("a_", "a", 16) +
          "if (p.ndim <= 1) { const long long s_ = p.ndim == 1 ? o_.st[0] : 0; " + S + "* q_ = m_ + e0 * s_; "
          "const long long qs_ = estep * s_; "
-         "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) { unsigned a_[8]; cfn_ld8(a_, " + P("a") + " + h); "
-         "CFI_UNROLL for (int k = 0; k < 8; ++k) { if (h + k < kin) *q_ = " + conv("a_[k]") + "; q_ += qs_; } } "
-         "} else { const unsigned* a_ = " + P("a") + "; "
-         "CFI_LOOP for (int k = 0; k < CFN_TILE; ++k) if (k < kin) m_[cfn_offset(p, o_, e0, estep, k)] = " + conv("a_[k]") + "; }";
-}
-
-// A kConstOps float32 op with one operand the scalar consts[ins.k], the other register a.
-std::string const_operand_body(int code) {
-  const int i = (code - kConstOperand) / 2;
-  const bool a_const = (code - kConstOperand) % 2 != 0;
-  const BcRow& row = kBcRows[static_cast<int>(kConstOps[i])];
-  const std::string rr = bool_result(row.rule) ? "bool" : "float";
-  return "const float cv_ = cfn_get<float>((unsigned)p.consts[ins.k]); unsigned x_[CFN_TILE]; "
-         "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) cfn_ld8(x_ + h, " + P("a") + " + h); "
-         "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) { unsigned d_[8]; CFI_UNROLL for (int k = 0; k < 8; ++k) { "
-         "using T = float; using R = " + rr + "; const float a = " + (a_const ? "cv_" : "cfn_get<float>(x_[h + k])") +
-         "; const float b = " + (a_const ? "cfn_get<float>(x_[h + k])" : "cv_") + "; d_[k] = cfn_put<" + rr +
-         ">(static_cast<" + rr + ">(" + row.expr + ")); } cfn_st8(" + P("dst") + " + h, d_); }";
+         "CFI_UNROLL for (int k = 0; k < CFN_TILE; ++k) { if (k < kin) *q_ = " + conv("a_[k]") + "; q_ += qs_; } "
+         "} else { long long o_k[CFN_TILE]; cfn_offsets(p, o_, e0, estep, o_k); "
+         "CFI_UNROLL for (int k = 0; k < CFN_TILE; ++k) if (k < kin) m_[o_k[k]] = " + conv("a_[k]") + "; }";
 }
 
 std::string case_text(int code) {
-  if (code >= kConstOperand) return const_operand_body(code);
-  const Shape un = narrow_unrolled(code) ? kUnrolled : kRolled;
+  const Shape un = narrow_acc(code) ? kAcc : kRolled;
   if (code == kConst)
-    return "const unsigned v_ = (unsigned)p.consts[ins.k]; unsigned d_[8]; CFI_UNROLL for (int k = 0; k < 8; ++k) d_[k] = v_; "
-           "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 8) cfn_st8(" + P("dst") + " + h, d_);";
+    return "const unsigned v_ = (unsigned)p.consts[ins.k]; unsigned d_[4] = {v_, v_, v_, v_}; "
+           "CFI_UNROLL for (int h = 0; h < CFN_TILE; h += 4) cfn_st4(" + P("dst") + " + h / 4 * cfn_gw, d_);";
   if (code == kRoundF16 || code == kRoundBF16)
     return op_body({{"a", "float"}}, "", code == kRoundF16 ? "cf_round_f16(a)" : "cf_round_bf16(a)", "float", un);
   if (code >= kLoad && code < kStore) return load_body(code - kLoad);
@@ -165,18 +158,43 @@ std::string case_text(int code) {
 std::string narrow_core_text() {
   std::string o;
   o += "// The narrow core (tools/gen_interp_narrow.cpp): programs whose registers are all at most 4 bytes.\n";
-  o += "#define CFN_P(r) ((unsigned*)((char*)cfn_rf + (int)(r) * cfn_rs))\n";
-  o += "static_assert(CFN_TILE % 8 == 0, \"the unrolled cases run 8 elements at a time\");\n";
+  // A plain register field's slots; an accumulator case's field (flags masked) from element h.
+  o += "#define CFN_P(r) ((unsigned*)(cfn_rf + (int)(r) * cfn_rs))\n";
+  o += "#define CFN_R(f, h) (cfn_rf + (int)((f) & " + std::to_string(kSrcIndex) + ") * cfn_rs + (h) / 4 * cfn_gs)\n";
+  o += "#define CFN_E(q, k) (q)[((k) >> 2) * cfn_gw + ((k) & 3)]\n";
+  o += "static_assert(CFN_TILE == 16, \"the accumulator cases run 16 elements, or twice 8\");\n";
   // Out of line: the caller then keeps no element index e0 + k * estep per k (64-bit values the
   // compiler hoisted out of the dispatch loop, 16 registers, and spilled the loop's counter).
-  o += "CFI_COLD long long cfn_offset(const CfiProgram& p, const CfiOperand& o, long long e0, long long estep, int k) {\n"
-       "  return cfi_offset(p, o, e0 + k * estep);\n}\n";
+  o += "CFI_COLD void cfn_offsets(const CfiProgram& p, const CfiOperand& o, long long e0, long long estep, long long* off) {\n"
+       "  for (int k = 0; k < CFN_TILE; ++k) off[k] = cfi_offset(p, o, e0 + k * estep);\n}\n";
   o += "template <class T> CFI_FN T cfn_get(unsigned w) { union { unsigned w; T v; } u; u.w = w; return u.v; }\n"
        "template <class T> CFI_FN unsigned cfn_put(T v) { union { unsigned w; T v; } u; u.w = 0; u.v = v; return u.w; }\n";
+  o += "// An accumulator case's source field f, N elements: the accumulator's (acc), a constant's or\n"
+       "// a register's (its vectors from r, gs bytes apart).\n"
+       "template <int N> CFI_HOT void cfn_src(unsigned* d, unsigned f, const unsigned* acc, const CfiProgram& p, const char* r, int gs) {\n"
+       "  if (f & " + std::to_string(kSrcAcc) + "u) {\n"
+       "    CFI_UNROLL for (int k = 0; k < N; ++k) d[k] = acc[k];\n"
+       "  } else if (f & " + std::to_string(kSrcConst) + "u) {\n"
+       "    const unsigned v = (unsigned)p.consts[f & " + std::to_string(kSrcIndex) + "u];\n"
+       "    CFI_UNROLL for (int k = 0; k < N; ++k) d[k] = v;\n"
+       "  } else {\n"
+       "    CFI_UNROLL for (int g = 0; g < N / 4; ++g) cfn_ld4(d + 4 * g, (const unsigned*)(r + g * gs));\n"
+       "  }\n"
+       "}\n"
+       "// The result's register too where dst says so (a later instruction reads it there).\n"
+       "template <int N> CFI_HOT void cfn_spill(unsigned dst, const unsigned* acc, char* r, int gs) {\n"
+       "  if (dst & " + std::to_string(kDstSpill) + "u) {\n"
+       "    CFI_UNROLL for (int g = 0; g < N / 4; ++g) cfn_st4((unsigned*)(r + g * gs), acc + 4 * g);\n"
+       "  }\n"
+       "}\n";
   o += "// Runs code[begin, end) on the elements e0 + k * estep, k < kin (<= CFN_TILE); cfn_rf: this\n"
-       "// thread's slots of register 0, cfn_rs: the bytes from one register to the next.\n";
-  o += "CFI_HOT void cfn_exec(const CfiProgram& p, unsigned* cfn_rf, int cfn_rs, long long e0, long long estep, int kin,\n"
+       "// thread's first vector of register 0; cfn_rs, cfn_gs: the bytes from one register, one\n"
+       "// vector, to the next (cfn_gw: the words from one vector to the next).\n";
+  o += "CFI_HOT void cfn_exec(const CfiProgram& p, char* cfn_rf, int cfn_rs, int cfn_gs, long long e0, long long estep, int kin,\n"
        "                      int begin, int end) {\n"
+       "  const int cfn_gw = cfn_gs / 4;\n"
+       "  unsigned acc_[CFN_TILE];  // the accumulator: the last result of an accumulator case\n"
+       "  CFI_UNROLL for (int k = 0; k < CFN_TILE; ++k) acc_[k] = 0;\n"
        "  // The next instruction word is read a dispatch ahead: its constant-bank load (an indexed\n"
        "  // LDC) no longer stalls the dispatch that decodes it.\n"
        "  const unsigned long long* const code = (const unsigned long long*)p.code;\n"
@@ -198,18 +216,19 @@ std::string narrow_core_text() {
   }
   o += "    }\n  }\n}\n";
   o += "// A narrow program over the tiles blk, blk + nblk, ... of nthr * CFN_TILE elements (thread tid's\n"
-       "// elements base + tid + k * nthr); the constants run in the thread's first tile only.\n"
+       "// elements base + tid + k * nthr); the constants run in the thread's first tile only. Thread\n"
+       "// tid's vector g of register r: smem words ((r * CFN_TILE / 4 + g) * nthr + tid) * 4 ...\n"
        "CFI_HOT void cfn_run(const CfiProgram& p, unsigned* smem, int nthr, int tid, long long blk, long long nblk) {\n"
-       "  unsigned* const rf = smem + tid * CFN_TILE;\n"
+       "  char* const rf = (char*)(smem + tid * 4);\n"
        "  const long long tile = (long long)nthr * CFN_TILE;\n"
        "  int begin = 0;\n"
        "  for (long long base = blk * tile; base < p.numel; base += nblk * tile) {\n"
        "    const long long e0 = base + tid, rem = p.numel - e0;\n"
        "    const int kin = rem >= tile ? CFN_TILE : rem <= 0 ? 0 : (int)((rem + nthr - 1) / nthr);\n"
-       "    cfn_exec(p, rf, nthr * CFN_TILE * 4, e0, nthr, kin, begin, p.n_instrs);\n"
+       "    cfn_exec(p, rf, nthr * CFN_TILE * 4, nthr * 16, e0, nthr, kin, begin, p.n_instrs);\n"
        "    begin = p.n_pre;\n"
        "  }\n"
        "}\n";
-  o += "#undef CFN_P\n";
+  o += "#undef CFN_P\n#undef CFN_R\n#undef CFN_E\n";
   return o;
 }

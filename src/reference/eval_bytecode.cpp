@@ -31,12 +31,6 @@ inline float cf_round_f16(double v) { return f16_to_float(double_to_f16(v)); }
 inline float cf_round_bf16(double v) { return bf16_to_float(double_to_bf16(v)); }
 
 // The narrow core's register vectors (the kernel's are 16-byte shared-memory accesses).
-inline void cfn_ld8(unsigned* d, const unsigned* s) {
-  for (int k = 0; k < 8; ++k) d[k] = s[k];
-}
-inline void cfn_st8(unsigned* d, const unsigned* s) {
-  for (int k = 0; k < 8; ++k) d[k] = s[k];
-}
 inline void cfn_ld4(unsigned* d, const unsigned* s) {
   for (int k = 0; k < 4; ++k) d[k] = s[k];
 }
