@@ -21,11 +21,25 @@ int64_t compare(const cf::Array& got, const cf::Array& equivalent, double ulps, 
   return compare_with(got, cf::detail::reference_evaluate(equivalent.node()), ulps, what);
 }
 
+// A user kernel's C++ is compiled as written (--fmad=false, no contraction), so the equivalent
+// cufuse expressions are built without rule contract-multiply-add while this is alive.
+struct NoFma {
+  bool old = cf::config().contract_fma;
+  NoFma() { set(false); }
+  ~NoFma() { set(old); }
+  static void set(bool on) {
+    cf::Config c = cf::config();
+    c.contract_fma = on;
+    cf::set_config(c);
+  }
+};
+
 const cf::ElementwiseKernel sqdiff("T x, T y", "T z", "z = (x - y) * (x - y)", "squared_diff");
 
 }  // namespace
 
 TEST_CASE("ElementwiseKernel gpu: against the reference of the same expression, fused with its neighbours") {
+  NoFma no_fma;
   for (cf::DType t : {cf::f32, cf::f64, cf::i32, cf::i64}) {
     const int kind = cf::is_float(t) ? 0 : 2;  // small integers: signed overflow is UB in user C++
     auto x = random_array(t, {3, 1031}, kind);
@@ -46,6 +60,7 @@ TEST_CASE("ElementwiseKernel gpu: against the reference of the same expression, 
 }
 
 TEST_CASE("ElementwiseKernel gpu: parameter names that are kernel variables elsewhere") {
+  NoFma no_fma;
   cf::ElementwiseKernel k("T k, T u, T p, T n, T v0", "T z", "z = k + u * p - n / v0", "names");
   auto a = random_array(cf::f64, {4099});
   auto b = random_array(cf::f64, {4099});
