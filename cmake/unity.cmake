@@ -5,7 +5,8 @@
 # own) are parsed, and their inline functions compiled, once per batch instead of once per
 # file: on the 2-core CI machine the library's 148 batchable files take 230 s of CPU instead of
 # ~720 at -O0 with ASan+UBSan (and 290 s at -O3), a group of 7 test files 18 s instead of 54
-# (-O0 ASan+UBSan) or 64 (-O3).
+# (-O0 ASan+UBSan) or 64 (-O3). The GPU tests likewise (CUFUSE_UNITY_GPU_TEST_GROUPS: 250 s of
+# CPU at -O3 file by file on CI).
 #
 # The library (cufuse, cufuse_cli_core): batches of CUFUSE_UNITY_BATCH files in source order.
 # Files with their own compile options or definitions (eval_bytecode.cpp, dist/nccl.cpp,
@@ -40,6 +41,16 @@ set(CUFUSE_UNITY_TEST_GROUPS
   "surface surface_oracle"
   "threads typed"
 )
+# The GPU tests (cufuse_gpu_tests, compiled on CI but run on the GPU machine) the same way:
+# groups of files that share no file-scope name (found by compiling them together).
+set(CUFUSE_UNITY_GPU_TEST_GROUPS
+  "complex dist elementwise fft fft_half fuse"
+  "fuzz graph_launch io library reduce"
+  "reduce_layouts runtime signal statistics tiered"
+  "complex_linalg indexing typed"
+  "manipulation streams"
+  "sorting user_kernel"
+)
 
 function(cufuse_unity_setup)
   foreach(t cufuse cufuse_cli_core)
@@ -57,6 +68,17 @@ function(cufuse_unity_setup)
       list(TRANSFORM stems REPLACE "^(.+)$" "${PROJECT_SOURCE_DIR}/tests/test_\\1.cpp")
       set_source_files_properties(${stems} DIRECTORY "${PROJECT_SOURCE_DIR}/tests"
         PROPERTIES UNITY_GROUP "tests_${n}")
+    endforeach()
+  endif()
+  if(CUFUSE_UNITY_TESTS AND TARGET cufuse_gpu_tests)
+    set_target_properties(cufuse_gpu_tests PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
+    set(n 0)
+    foreach(group IN LISTS CUFUSE_UNITY_GPU_TEST_GROUPS)
+      math(EXPR n "${n} + 1")
+      string(REPLACE " " ";" stems "${group}")
+      list(TRANSFORM stems REPLACE "^(.+)$" "${PROJECT_SOURCE_DIR}/tests/gpu/test_\\1_gpu.cpp")
+      set_source_files_properties(${stems} DIRECTORY "${PROJECT_SOURCE_DIR}/tests"
+        PROPERTIES UNITY_GROUP "gpu_tests_${n}")
     endforeach()
   endif()
 endfunction()

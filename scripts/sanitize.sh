@@ -31,6 +31,11 @@
 #     see host code): CUB's sorts (cub_sort.cu) for compute_80 alone (nvcc: 126 s instead of
 #     237), and no interpreter image at all (CUFUSE_INTERP_ARCHS empty; test.sh builds and
 #     checks one);
+#   - the NumPy oracle tests compile none of the kernels they plan (CUFUSE_ORACLE_REFERENCE_COMPILE=0,
+#     tests/CMakeLists.txt): what they check under the sanitizers is the host code; test.sh's
+#     run has checked those sources (ptx), and the compiler's own tests run NVRTC here;
+#   - CUB's sorts not compiled again where build/ has them for that arch: its object is linked
+#     (CUFUSE_CUB_SORT_OBJECT, cub_sort_object below; ~140 s of nvcc saved in each build);
 #   - the kernel cache seeded from build/ (SANITIZE_KERNEL_CACHE): the kernels test.sh's run
 #     compiled with NVRTC (third-party, uninstrumented, ~2/3 of the CPU suite's time on a cold
 #     cache) are read from the disk cache (instrumented) instead of compiled again; tests of
@@ -68,7 +73,18 @@ configure() {  # configure DIR FLAGS [extra cmake args]
   cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$flags -Wl,--as-needed" -DCMAKE_SHARED_LINKER_FLAGS="$flags -Wl,--as-needed" \
     -DCUFUSE_BUILD_BENCH=OFF -DCUFUSE_BUILD_EXAMPLES=OFF -DCUFUSE_INTERP_ARCHS= \
-    -DCMAKE_CUDA_ARCHITECTURES=80-virtual -DCMAKE_PROJECT_INCLUDE="$ROOT/cmake/unity.cmake" "$@" >/dev/null
+    -DCMAKE_CUDA_ARCHITECTURES=80-virtual -DCMAKE_PROJECT_INCLUDE="$ROOT/cmake/unity.cmake" \
+    "-DCUFUSE_CUB_SORT_OBJECT=$(cub_sort_object)" -DCUFUSE_ORACLE_REFERENCE_COMPILE=0 "$@" >/dev/null
+}
+
+# build/'s CUB sorts object where build/ compiled it for the same arch (.ci/run's build does):
+# nvcc's 2-3 minutes spent once, not once per build directory. Its host code is uninstrumented
+# either way (the sanitizer flags are the C++ compiler's). Empty: compile it here.
+cub_sort_object() {
+  local obj=$ROOT/build/CMakeFiles/cufuse.dir/src/library/cub_sort.cu.o
+  if [ -f "$obj" ] && grep -qx "CMAKE_CUDA_ARCHITECTURES:STRING=80-virtual" "$ROOT/build/CMakeCache.txt" 2>/dev/null; then
+    echo "$obj"
+  fi
 }
 
 seed_cache() {  # seed_cache DIR: build/'s kernel cache (ASan only: TSan's threads compile their own)

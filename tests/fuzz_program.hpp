@@ -181,7 +181,7 @@ inline std::vector<cf::Index> axis_index(int ndim, int axis, cf::Index at) {
   return idx;
 }
 
-// User kernels, each with a lazy twin that gives the same bits (IEEE ops, --fmad=false;
+// User kernels, each with a lazy twin that gives the same bits (IEEE ops, --fmad=false, no fma;
 // integers wrap either way): madd z = x*y + x, pick z = x > y ? x : y, sqm z = x*x - x, and
 // isum, an integer sum in the input's dtype (wrapping, so any order gives the same bits), and
 // imax, an integer max with `a > b ? a : b` (ptxas's VIMNMX3 fusion: codegen/user_kernel.cpp).
@@ -199,10 +199,21 @@ inline cf::Array user_kernel(const Instr& in, const std::vector<cf::Array>& v, b
     if (in.op == "imax") return twin ? cf::max(x, ax, in.keepdims) : imax({x}, ax, in.keepdims);
     return twin ? cf::sum(x, ax, in.keepdims, x.dtype()) : isum({x}, ax, in.keepdims);
   }
-  if (in.op == "sqm") return twin ? x * x - x : sqm(x);
+  // The twins name their products: a user kernel's C++ is compiled as written, so its product
+  // is rounded before the add, as a named product is (rule contract-multiply-add contracts only
+  // an operator's temporary into fma).
+  if (in.op == "sqm") {
+    if (!twin) return sqm(x);
+    const cf::Array xx = x * x;
+    return xx - x;
+  }
   if (in.op == "uneg") return twin ? -x : uneg(x);
   const cf::Array& y = v[static_cast<size_t>(in.b)];
-  if (in.op == "madd") return twin ? x * y + x : madd(x, y);
+  if (in.op == "madd") {
+    if (!twin) return madd(x, y);
+    const cf::Array xy = x * y;
+    return xy + x;
+  }
   return twin ? cf::where(x > y, x, y) : pick(x, y);
 }
 

@@ -21,6 +21,7 @@ function(cufuse_numpy_oracle name)
                     "and unit_${name}_oracle will fail")
   endif()
   set_property(TEST unit_${name}_oracle APPEND PROPERTY ENVIRONMENT "CUFUSE_${upper}_ORACLE_DIR=${dir}")
+  set_property(TEST unit_${name}_oracle APPEND PROPERTY ENVIRONMENT "CUFUSE_REFERENCE_COMPILE=${CUFUSE_ORACLE_REFERENCE_COMPILE}")
 endfunction()
 
 cufuse_numpy_oracle(indexing)      # advanced indexing, masks, scatters

@@ -355,3 +355,31 @@ TEST_CASE("preamble: a kernel gets the helpers it names, with theirs, in their w
   CHECK(cufuse::detail::compile_kernel(full_preamble() + "\nextern \"C\" __global__ void cf_pre_all(float* p) { p[0] = 1; }\n",
                                        "cf_pre_all", 90)->cubin.size() > 0);
 }
+
+TEST_CASE("compiler: check_kernel_source compiles to PTX only, once a source; a bad source throws CompileError") {
+  Sandbox sb;
+  const std::string src = tiny_source("checked_k");
+  const auto calls0 = d::nvrtc::compile_calls();
+  const auto compiled0 = cufuse::stats().kernels_compiled;
+  d::check_kernel_source(src, "checked_k", 90);
+  CHECK(d::nvrtc::compile_calls() == calls0 + 1);
+  CHECK(cufuse::stats().kernels_compiled == compiled0);  // no CUBIN built
+  CHECK(!d::find_compiled_kernel(src, "checked_k", 90));  // nor cached as a kernel
+  d::check_kernel_source(src, "checked_k", 90);  // checked already: no NVRTC call
+  CHECK(d::nvrtc::compile_calls() == calls0 + 1);
+  d::check_kernel_source(src, "checked_k", 80);  // another arch is another check
+  CHECK(d::nvrtc::compile_calls() == calls0 + 2);
+  const std::string bad = tiny_source("checked_bad", "p.out[i] = undeclared_name;");
+  bool threw = false;
+  try {
+    d::check_kernel_source(bad, "checked_bad", 90);
+  } catch (const cufuse::CompileError& e) {
+    threw = true;
+    const std::string what = e.what();
+    CHECK(what.find("checked_bad") != std::string::npos);
+    CHECK(what.find("-arch=compute_90") != std::string::npos);
+    CHECK(e.log().find("undeclared_name") != std::string::npos);
+  }
+  CHECK(threw);
+  CHECK_THROWS_AS(d::check_kernel_source(bad, "checked_bad", 90), cufuse::CompileError);  // failures not kept
+}

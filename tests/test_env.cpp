@@ -107,7 +107,7 @@ TEST_CASE("env: every variable warns once for a value it does not accept, and ke
     CHECK(s.cse == defaults.cse);
     CHECK(s.tf32 == defaults.tf32);
     CHECK(s.ew_unroll == defaults.ew_unroll);
-    CHECK(s.reference_compile == defaults.reference_compile);
+    CHECK((s.reference_compile == defaults.reference_compile));
     CHECK(s.linalg_errors_ignore == defaults.linalg_errors_ignore);
     CHECK(s.max_kernel_ops == defaults.max_kernel_ops);
     CHECK(s.split_blocks == defaults.split_blocks);
@@ -141,7 +141,10 @@ TEST_CASE("env: accepted values parse; an empty value is unset") {
   CHECK(s.cse);
   CHECK(s.tf32);
   CHECK(s.ew_unroll == 8);
-  CHECK_FALSE(s.reference_compile);
+  CHECK((s.reference_compile == d::ReferenceCompile::Off));
+  CHECK((parse({{"CUFUSE_REFERENCE_COMPILE", "ptx"}}).settings.reference_compile == d::ReferenceCompile::Ptx));
+  CHECK((parse({{"CUFUSE_REFERENCE_COMPILE", "1"}}).settings.reference_compile == d::ReferenceCompile::Cubin));
+  CHECK(parse({{"CUFUSE_REFERENCE_COMPILE", "PTX"}}).warnings.size() == 1);
   CHECK(s.linalg_errors_ignore);
   CHECK(s.max_kernel_ops == 64);
   CHECK(s.split_blocks == 1048576);

@@ -4,11 +4,13 @@
 // for a new process), the trace a fused function keeps, and the errors.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <vector>
 
 #include "compile/compiler.hpp"
 #include "compile/disk_cache.hpp"
+#include "compile/nvrtc.hpp"
 #include "cufuse/cufuse.hpp"
 #include "exec/precompile.hpp"
 #include "exec/tiered.hpp"
@@ -150,4 +152,36 @@ TEST_CASE("precompile: errors are the call's, and a function that reads values s
   // Nothing to compute: the result is the argument itself.
   const cf::PrecompileStats none = cf::precompile([](const cf::Array& a) { return a; }, cf::signature(cf::ArgType{cf::f32, {8}}));
   CHECK(none.kernels == 0);
+}
+
+TEST_CASE("reference compile: CUFUSE_REFERENCE_COMPILE=ptx checks each kernel's source without a CUBIN; 0 compiles nothing") {
+  cufuse_test::Sandbox sandbox;
+  cf::BackendScope ref(cf::Backend::Reference);
+  const cf::Array x = host_random({16, 300}, cf::f32, 7);
+  const int files0 = files_in(sandbox.dir.path);
+  {
+    cufuse_test::ScopedEnv ptx("CUFUSE_REFERENCE_COMPILE", "ptx");
+    cf::reset_stats();
+    const auto calls0 = cf::detail::nvrtc::compile_calls();
+    const cf::Array y = softmax(cf::tanh(cf::cos(x)) * 3 - 1);  // plans no other case here makes
+    const cf::Array z = cf::cumsum(cf::cosh(x), 1);
+    cf::eval(y, z);
+    CHECK(cf::stats().kernels_compiled == 0);  // no CUBIN
+    CHECK(cf::detail::nvrtc::compile_calls() >= calls0 + 2);  // each kernel's source checked
+    CHECK(files_in(sandbox.dir.path) == files0);  // nothing cached on disk
+    // The values are the reference backend's, as with CUBINs.
+    const std::vector<float> xs = x.to_host<float>(), ys = y.to_host<float>();
+    double row = 0;
+    for (int j = 0; j < 300; ++j) row += ys[static_cast<size_t>(j)];
+    CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+    CHECK(z.to_host<float>()[0] == doctest::Approx(std::cosh(xs[0])));
+  }
+  {
+    cufuse_test::ScopedEnv off("CUFUSE_REFERENCE_COMPILE", "0");
+    const auto calls0 = cf::detail::nvrtc::compile_calls();
+    const cf::Array z = cf::sinh(cf::abs(x)) + 2;
+    z.eval();
+    CHECK(cf::detail::nvrtc::compile_calls() == calls0);
+    CHECK(cf::stats().kernels_compiled == 0);
+  }
 }

@@ -237,6 +237,8 @@ struct MemoryCache {
   static constexpr StateSlot kSlot = StateSlot::KernelCache;
   std::mutex mu;
   std::unordered_multimap<size_t, std::shared_ptr<MemoryCacheEntry>> map;
+  // check_kernel_source's sources that compiled to PTX, by key hash (full keys compared).
+  std::unordered_multimap<size_t, std::string> checked;
 };
 
 MemoryCache& memory_cache() { return runtime().state<MemoryCache>(); }
@@ -503,11 +505,38 @@ CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::str
   return adopt_disk_kernel(source, name, arch, std::move(hit->cubin), std::move(hit->log));  // no NVRTC
 }
 
+void check_kernel_source(const std::string& source, const std::string& name, int arch) {
+  auto& cache = memory_cache();
+  const std::string key = compile_key(source, name, arch, {"<ptx>"});
+  const size_t h = std::hash<std::string_view>{}(key);
+  {
+    std::lock_guard<std::mutex> lk(cache.mu);
+    auto [it, end] = cache.checked.equal_range(h);
+    for (; it != end; ++it)
+      if (it->second == key) return;
+  }
+  // The compile options but a virtual arch and no ptxas report: NVRTC stops at PTX.
+  std::vector<std::string> options;
+  for (const auto& o : base_compile_options(arch)) {
+    if (o.rfind("-arch=", 0) == 0) options.push_back(fmt::format("-arch=compute_{}", arch));
+    else if (o.rfind("--ptxas-options", 0) != 0) options.push_back(o);
+  }
+  const nvrtc::Output out = nvrtc::compile_to_ptx(source, name, options);
+  if (!out.ok) throw_compile_error(source, name, arch, options, key, out);
+  log(LogChannel::Compile, "checked {} for compute_{} (PTX, no CUBIN) in {:.1f} ms", name, arch, out.ms);
+  std::lock_guard<std::mutex> lk(cache.mu);  // (two threads checking one source both enter it: harmless)
+  auto [it, end] = cache.checked.equal_range(h);
+  for (; it != end; ++it)
+    if (it->second == key) return;
+  cache.checked.emplace(h, key);
+}
+
 void clear_memory_cache() {
   auto& cache = memory_cache();
   std::lock_guard<std::mutex> lk(cache.mu);
   // Pending entries keep their promise: their builder still publishes to its waiters.
   cache.map.clear();
+  cache.checked.clear();
 }
 
 }  // namespace cufuse::detail

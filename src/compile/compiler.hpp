@@ -60,6 +60,12 @@ CompiledKernelPtr adopt_disk_kernel(const std::string& source, const std::string
                                     std::vector<char> cubin, std::string log_text, int device = -1,
                                     void* loaded = nullptr, bool* used = nullptr);
 
+// Compiles `source` for compute_<arch> to PTX only (NVRTC's front end and NVVM, no ptxas and
+// no CUBIN, nothing cached on disk), to check that it compiles where no kernel will run
+// (CUFUSE_REFERENCE_COMPILE=ptx): throws CompileError as compile_kernel does. Each (source,
+// name, arch) once per process; not counted in kernels_compiled.
+void check_kernel_source(const std::string& source, const std::string& name, int arch);
+
 // Drops the in-memory cache (tests; the disk cache is untouched).
 void clear_memory_cache();
 

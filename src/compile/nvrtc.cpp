@@ -43,8 +43,11 @@ struct Program {
 
 }  // namespace
 
-Output compile_to_cubin(const std::string& source, const std::string& program_name,
-                        const std::vector<std::string>& options) {
+namespace {
+
+// One compile; `cubin`: fetch the CUBIN (a real arch), else the PTX (into Output::cubin's bytes).
+Output compile(const std::string& source, const std::string& program_name, const std::vector<std::string>& options,
+               bool cubin) {
   auto t0 = std::chrono::steady_clock::now();
   Output out;
   std::string file = program_name + ".cu";
@@ -67,7 +70,7 @@ Output compile_to_cubin(const std::string& source, const std::string& program_na
     CUFUSE_NVRTC_CHECK(nvrtcGetProgramLog(prog.p, out.log.data()), program_name);
     while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
   }
-  if (out.ok) {
+  if (out.ok && cubin) {
     size_t cubin_size = 0;
     CUFUSE_NVRTC_CHECK(nvrtcGetCUBINSize(prog.p, &cubin_size), program_name);
     if (cubin_size == 0)
@@ -75,9 +78,26 @@ Output compile_to_cubin(const std::string& source, const std::string& program_na
                                   "arch, -arch=sm_XX, not compute_XX)", program_name));
     out.cubin.resize(cubin_size);
     CUFUSE_NVRTC_CHECK(nvrtcGetCUBIN(prog.p, out.cubin.data()), program_name);
+  } else if (out.ok) {
+    size_t ptx_size = 0;
+    CUFUSE_NVRTC_CHECK(nvrtcGetPTXSize(prog.p, &ptx_size), program_name);
+    out.cubin.resize(ptx_size);
+    if (ptx_size > 0) CUFUSE_NVRTC_CHECK(nvrtcGetPTX(prog.p, out.cubin.data()), program_name);
   }
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+}  // namespace
+
+Output compile_to_cubin(const std::string& source, const std::string& program_name,
+                        const std::vector<std::string>& options) {
+  return compile(source, program_name, options, true);
+}
+
+Output compile_to_ptx(const std::string& source, const std::string& program_name,
+                      const std::vector<std::string>& options) {
+  return compile(source, program_name, options, false);
 }
 
 double warm_up(const std::vector<std::string>& options) {

@@ -1,5 +1,5 @@
 // src/compile/nvrtc.hpp: a thin checked wrapper over NVRTC. One call compiles one source to
-// CUBIN; every NVRTC call is checked, and the program handle never leaks. Knows nothing of
+// CUBIN (or to PTX); every NVRTC call is checked, and the program handle never leaks. Knows nothing of
 // caches: src/compile/compiler.cpp owns those.
 #pragma once
 #include <atomic>
@@ -24,6 +24,11 @@ struct Output {
 // install) throws cufuse::InternalError naming the call.
 Output compile_to_cubin(const std::string& source, const std::string& program_name,
                         const std::vector<std::string>& options);
+
+// The same to PTX only (the options name a virtual arch, compute_XX): NVRTC's front end and
+// NVVM without ptxas. Output::cubin holds the PTX text.
+Output compile_to_ptx(const std::string& source, const std::string& program_name,
+                      const std::vector<std::string>& options);
 
 // Compiles an empty kernel with `options`, uncounted and thrown away: the process's first
 // NVRTC compile pays NVRTC's start-up (loading its builtins), which the warm-up at process

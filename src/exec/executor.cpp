@@ -26,6 +26,7 @@
 #include "cufuse/eval.hpp"
 #include "exec/binding.hpp"
 #include "exec/executable.hpp"
+#include "exec/precompile.hpp"
 #include "exec/run_path.hpp"
 #include "graph/index_map.hpp"
 #include "graph/realize.hpp"
@@ -448,7 +449,9 @@ static std::shared_ptr<Executable> look_up(const std::vector<NodePtr>& roots, co
       counters().plan_cache_hits++;
       return ex;
     }
-    ex = build_executable(roots, targets, scan, settings().reference_compile, default_arch(), notes, false, programs);
+    const ReferenceCompile rc = settings().reference_compile;
+    ex = build_executable(roots, targets, scan, rc == ReferenceCompile::Cubin, default_arch(), notes, false, programs);
+    if (rc == ReferenceCompile::Ptx) check_step_sources(*ex, default_arch());
     std::unordered_map<const Node*, int> id;
     for (size_t i = 0; i < scan.nodes.size(); ++i) id.emplace(scan.nodes[i], static_cast<int>(i));
     for (const auto& st : ex->steps) {

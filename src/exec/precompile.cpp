@@ -32,6 +32,11 @@ void precompile_steps(Executable& ex, int arch, PrecompileStats& stats) {
   }
 }
 
+void check_step_sources(const Executable& ex, int arch) {
+  for (const Step& st : ex.steps)
+    if (!st.call) check_kernel_source(st.spec.source, st.spec.name, arch);
+}
+
 bool precompile_has_device() {
   try {
     require_device();

@@ -343,8 +343,10 @@ std::shared_ptr<Entry> trace_entry(FuseEngine& e, const void* fn, TraceThunk thu
   } else {
     // Device entries are tiered as lazy evaluation is (exec/tiered.hpp): a step whose kernel
     // is in neither cache starts on the interpreter; replay swaps the compiled one in.
-    en->ex = build_executable(en->roots, {}, scan, en->host ? settings().reference_compile : true, default_arch(),
+    const ReferenceCompile rc = settings().reference_compile;
+    en->ex = build_executable(en->roots, {}, scan, en->host ? rc == ReferenceCompile::Cubin : true, default_arch(),
                               nullptr, /*tiered=*/!en->host);
+    if (en->host && rc == ReferenceCompile::Ptx) check_step_sources(*en->ex, default_arch());
   }
   en->leaves.assign(scan.leaves.begin(), scan.leaves.end());
   en->binds.resize(scan.leaves.size());

@@ -111,7 +111,13 @@ bool parse_dist_host_combine(std::string_view v, Settings& s) {
   if (x) s.dist_host_combine = *x;
   return x.has_value();
 }
-bool parse_reference_compile(std::string_view v, Settings& s) { return zero_one(v, s.reference_compile); }
+bool parse_reference_compile(std::string_view v, Settings& s) {
+  if (v == "0") s.reference_compile = ReferenceCompile::Off;
+  else if (v == "1") s.reference_compile = ReferenceCompile::Cubin;
+  else if (v == "ptx") s.reference_compile = ReferenceCompile::Ptx;
+  else return false;
+  return true;
+}
 bool parse_reference_interpret(std::string_view v, Settings& s) { return zero_one(v, s.reference_interpret); }
 
 bool parse_unroll(std::string_view v, Settings& s) {
@@ -201,8 +207,11 @@ constexpr std::array kVariables = {
            "1: a concatenation's or stack's kernel gives each part a range of its blocks, each part's own "
            "contiguous code (codegen/elementwise_parts.hpp); 0: every element selects its part",
            parse_ew_parts},
-    EnvVar{"CUFUSE_REFERENCE_COMPILE", "0 or 1", "1",
-           "0: the reference backend skips compiling the kernels it plans", parse_reference_compile},
+    EnvVar{"CUFUSE_REFERENCE_COMPILE", "0, 1 or ptx", "1",
+           "0: the reference backend skips compiling the kernels it plans; ptx: it compiles each to PTX only "
+           "(NVRTC's front end and NVVM check the source; no ptxas, no CUBIN, nothing cached), about half "
+           "the time of 1",
+           parse_reference_compile},
     EnvVar{"CUFUSE_REFERENCE_INTERPRET", "0 or 1", "0",
            "1: the reference backend runs each group the bytecode interpreter takes on the interpreter's host "
            "build (the generated core the device's interpreter kernels are made of), reading earlier groups' "

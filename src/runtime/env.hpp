@@ -18,6 +18,9 @@ namespace cufuse::detail {
 
 enum class GraphsMode : uint8_t { Off, Repeated, All };  // CUFUSE_GRAPHS=0, 1 (default), all
 enum class TieredMode : uint8_t { Off, Interpret, On };  // CUFUSE_TIERED=0, interpret, 1 (default)
+// CUFUSE_REFERENCE_COMPILE=0, 1 (default: CUBIN, as a device run), ptx (NVRTC to PTX only: the
+// front end and NVVM check each source; no ptxas, nothing cached)
+enum class ReferenceCompile : uint8_t { Off, Cubin, Ptx };
 
 // Everything the environment says, parsed. Defaults are the values with no variable set.
 struct Settings {
@@ -35,7 +38,7 @@ struct Settings {
   int ew_unroll = 2;                // CUFUSE_EW_UNROLL
   int ew_view_blocks = 6;           // CUFUSE_EW_VIEW_BLOCKS (0: the compiler's choice)
   bool ew_parts = true;             // CUFUSE_EW_PARTS (0: no block-partitioned joins)
-  bool reference_compile = true;    // CUFUSE_REFERENCE_COMPILE
+  ReferenceCompile reference_compile = ReferenceCompile::Cubin;  // CUFUSE_REFERENCE_COMPILE
   bool reference_interpret = false; // CUFUSE_REFERENCE_INTERPRET
   bool linalg_errors_ignore = false;  // CUFUSE_LINALG_ERRORS=ignore
   int64_t max_kernel_ops = 0;       // CUFUSE_MAX_KERNEL_OPS (0: the planner's default)
