@@ -28,6 +28,8 @@ inline unsigned char cf_u8_ext(unsigned char v) { return v; }
 inline float cf_opq(float a) { return a; }
 inline double cf_opq(double a) { return a; }
 #define CF_FN inline
+#define CF_FN_OUTLINE inline
 #include "codegen/device_helpers.inc"
+#undef CF_FN_OUTLINE
 #undef CF_FN
 }  // namespace cufuse::detail::ref_kern

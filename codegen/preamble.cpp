@@ -80,7 +80,7 @@ const Chunks& chunks() {
   static const Chunks c = [] {
     Chunks r;
     const std::string text = std::string(kFirst) + kHelpers + kTypes;
-    r.all = std::string(kHead) + text;
+    r.all = std::string(kHead) + std::string(kOutlineHead) + text;
     std::string pending;  // column-0 comments and blank lines: they go with what follows
     size_t pos = 0;
     while (pos < text.size()) {
@@ -127,6 +127,11 @@ std::string kernel_preamble(std::string_view body) {
     for_each_cf_name(c.list[i].text, want);
   }
   std::string out(kHead);
+  for (size_t i = 0; i < c.list.size(); ++i)
+    if (used[i] && c.list[i].text.find("CF_FN_OUTLINE") != std::string::npos) {
+      out += kOutlineHead;
+      break;
+    }
   for (size_t i = 0; i < c.list.size(); ++i)
     if (used[i]) out += c.list[i].text;
   out += kPreambleEnd;

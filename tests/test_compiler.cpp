@@ -346,6 +346,13 @@ TEST_CASE("preamble: a kernel gets the helpers it names, with theirs, in their w
     CHECK_MESSAGE(rnd.find(need) != std::string::npos, need);
   CHECK(rnd.find("cf_floor_divide") == std::string::npos);
   CHECK(rnd.find("cf_philox(") > rnd.find("cf_mulhilo("));  // declared before use
+  // the normal generator is out of line (a call, not 16 inlined copies a thread): its kernels
+  // define CF_FN_OUTLINE; a kernel with no such helper does not (its source, so its key, as before)
+  CHECK(rnd.find("#define CF_FN_OUTLINE __device__ __noinline__\n") != std::string::npos);
+  CHECK(rnd.find("CF_FN_OUTLINE T cf_random_normal(") != std::string::npos);
+  const std::string uni = kernel_preamble("float v = cf_random_uniform<float>(1, 2, 0.f, 1.f);");
+  CHECK(uni.find("cf_random_uniform(") != std::string::npos);
+  CHECK(uni.find("CF_FN_OUTLINE") == std::string::npos);
   // a template's specializations come with it: cf_st<cf_f16> and cf_st<cf_bf16>
   const std::string st = kernel_preamble("cf_f16 h = cf_st<cf_f16>(1.0f);");
   CHECK(st.find("cf_st<cf_f16>(float v)") != std::string::npos);
