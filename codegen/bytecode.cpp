@@ -444,7 +444,7 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& S, const std::vector<E
     p.n_pre = static_cast<unsigned short>(n_pre);
     for (int i = 0; i < p.n_instrs; ++i) p.code[i].code = static_cast<unsigned short>(kNarrow.index[p.code[i].code]);
   }
-  k.name = kInterpKernelName;
+  k.name = narrow ? kInterpNarrowKernelName : kInterpKernelName;
   k.numel = p.numel;
   k.dims = interp_dims(p.numel, nregs, narrow);
   k.params.resize(sizeof(CfiProgram));

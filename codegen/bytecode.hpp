@@ -22,15 +22,17 @@
 namespace cufuse::detail {
 
 // The interpreter kernels' entry names (tools/gen_interp.cpp writes them): elementwise
-// programs, and row programs (reduction groups).
+// programs, narrow elementwise programs (CfiProgram::narrow: the narrow core, a kernel of its
+// own), and row programs (reduction groups).
 inline constexpr const char* kInterpKernelName = "cf_interp";
+inline constexpr const char* kInterpNarrowKernelName = "cf_interp_narrow";
 inline constexpr const char* kInterpRowsKernelName = "cf_interp_rows";
 
 struct BytecodeProgram {
   // Empty when the interpreter runs the group; else why not ("a gather", "program limits:
   // 40 registers, at most 32"), for the plan dump and CUFUSE_LOG.
   std::string refusal;
-  // The launch: name kInterpKernelName, params a CfiProgram's bytes with its patches, dims
+  // The launch: name kInterpKernelName (kInterpNarrowKernelName for a narrow program), params a CfiProgram's bytes with its patches, dims
   // and shared memory (the register file), numel (0: nothing to launch).
   KernelSpec spec;
 };

@@ -46,7 +46,7 @@ struct CfiProgram {
   long long rows;                 // row programs: rows (kept elements)
   int kdim, n_sections, n_reds;
   // Narrow programs (bytecode_ops.hpp: every register at most 4 bytes): `narrow` set, codes
-  // renumbered (kNarrow), run by cf_interp's narrow core; code[0, n_pre) (the constants, whose
+  // renumbered (kNarrow), run by the kernel cf_interp_narrow (the narrow core); code[0, n_pre) (the constants, whose
   // registers nothing else takes) runs in a thread's first tile only.
   unsigned short n_pre;
   unsigned char narrow, pad0;

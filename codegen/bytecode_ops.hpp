@@ -141,7 +141,8 @@ constexpr bool has_op(int op, RegType t) {
 
 
 // Narrow programs (issue 35): an elementwise program whose every register is at most 4 bytes
-// (no int64, uint64 or float64 value) runs on cf_interp's narrow core (tools/gen_interp_narrow.cpp):
+// (no int64, uint64 or float64 value) runs on the narrow core, the kernel cf_interp_narrow
+// (tools/gen_interp_narrow.cpp):
 // 4-byte register slots, a thread's CFN_TILE elements of a register as 16-byte vectors in shared
 // memory (each vector of a block's threads side by side), constants set once per thread or read from the
 // program's constants, the last result kept in registers (narrow_acc). Its instructions are

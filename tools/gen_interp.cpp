@@ -12,8 +12,10 @@
 //    Row programs (reductions) add the accumulate and row-value cases, the reductions'
 //    identities and combines (cfi_red_init, cfi_red_combine) and the per-section drivers.
 //    Then the narrow core (tools/gen_interp_narrow.cpp: programs whose registers are all at
-//    most 4 bytes), which cf_interp runs where the program says so (CfiProgram::narrow).
-// 2. SOURCE_CU: the CUDA source of the kernels `cf_interp` and `cf_interp_rows`: the preamble's device texts
+//    most 4 bytes), the kernel cf_interp_narrow's (the host launches it for a program whose
+//    CfiProgram::narrow is set).
+// 2. SOURCE_CU: the CUDA source of the kernels `cf_interp`, `cf_interp_narrow` and
+//    `cf_interp_rows`: the preamble's device texts
 //    (codegen/preamble_device.inc), every helper, the program struct (FORMAT_HPP), the core
 //    and the kernel, which keeps its register file in shared memory.
 // 3. IMAGES_CPP: that source compiled by NVRTC for each ARCH (sm_XX: a CUBIN; compute_XX:
@@ -387,13 +389,19 @@ std::string device_source(const std::string& format, const std::string& core) {
        "// n_regs * CFI_TILE * blockDim.x slots, is the block's dynamic shared memory.\n"
        "extern \"C\" __global__ void __launch_bounds__(256, 4) cf_interp(const __grid_constant__ CfiProgram p) {\n"
        "  extern __shared__ unsigned long long cfi_smem[];\n"
-       "  if (p.narrow) {  // 4-byte registers, CFN_TILE elements a dispatch (tools/gen_interp_narrow.cpp)\n"
-       "    cfn_run(p, (unsigned*)cfi_smem, (int)blockDim.x, (int)threadIdx.x, blockIdx.x, gridDim.x);\n"
-       "    return;\n"
-       "  }\n"
        "  const long long step = (long long)gridDim.x * blockDim.x * CFI_TILE;\n"
        "  for (long long base = (long long)blockIdx.x * blockDim.x * CFI_TILE; base < p.numel; base += step)\n"
        "    cfi_run(p, cfi_smem, (int)blockDim.x, (int)threadIdx.x, base);\n"
+       "}\n";
+  // The narrow core in a kernel of its own (the host launches it where CfiProgram::narrow is set,
+  // codegen/bytecode.cpp): its code is laid out alone, not between the general core's ~930
+  // cases (W1-interp's top stall in cf_interp was instruction-cache misses), and its registers
+  // are allocated for it alone.
+  s += "\n// A narrow program (tools/gen_interp_narrow.cpp): 4-byte registers, CFN_TILE elements a\n"
+       "// dispatch, a grid-stride loop over tiles of blockDim.x * CFN_TILE elements.\n"
+       "extern \"C\" __global__ void __launch_bounds__(256, 4) cf_interp_narrow(const __grid_constant__ CfiProgram p) {\n"
+       "  extern __shared__ unsigned long long cfi_smem[];\n"
+       "  cfn_run(p, (unsigned*)cfi_smem, (int)blockDim.x, (int)threadIdx.x, blockIdx.x, gridDim.x);\n"
        "}\n";
   s += "\n// A row program: a block a row (a grid-stride loop over rows), blockDim.x a power of two.\n"
        "// Shared memory: the register file, then the combine's scratch (a value and an index a\n"

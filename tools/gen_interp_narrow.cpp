@@ -1,5 +1,6 @@
 // tools/gen_interp_narrow.cpp: the narrow core of the bytecode interpreter (issue 35), written
-// by the build-time generator (tools/gen_interp.cpp appends it to interp_core.inc).
+// by the build-time generator (tools/gen_interp.cpp appends it to interp_core.inc; the kernel
+// cf_interp_narrow runs it).
 //
 // A narrow program (codegen/bytecode_ops.hpp: every register at most 4 bytes, its codes
 // renumbered densely by kNarrow) runs `cfn_run`: 4-byte register slots, a thread's CFN_TILE
@@ -8,7 +9,8 @@
 // the block side by side, so a warp's 16-byte access covers 512 contiguous bytes (no bank
 // conflict; a thread's 64 contiguous bytes made each a 4-way conflict); one dispatch per
 // CFN_TILE elements; switches over the narrow codes only, the unrolled float32 ops in the first
-// (bytecode_ops.hpp: narrow_group). The unrolled cases other than CONST (narrow_acc) keep their
+// (bytecode_ops.hpp: narrow_group), the rolled ones (group 2) out of line in cfn_rolled, so the
+// dispatch loop and the unrolled cases lie together in the instruction cache. The unrolled cases other than CONST (narrow_acc) keep their
 // result in registers, `acc_`, and read a source from it, from the program's constants or from
 // a register as the instruction's fields say (kSrcAcc, kSrcConst); they write the result to
 // its register only where a later instruction reads it there (kDstSpill): W1's chain
@@ -187,6 +189,15 @@ std::string narrow_core_text() {
        "    CFI_UNROLL for (int g = 0; g < N / 4; ++g) cfn_st4((unsigned*)(r + g * gs), acc + 4 * g);\n"
        "  }\n"
        "}\n";
+  // The rolled cases (group 2: hundreds of them, most of the core's code) out of line, so the
+  // dispatch loop and the unrolled cases lie together in the instruction cache. They neither
+  // read nor write the accumulator nor the program.
+  o += "// The rolled cases (narrow group 2), out of line: code_ a narrow number, ins its fields.\n"
+       "CFI_COLD void cfn_rolled(int code_, CfiInstr ins, char* cfn_rf, int cfn_rs, int cfn_gs) {\n"
+       "  const int cfn_gw = cfn_gs / 4;\n"
+       "  switch (code_) {\n";
+  for (int n = kNarrow.end[1]; n < kNarrow.end[2]; ++n) add(o, kNarrow.code[n], case_text(kNarrow.code[n]));
+  o += "  default: break;\n  }\n}\n";
   o += "// Runs code[begin, end) on the elements e0 + k * estep, k < kin (<= CFN_TILE); cfn_rf: this\n"
        "// thread's first vector of register 0; cfn_rs, cfn_gs: the bytes from one register, one\n"
        "// vector, to the next (cfn_gw: the words from one vector to the next).\n";
@@ -207,14 +218,14 @@ std::string narrow_core_text() {
        "    ins.dst = (unsigned char)(w_ >> 16); ins.a = (unsigned char)(w_ >> 24);\n"
        "    ins.b = (unsigned char)(w_ >> 32); ins.c = (unsigned char)(w_ >> 40); ins.k = (unsigned char)(w_ >> 48);\n"
        "    ins.pad = (unsigned char)(w_ >> 56);\n";
-  for (int g = 0; g < 3; ++g) {
+  for (int g = 0; g < 2; ++g) {
     o += g == 0 ? "    if (code_ < " + std::to_string(kNarrow.end[0]) + ") {\n"
-         : g == 1 ? "    } else if (code_ < " + std::to_string(kNarrow.end[1]) + ") {\n" : "    } else {\n";
+                : "    } else if (code_ < " + std::to_string(kNarrow.end[1]) + ") {\n";
     o += "    switch (code_) {\n";
     for (int n = g ? kNarrow.end[g - 1] : 0; n < kNarrow.end[g]; ++n) add(o, kNarrow.code[n], case_text(kNarrow.code[n]));
     o += "    default: break;\n    }\n";
   }
-  o += "    }\n  }\n}\n";
+  o += "    } else {\n      cfn_rolled(code_, ins, cfn_rf, cfn_rs, cfn_gs);\n    }\n  }\n}\n";
   o += "// A narrow program over the tiles blk, blk + nblk, ... of nthr * CFN_TILE elements (thread tid's\n"
        "// elements base + tid + k * nthr); the constants run in the thread's first tile only. Thread\n"
        "// tid's vector g of register r: smem words ((r * CFN_TILE / 4 + g) * nthr + tid) * 4 ...\n"

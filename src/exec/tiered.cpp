@@ -59,7 +59,8 @@ struct TierState {
   // The interpreter kernel per device (loaded once; 1 marks "no image"), loaded by the first
   // call that needs it or by the start-up warm-up (exec/startup.hpp), whichever comes first.
   LoadGate load_gate;
-  std::array<std::atomic<void*>, 64> interp{}, interp_rows{};  // cf_interp, cf_interp_rows
+  // Per kernel (kInterpKernels' order: cf_interp, cf_interp_narrow, cf_interp_rows), per device.
+  std::array<std::array<std::atomic<void*>, 64>, 3> interp{};
   StartupWarmup startup;
   // The loader thread of hint preloads (exec/hint_preload.hpp), and the tests' loader.
   PreloadThread loader;
@@ -366,12 +367,16 @@ void choose_tier(Step& st, BytecodeProgram prog, int arch, std::string hint, boo
 }
 
 namespace {
-void* load_interpreter(int device, bool warm_up, bool rows) {
+// The interpreter's kernels, in TierState::interp's order.
+constexpr const char* kInterpKernels[] = {kInterpKernelName, kInterpNarrowKernelName, kInterpRowsKernelName};
+
+// Kernel kInterpKernels[which] on `device`, loaded once.
+void* load_interpreter(int device, bool warm_up, size_t which) {
   TierState& t = tiers();
-  if (device < 0 || device >= static_cast<int>(t.interp.size())) return nullptr;
+  if (device < 0 || device >= static_cast<int>(t.interp[0].size())) return nullptr;
   static constexpr uintptr_t kNone = 1;
-  auto& slots = rows ? t.interp_rows : t.interp;
-  const char* name = rows ? kInterpRowsKernelName : kInterpKernelName;
+  auto& slots = t.interp[which];
+  const char* name = kInterpKernels[which];
   void* k = slots[static_cast<size_t>(device)].load(std::memory_order_acquire);
   if (!k) {
     std::unique_lock<std::mutex> lk = t.load_gate.enter(warm_up);
@@ -422,8 +427,7 @@ void on_first_device_use(int device) {
   arm_exit_guard();
   StartupSteps steps;
   steps.load_image = [](int d) {
-    load_interpreter(d, true, false);
-    load_interpreter(d, true, true);
+    for (size_t which = 0; which < std::size(kInterpKernels); ++which) load_interpreter(d, true, which);
   };
   // NVRTC's warm-up: a process that exits while it runs waits for it in the exit guard above
   // (without the guard, W12's warm-cache child crashed inside it on the H200).
@@ -448,7 +452,9 @@ const bool g_first_use_hook = [] {
 }  // namespace
 
 void* interpreter_kernel(int device, const std::string& name) {
-  return load_interpreter(device, false, name == kInterpRowsKernelName);
+  for (size_t which = 0; which < std::size(kInterpKernels); ++which)
+    if (name == kInterpKernels[which]) return load_interpreter(device, false, which);
+  throw InternalError(fmt::format("no interpreter kernel {}", name));
 }
 
 StartupWarmup& startup_warmup() { return tiers().startup; }

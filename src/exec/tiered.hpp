@@ -111,7 +111,8 @@ void defer_tier(Step& st, BytecodeProgram prog, int arch, std::string hint);
 // The deferred step's spec (source, parameters) is made now: its compile is queued.
 void start_deferred(Step& st);
 
-// The interpreter kernel `name` (kInterpKernelName or kInterpRowsKernelName) on `device`,
+// The interpreter kernel `name` (kInterpKernelName, kInterpNarrowKernelName or
+// kInterpRowsKernelName) on `device`,
 // loaded once; null where the build has no image for it.
 void* interpreter_kernel(int device, const std::string& name = kInterpKernelName);
 

@@ -261,6 +261,8 @@ TEST_CASE("process start: the interpreter's image is loaded and NVRTC warmed on 
   startup_warmup().wait();
   CHECK(startup_warmup().phase() == StartupWarmup::Phase::Done);
   CHECK(interpreter_kernel(cf::detail::current_device()) != nullptr);
+  CHECK(interpreter_kernel(cf::detail::current_device(), cf::detail::kInterpNarrowKernelName) != nullptr);
+  CHECK(interpreter_kernel(cf::detail::current_device(), cf::detail::kInterpRowsKernelName) != nullptr);
   MESSAGE("start-up warm-up: image " << startup_warmup().load_ms() << " ms, NVRTC " << startup_warmup().warm_ms() << " ms");
 }
 
