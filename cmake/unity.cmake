@@ -52,6 +52,23 @@ set(CUFUSE_UNITY_GPU_TEST_GROUPS
   "sorting user_kernel"
 )
 
+# Test target `target` compiled in the groups `groups` (a list of space-separated stems; the
+# file of stem S is <prefix>S<suffix>), each group a unity source named <label>_<n>.
+function(cufuse_unity_test_groups target groups prefix suffix label)
+  if(NOT CUFUSE_UNITY_TESTS OR NOT TARGET ${target})
+    return()
+  endif()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
+  set(n 0)
+  foreach(group IN LISTS groups)
+    math(EXPR n "${n} + 1")
+    string(REPLACE " " ";" stems "${group}")
+    list(TRANSFORM stems REPLACE "^(.+)$" "${prefix}\\1${suffix}")
+    set_source_files_properties(${stems} DIRECTORY "${PROJECT_SOURCE_DIR}/tests"
+      PROPERTIES UNITY_GROUP "${label}_${n}")
+  endforeach()
+endfunction()
+
 function(cufuse_unity_setup)
   foreach(t cufuse cufuse_cli_core)
     if(TARGET ${t})
@@ -59,28 +76,9 @@ function(cufuse_unity_setup)
         UNITY_BUILD_BATCH_SIZE ${CUFUSE_UNITY_BATCH})
     endif()
   endforeach()
-  if(CUFUSE_UNITY_TESTS AND TARGET cufuse_tests)
-    set_target_properties(cufuse_tests PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
-    set(n 0)
-    foreach(group IN LISTS CUFUSE_UNITY_TEST_GROUPS)
-      math(EXPR n "${n} + 1")
-      string(REPLACE " " ";" stems "${group}")
-      list(TRANSFORM stems REPLACE "^(.+)$" "${PROJECT_SOURCE_DIR}/tests/test_\\1.cpp")
-      set_source_files_properties(${stems} DIRECTORY "${PROJECT_SOURCE_DIR}/tests"
-        PROPERTIES UNITY_GROUP "tests_${n}")
-    endforeach()
-  endif()
-  if(CUFUSE_UNITY_TESTS AND TARGET cufuse_gpu_tests)
-    set_target_properties(cufuse_gpu_tests PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
-    set(n 0)
-    foreach(group IN LISTS CUFUSE_UNITY_GPU_TEST_GROUPS)
-      math(EXPR n "${n} + 1")
-      string(REPLACE " " ";" stems "${group}")
-      list(TRANSFORM stems REPLACE "^(.+)$" "${PROJECT_SOURCE_DIR}/tests/gpu/test_\\1_gpu.cpp")
-      set_source_files_properties(${stems} DIRECTORY "${PROJECT_SOURCE_DIR}/tests"
-        PROPERTIES UNITY_GROUP "gpu_tests_${n}")
-    endforeach()
-  endif()
+  cufuse_unity_test_groups(cufuse_tests "${CUFUSE_UNITY_TEST_GROUPS}" "${PROJECT_SOURCE_DIR}/tests/test_" ".cpp" tests)
+  cufuse_unity_test_groups(cufuse_gpu_tests "${CUFUSE_UNITY_GPU_TEST_GROUPS}" "${PROJECT_SOURCE_DIR}/tests/gpu/test_"
+                           "_gpu.cpp" gpu_tests)
 endfunction()
 # At the end of the top-level CMakeLists.txt, once the targets exist.
 cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL cufuse_unity_setup)

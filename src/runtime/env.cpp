@@ -8,6 +8,8 @@
 #include <array>
 #include <charconv>
 #include <cstdlib>
+#include <initializer_list>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,13 +27,19 @@ std::optional<int64_t> integer_in(std::string_view v, int64_t lo, int64_t hi) {
   return x;
 }
 
-// 0 or 1 into `out`.
-bool zero_one(std::string_view v, bool& out) {
-  if (v == "0") out = false;
-  else if (v == "1") out = true;
-  else return false;
-  return true;
+// The value of the spelling `v` among `choices` into `out`; false where none is spelled so.
+template <class T>
+bool one_of(std::string_view v, T& out, std::initializer_list<std::pair<std::string_view, T>> choices) {
+  for (const auto& [spelling, value] : choices)
+    if (v == spelling) {
+      out = value;
+      return true;
+    }
+  return false;
 }
+
+// 0 or 1 into `out`.
+bool zero_one(std::string_view v, bool& out) { return one_of(v, out, {{"0", false}, {"1", true}}); }
 
 bool parse_cache_dir(std::string_view v, Settings& s) {
   s.cache_dir = std::string(v);
@@ -93,11 +101,7 @@ bool parse_arch(std::string_view v, Settings& s) {
 }
 
 bool parse_graphs(std::string_view v, Settings& s) {
-  if (v == "0") s.graphs = GraphsMode::Off;
-  else if (v == "1") s.graphs = GraphsMode::Repeated;
-  else if (v == "all") s.graphs = GraphsMode::All;
-  else return false;
-  return true;
+  return one_of(v, s.graphs, {{"0", GraphsMode::Off}, {"1", GraphsMode::Repeated}, {"all", GraphsMode::All}});
 }
 
 bool parse_cse(std::string_view v, Settings& s) { return zero_one(v, s.cse); }
@@ -112,11 +116,8 @@ bool parse_dist_host_combine(std::string_view v, Settings& s) {
   return x.has_value();
 }
 bool parse_reference_compile(std::string_view v, Settings& s) {
-  if (v == "0") s.reference_compile = ReferenceCompile::Off;
-  else if (v == "1") s.reference_compile = ReferenceCompile::Cubin;
-  else if (v == "ptx") s.reference_compile = ReferenceCompile::Ptx;
-  else return false;
-  return true;
+  return one_of(v, s.reference_compile,
+                {{"0", ReferenceCompile::Off}, {"1", ReferenceCompile::Cubin}, {"ptx", ReferenceCompile::Ptx}});
 }
 bool parse_reference_interpret(std::string_view v, Settings& s) { return zero_one(v, s.reference_interpret); }
 
@@ -158,11 +159,7 @@ bool parse_select_one_pass_bytes(std::string_view v, Settings& s) {
 }
 
 bool parse_tiered(std::string_view v, Settings& s) {
-  if (v == "0") s.tiered = TieredMode::Off;
-  else if (v == "interpret") s.tiered = TieredMode::Interpret;
-  else if (v == "1") s.tiered = TieredMode::On;
-  else return false;
-  return true;
+  return one_of(v, s.tiered, {{"0", TieredMode::Off}, {"interpret", TieredMode::Interpret}, {"1", TieredMode::On}});
 }
 
 // Seconds, a decimal number > 0 and <= 1e6 (fractions allowed: tests use short timeouts).
