@@ -82,7 +82,8 @@ configure() {  # configure DIR FLAGS [extra cmake args]
 # either way (the sanitizer flags are the C++ compiler's). Empty: compile it here.
 cub_sort_object() {
   local obj=$ROOT/build/CMakeFiles/cufuse.dir/src/library/cub_sort.cu.o
-  if [ -f "$obj" ] && grep -qx "CMAKE_CUDA_ARCHITECTURES:STRING=80-virtual" "$ROOT/build/CMakeCache.txt" 2>/dev/null; then
+  # (the cache types it STRING, or UNINITIALIZED where -D gave it no type, as .ci/run's configure)
+  if [ -f "$obj" ] && grep -qxE "CMAKE_CUDA_ARCHITECTURES:[A-Z]+=80-virtual" "$ROOT/build/CMakeCache.txt" 2>/dev/null; then
     echo "$obj"
   fi
 }
