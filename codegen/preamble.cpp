@@ -62,6 +62,7 @@ std::string declared_name(std::string_view line) {
 struct Chunk {
   std::string text;
   std::string name;
+  bool outline = false;  // declared CF_FN_OUTLINE: its kernel's preamble defines kOutlineHead
 };
 
 struct Chunks {
@@ -99,8 +100,10 @@ const Chunks& chunks() {
         pending.clear();
       }
     }
-    for (size_t i = 0; i < r.list.size(); ++i)
+    for (size_t i = 0; i < r.list.size(); ++i) {
       if (!r.list[i].name.empty()) r.by_name.emplace(r.list[i].name, i);
+      r.list[i].outline = r.list[i].text.find("CF_FN_OUTLINE") != std::string::npos;
+    }
     return r;
   }();
   return c;
@@ -127,11 +130,9 @@ std::string kernel_preamble(std::string_view body) {
     for_each_cf_name(c.list[i].text, want);
   }
   std::string out(kHead);
-  for (size_t i = 0; i < c.list.size(); ++i)
-    if (used[i] && c.list[i].text.find("CF_FN_OUTLINE") != std::string::npos) {
-      out += kOutlineHead;
-      break;
-    }
+  bool outline = false;
+  for (size_t i = 0; i < c.list.size(); ++i) outline |= used[i] && c.list[i].outline;
+  if (outline) out += kOutlineHead;
   for (size_t i = 0; i < c.list.size(); ++i)
     if (used[i]) out += c.list[i].text;
   out += kPreambleEnd;

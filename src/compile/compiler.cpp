@@ -237,8 +237,8 @@ struct MemoryCache {
   static constexpr StateSlot kSlot = StateSlot::KernelCache;
   std::mutex mu;
   std::unordered_multimap<size_t, std::shared_ptr<MemoryCacheEntry>> map;
-  // check_kernel_source's sources that compiled to PTX, by key hash (full keys compared).
-  std::unordered_multimap<size_t, std::string> checked;
+  // check_kernel_source's sources that compiled to PTX, by key_hash (source, name and arch compared).
+  std::unordered_multimap<size_t, std::shared_ptr<MemoryCacheEntry>> checked;
 };
 
 MemoryCache& memory_cache() { return runtime().state<MemoryCache>(); }
@@ -507,13 +507,17 @@ CompiledKernelPtr find_compiled_kernel(const std::string& source, const std::str
 
 void check_kernel_source(const std::string& source, const std::string& name, int arch) {
   auto& cache = memory_cache();
-  const std::string key = compile_key(source, name, arch, {"<ptx>"});
-  const size_t h = std::hash<std::string_view>{}(key);
-  {
-    std::lock_guard<std::mutex> lk(cache.mu);
+  const std::vector<std::string> kPtx = {"<ptx>"};  // (in the hash only: not an NVRTC option)
+  const size_t h = key_hash(source, name, arch, kPtx);
+  const auto checked = [&] {  // under cache.mu
     auto [it, end] = cache.checked.equal_range(h);
     for (; it != end; ++it)
-      if (it->second == key) return;
+      if (matches(*it->second, source, name, arch, {})) return true;
+    return false;
+  };
+  {
+    std::lock_guard<std::mutex> lk(cache.mu);
+    if (checked()) return;
   }
   // The compile options but a virtual arch and no ptxas report: NVRTC stops at PTX.
   std::vector<std::string> options;
@@ -522,13 +526,15 @@ void check_kernel_source(const std::string& source, const std::string& name, int
     else if (o.rfind("--ptxas-options", 0) != 0) options.push_back(o);
   }
   const nvrtc::Output out = nvrtc::compile_to_ptx(source, name, options);
-  if (!out.ok) throw_compile_error(source, name, arch, options, key, out);
+  if (!out.ok) throw_compile_error(source, name, arch, options, compile_key(source, name, arch, kPtx), out);
   log(LogChannel::Compile, "checked {} for compute_{} (PTX, no CUBIN) in {:.1f} ms", name, arch, out.ms);
-  std::lock_guard<std::mutex> lk(cache.mu);  // (two threads checking one source both enter it: harmless)
-  auto [it, end] = cache.checked.equal_range(h);
-  for (; it != end; ++it)
-    if (it->second == key) return;
-  cache.checked.emplace(h, key);
+  std::lock_guard<std::mutex> lk(cache.mu);  // (two threads checking one source both compile it: harmless)
+  if (checked()) return;
+  auto e = std::make_shared<MemoryCacheEntry>();
+  e->arch = arch;
+  e->name = name;
+  e->source = source;
+  cache.checked.emplace(h, std::move(e));
 }
 
 void clear_memory_cache() {
