@@ -65,9 +65,16 @@ struct Chunk {
   bool outline = false;  // declared CF_FN_OUTLINE: its kernel's preamble defines kOutlineHead
 };
 
+// Names looked up by string_view (no string made per identifier of a kernel's body).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 struct Chunks {
   std::vector<Chunk> list;
-  std::unordered_multimap<std::string, size_t> by_name;
+  std::unordered_map<std::string, std::vector<size_t>, NameHash, std::equal_to<>> by_name;
+  std::vector<std::vector<size_t>> deps;  // per chunk: the chunks its text names, found once
   std::string all;
 };
 
@@ -101,9 +108,18 @@ const Chunks& chunks() {
       }
     }
     for (size_t i = 0; i < r.list.size(); ++i) {
-      if (!r.list[i].name.empty()) r.by_name.emplace(r.list[i].name, i);
+      if (!r.list[i].name.empty()) r.by_name[r.list[i].name].push_back(i);
       r.list[i].outline = r.list[i].text.find("CF_FN_OUTLINE") != std::string::npos;
     }
+    // Each chunk's dependencies, so a kernel's preamble scans only its body (a warm first
+    // call makes its source before the launch: the chunks' texts were scanned every time).
+    r.deps.resize(r.list.size());
+    for (size_t i = 0; i < r.list.size(); ++i)
+      for_each_cf_name(r.list[i].text, [&](std::string_view n) {
+        if (auto it = r.by_name.find(n); it != r.by_name.end())
+          for (size_t j : it->second)
+            if (j != i) r.deps[i].push_back(j);
+      });
     return r;
   }();
   return c;
@@ -115,27 +131,37 @@ std::string kernel_preamble(std::string_view body) {
   const Chunks& c = chunks();
   std::vector<char> used(c.list.size(), 0);
   std::vector<size_t> todo;
-  auto want = [&](std::string_view name) {
-    auto [b, e] = c.by_name.equal_range(std::string(name));
-    for (auto it = b; it != e; ++it)
-      if (!used[it->second]) {
-        used[it->second] = 1;
-        todo.push_back(it->second);
-      }
+  auto use = [&](size_t i) {
+    if (!used[i]) {
+      used[i] = 1;
+      todo.push_back(i);
+    }
   };
-  for_each_cf_name(body, want);
+  for_each_cf_name(body, [&](std::string_view name) {
+    if (auto it = c.by_name.find(name); it != c.by_name.end())
+      for (size_t i : it->second) use(i);
+  });
   while (!todo.empty()) {
     const size_t i = todo.back();
     todo.pop_back();
-    for_each_cf_name(c.list[i].text, want);
+    for (size_t j : c.deps[i]) use(j);
   }
-  std::string out(kHead);
+  std::string_view head(kHead), outline_head(kOutlineHead), end(kPreambleEnd);
   bool outline = false;
-  for (size_t i = 0; i < c.list.size(); ++i) outline |= used[i] && c.list[i].outline;
-  if (outline) out += kOutlineHead;
+  size_t bytes = head.size() + end.size();
+  for (size_t i = 0; i < c.list.size(); ++i)
+    if (used[i]) {
+      outline |= c.list[i].outline;
+      bytes += c.list[i].text.size();
+    }
+  if (outline) bytes += outline_head.size();
+  std::string out;
+  out.reserve(bytes);
+  out += head;
+  if (outline) out += outline_head;
   for (size_t i = 0; i < c.list.size(); ++i)
     if (used[i]) out += c.list[i].text;
-  out += kPreambleEnd;
+  out += end;
   return out;
 }
 

@@ -168,6 +168,19 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
   const auto started = std::chrono::steady_clock::now();
   auto ex = std::make_shared<Executable>();
   ex->host_programs = host_programs;
+  // Step 0's hint is read before the plan is made, so that its kernel's module load (the
+  // longest stage of a warm-cache first call: 0.1-0.25 ms on the H100 hosts) overlaps the
+  // plan as well as the source. Its key needs only the scan; a plan whose step 0 is not a
+  // tiered step (a library call, a scan, one through temporaries) drops it.
+  const bool may_preload = defer_source && compile && tiered && settings().tiered == TieredMode::On &&
+                           !log_enabled(LogChannel::Plan) && !dump_dir();
+  std::shared_ptr<HintPreload> pre0;
+  std::string hint0;
+  if (may_preload) {
+    hint0 = tier_hint_key(scan, 0, arch);
+    pre0 = make_hint_preload(hint0, arch);
+    if (pre0->hint().found && pre0->hint().entry) submit_hint_preload(pre0);
+  }
   ex->plan = make_plan(roots, targets);
   ex->hazard = find_write_hazard(ex->plan);
   const Plan& plan = ex->plan;
@@ -178,8 +191,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
   }
   // Deferred source (exec/tiered.hpp): not where the plan is logged or dumped with its kernels.
   // Nor in a plan that runs through temporaries (plan/hazards.hpp): it never runs itself.
-  const bool may_defer = defer_source && compile && tiered && settings().tiered == TieredMode::On &&
-                         !ex->hazard.unsafe && !log_enabled(LogChannel::Plan) && !dump_dir();
+  const bool may_defer = may_preload && !ex->hazard.unsafe;
   GroupEmitter emitter(plan, scan, targets);
   for (size_t gi = 0; gi < plan.groups.size(); ++gi) {
     const Group& g = plan.groups[gi];
@@ -223,14 +235,21 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
         // The hint first (exec/tiered.hpp): found, the source is made and the kernel taken
         // (verified against that source), no bytecode made; else the bytecode, and the source
         // after the launch where the interpreter runs the step.
-        hint = tier_hint_key(scan, gi, arch);
         // (Asking step 0's hint on the loader thread before the plan was made measured slower on
-        // the H100: 0.1 ms more building with an empty cache, nothing gained with a warm one.)
-        const std::shared_ptr<HintPreload> pre = make_hint_preload(hint, arch);
+        // the H100: 0.1 ms more building with an empty cache, nothing gained with a warm one;
+        // the calling thread reads it, above.)
+        std::shared_ptr<HintPreload> pre;
+        if (gi == 0 && pre0) {
+          hint = std::move(hint0);
+          pre = std::move(pre0);
+        } else {
+          hint = tier_hint_key(scan, gi, arch);
+          pre = make_hint_preload(hint, arch);
+        }
         const TierHint& found = pre->hint();
         const bool hinted = found.found;
         if (hinted) {
-          if (found.entry) submit_hint_preload(pre);  // its kernel loads while the source is made
+          if (found.entry && gi != 0) submit_hint_preload(pre);  // its kernel loads while the source is made
           emitter.emit(gi, &st.spec, nullptr);
           st.kernel = hinted_kernel(hint, *pre, st.spec, arch);
           looked_up = true;
@@ -252,6 +271,7 @@ std::shared_ptr<Executable> build_executable(const std::vector<NodePtr>& roots,
     else if (compile && !st.call) st.kernel = compile_kernel(st.spec.source, st.spec.name, arch);
     ex->steps.push_back(std::move(st));
   }
+  if (pre0) pre0->discard();  // step 0 was not a tiered step: its module, if loaded, goes
   counters().plans_built++;
   counters().build_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                     std::chrono::steady_clock::now() - started).count()),

@@ -124,6 +124,7 @@ bool PreloadThread::submit(std::shared_ptr<HintPreload> p) {
   std::lock_guard<std::mutex> lk(mu_);
   if (stopping_) return false;
   queue_.push_back(std::move(p));
+  queued_.store(queue_.size(), std::memory_order_release);
   cv_.notify_one();
   if (started_) return false;
   started_ = true;
@@ -134,11 +135,19 @@ bool PreloadThread::submit(std::shared_ptr<HintPreload> p) {
 void PreloadThread::loop() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
+    if (queue_.empty() && !stopping_) {  // poll a while (queued_) before parking
+      lk.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lk.lock();
+    }
     cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
     // Parked for good once the process exits (the compile pool's workers do the same).
     while (stopping_) cv_.wait(lk);
     std::shared_ptr<HintPreload> p = std::move(queue_.front());
     queue_.pop_front();
+    queued_.store(queue_.size(), std::memory_order_release);
     running_ = true;
     lk.unlock();
     p->work();
@@ -154,6 +163,7 @@ void PreloadThread::stop() {
   stopping_ = true;
   std::deque<std::shared_ptr<HintPreload>> dropped = std::move(queue_);
   queue_.clear();
+  queued_.store(0, std::memory_order_release);
   cv_.notify_all();
   idle_.wait(lk, [&] { return !running_; });
   lk.unlock();

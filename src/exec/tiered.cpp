@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "compile/disk_cache.hpp"
+#include "codegen/preamble.hpp"
 #include "compile/interp_images.hpp"
 #include "compile/nvrtc.hpp"
 #include "exec/startup.hpp"
@@ -370,14 +371,15 @@ namespace {
 // The interpreter's kernels, in TierState::interp's order.
 constexpr const char* kInterpKernels[] = {kInterpKernelName, kInterpNarrowKernelName, kInterpRowsKernelName};
 
-// Kernel kInterpKernels[which] on `device`, loaded once.
+// Kernel kInterpKernels[which] on `device`. The image holds the three kernels: the first
+// caller loads it once for all of them (three loads of the whole image each took the driver
+// for as long, beside a warm first call's own module load).
 void* load_interpreter(int device, bool warm_up, size_t which) {
   TierState& t = tiers();
   if (device < 0 || device >= static_cast<int>(t.interp[0].size())) return nullptr;
   static constexpr uintptr_t kNone = 1;
-  auto& slots = t.interp[which];
-  const char* name = kInterpKernels[which];
-  void* k = slots[static_cast<size_t>(device)].load(std::memory_order_acquire);
+  const size_t d = static_cast<size_t>(device);
+  void* k = t.interp[which][d].load(std::memory_order_acquire);
   if (!k) {
     std::unique_lock<std::mutex> lk = t.load_gate.enter(warm_up);
     struct Leave {
@@ -387,28 +389,27 @@ void* load_interpreter(int device, bool warm_up, size_t which) {
         if (on) g.leave_warm_up();
       }
     } leave{t.load_gate, warm_up};
-    k = slots[static_cast<size_t>(device)].load(std::memory_order_relaxed);
+    k = t.interp[which][d].load(std::memory_order_relaxed);
     if (!k) {
+      std::vector<void*> ks(std::size(kInterpKernels), reinterpret_cast<void*>(kNone));
       const InterpImage* im = interp_image_for(device_props(device).cc);
       if (im) {
-        std::vector<char> bytes(reinterpret_cast<const char*>(im->data), reinterpret_cast<const char*>(im->data) + im->size);
         try {
-          k = load_kernel(bytes, name, device);
-          log(LogChannel::Launch, "loaded the bytecode interpreter {} ({}_{}) on device {}", name, im->ptx ? "compute" : "sm",
+          ks = load_library_kernels(im->data, im->size, {std::begin(kInterpKernels), std::end(kInterpKernels)}, device);
+          log(LogChannel::Launch, "loaded the bytecode interpreter ({}_{}) on device {}", im->ptx ? "compute" : "sm",
               im->arch, device);
         } catch (const Error& e) {
           // An image the driver refuses (a PTX its JIT cannot take: an sm_90 instruction in the
           // compute_80 image once) leaves this device without the interpreter: its kernels wait
           // for NVRTC, as with no image, instead of every first call failing.
-          k = reinterpret_cast<void*>(kNone);
-          log(LogChannel::Launch, "the bytecode interpreter {} ({}_{}) does not load on device {}: {}; kernels wait for NVRTC",
-              name, im->ptx ? "compute" : "sm", im->arch, device, e.what());
+          log(LogChannel::Launch, "the bytecode interpreter ({}_{}) does not load on device {}: {}; kernels wait for NVRTC",
+              im->ptx ? "compute" : "sm", im->arch, device, e.what());
         }
       } else {
-        k = reinterpret_cast<void*>(kNone);
         log(LogChannel::Launch, "no bytecode interpreter image for sm_{}: kernels wait for NVRTC", device_props(device).cc);
       }
-      slots[static_cast<size_t>(device)].store(k, std::memory_order_release);
+      for (size_t i = 0; i < ks.size(); ++i) t.interp[i][d].store(ks[i], std::memory_order_release);
+      k = ks[which];
     }
   }
   return k == reinterpret_cast<void*>(kNone) ? nullptr : k;
@@ -427,7 +428,10 @@ void on_first_device_use(int device) {
   arm_exit_guard();
   StartupSteps steps;
   steps.load_image = [](int d) {
-    for (size_t which = 0; which < std::size(kInterpKernels); ++which) load_interpreter(d, true, which);
+    load_interpreter(d, true, 0);  // all three kernels
+    // The preamble's chunks and their dependencies, cut once a process (about 0.5 ms), here
+    // rather than in the first call's source.
+    (void)kernel_preamble("");
   };
   // NVRTC's warm-up: a process that exits while it runs waits for it in the exit guard above
   // (without the guard, W12's warm-cache child crashed inside it on the H200).

@@ -66,22 +66,18 @@ void unload_library(void* library) noexcept {
   if (library != nullptr && cudaLibraryUnload(static_cast<cudaLibrary_t>(library)) != cudaSuccess) cudaGetLastError();
 }
 
-LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::string& name, int device) {
-  check_device_id(device);  // throws NoDeviceError without a device
-  if (cubin.empty()) throw ValueError(fmt::format("load_kernel({}): empty CUBIN", name));
-  DeviceGuard g(device);
-  cudaLibrary_t lib = nullptr;
-  // No cudaLibraryBinaryIsPreserved option: the runtime keeps its own copy of the image.
-  CUFUSE_CUDA_CHECK(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+namespace {
+// cudaLibraryGetKernel of `name`, its attributes asked for at once: with lazy module loading
+// the image reaches the device only at first use, so a CUBIN the device cannot run fails here,
+// named, not at launch. Unloads `lib` and throws on failure.
+void* library_kernel(cudaLibrary_t lib, const char* name, int device) {
   cudaKernel_t k = nullptr;
-  cudaError_t e = cudaLibraryGetKernel(&k, lib, name.c_str());
+  cudaError_t e = cudaLibraryGetKernel(&k, lib, name);
   if (e != cudaSuccess) {
     cudaLibraryUnload(lib);
     auto call = fmt::format("cudaLibraryGetKernel(\"{}\")", name);
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
-  // With lazy module loading the image reaches the device only at first use; ask for the
-  // attributes now so that a CUBIN the device cannot run fails here, named, not at launch.
   cudaFuncAttributes a{};
   e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k));
   if (e != cudaSuccess) {
@@ -89,12 +85,39 @@ LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::stri
     auto call = fmt::format("cudaFuncGetAttributes(\"{}\") on device {}", name, device);
     throw_cuda_error(e, call.c_str(), __FILE__, __LINE__);
   }
-  // The library stays loaded for the life of the process (callers cache the kernel handle),
-  // unless the caller drops it unused (unload_library).
   log(LogChannel::Launch,
       "loaded {} on device {}: {} registers, {} B static shared, {} B local, max {} threads/block",
       name, device, a.numRegs, a.sharedSizeBytes, a.localSizeBytes, a.maxThreadsPerBlock);
-  return {reinterpret_cast<void*>(k), static_cast<void*>(lib)};
+  return reinterpret_cast<void*>(k);
+}
+
+cudaLibrary_t load_library(const void* image, size_t size, const char* what) {
+  if (image == nullptr || size == 0) throw ValueError(fmt::format("load_kernel({}): empty CUBIN", what));
+  cudaLibrary_t lib = nullptr;
+  // No cudaLibraryBinaryIsPreserved option: the runtime keeps its own copy of the image.
+  CUFUSE_CUDA_CHECK(cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  return lib;
+}
+}  // namespace
+
+// The library stays loaded for the life of the process (callers cache the kernel handle),
+// unless the caller drops it unused (unload_library).
+LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::string& name, int device) {
+  check_device_id(device);  // throws NoDeviceError without a device
+  DeviceGuard g(device);
+  cudaLibrary_t lib = load_library(cubin.data(), cubin.size(), name.c_str());
+  void* k = library_kernel(lib, name.c_str(), device);
+  return {k, static_cast<void*>(lib)};
+}
+
+std::vector<void*> load_library_kernels(const void* image, size_t size, const std::vector<const char*>& names,
+                                        int device) {
+  check_device_id(device);
+  DeviceGuard g(device);
+  cudaLibrary_t lib = load_library(image, size, names.empty() ? "" : names.front());
+  std::vector<void*> out;
+  for (const char* n : names) out.push_back(library_kernel(lib, n, device));
+  return out;
 }
 
 void set_max_dynamic_shared(void* kernel, int device, unsigned bytes) {

@@ -26,6 +26,11 @@ struct LoadedKernel {
   void* library = nullptr;
 };
 LoadedKernel load_kernel_library(const std::vector<char>& cubin, const std::string& name, int device);
+// One library for several kernels: cudaLibraryLoadData of `image` (a CUBIN, or PTX ending
+// with its NUL; not copied first) once on `device`, then each of `names`, checked as
+// load_kernel checks one. The interpreter's image holds its three kernels: one load, not three.
+std::vector<void*> load_library_kernels(const void* image, size_t size, const std::vector<const char*>& names,
+                                        int device);
 // cudaLibraryUnload of a library no kernel handle of which is in use (errors are ignored).
 void unload_library(void* library) noexcept;
 // Raises the kernel's dynamic shared memory limit where a launch needs more than 48 KiB.
