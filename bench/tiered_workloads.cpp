@@ -1,7 +1,8 @@
 // bench/tiered_workloads.cpp: the bytecode interpreter's own speed (issue 35): W1-interp ..
 // W4-interp run the registered W1 .. W4 with CUFUSE_TIERED=interpret, so every group the
-// interpreter can run runs on it (and is never compiled); groups it cannot run (W2's full
-// reduction: one row of 2^27, one block a row) compile as before, which the notes say. At the end of
+// interpreter can run runs on it (and is never compiled); groups it cannot run compile as
+// before, which the notes say (W2's full reduction, one row of 2^27, runs split over blocks:
+// codegen/bytecode_rows.cpp). At the end of
 // a run, main.cpp adds each row's ratio to the specialized kernel's row of the same run
 // (add_interp_ratios): run W1,W1-interp together for it. In its own process (the default):
 // the plan cache must not hold W1's compiled plan already.

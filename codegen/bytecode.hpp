@@ -43,12 +43,15 @@ BytecodeProgram compile_elementwise_bytecode(const Shape& iter_shape, const std:
 // A reduction group (the spec the reduction emitter gets) as a row program for
 // cf_interp_rows (codegen/bytecode_rows.cpp): sum, prod, max, min and their nan- and arg-
 // forms, any, all, with their prologues and epilogues, in phases (a later reduction reading
-// earlier ones' row values), and row-shaped outputs (softmax, layernorm). A block a row; a
-// group of few very long rows is refused (one block would run each).
+// earlier ones' row values), and row-shaped outputs (softmax, layernorm). A block a row; few
+// long rows of one phase and no row outputs split over several blocks (CfiProgram::splits, the
+// step's workspace holding their partials); few very long rows of other programs are refused
+// (one block would run each).
 BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const LeafBinding& bind);
 // Its launch: a power-of-two block whose register file and combine scratch fit
-// CFI_SMEM_BYTES, a grid-stride loop over the rows.
-LaunchDims interp_row_dims(int64_t rows, int n_regs);
+// CFI_SMEM_BYTES, a grid-stride loop over the rows; where `splittable`, few long rows split
+// over grid[1] blocks each (the reduction kernel's choice of gridDim.y).
+LaunchDims interp_row_dims(int64_t rows, int64_t row_len, int n_regs, bool splittable);
 
 // The launch shape of a program of `n_regs` registers over `numel` elements: threads per block
 // such that their register file fits CFI_SMEM_BYTES, a grid-stride loop over tiles (a narrow

@@ -55,6 +55,14 @@ struct CfiProgram {
   unsigned char sec_kind[CFI_MAX_SECTIONS];  // 0: per element of the row, 1: once per row
   unsigned short red_code[CFI_MAX_REDS];     // each reduction's ACC code (op and accumulator type)
   unsigned char red_sec[CFI_MAX_REDS];       // the section that accumulates it
+  // Few long rows (codegen/bytecode_rows.cpp: interp_row_dims): each row split over `splits`
+  // blocks (gridDim.y; 1: a block a row). A split program is one phase (section 0) and its
+  // epilogue (section 1): each block writes its partials into `ws`, the last of a row to count
+  // itself in (a ticket) combines them in a fixed order and runs the epilogue. `ws` (the
+  // step's workspace, patched per run): a ticket a row (4 bytes, zeroed at launch), padded to
+  // 16 bytes, then the partial accumulators [reduction][row][split] and their indices, 8 bytes each.
+  int splits, pad1;
+  unsigned long long ws;
   CfiOperand opnd[CFI_MAX_OPERANDS];
   unsigned long long consts[CFI_MAX_CONSTS];  // each a scalar in its compute type (low bytes)
   CfiInstr code[CFI_MAX_INSTRS];

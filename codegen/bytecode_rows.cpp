@@ -194,7 +194,7 @@ struct RowBuilder : ValueCode {
 
 }  // namespace
 
-LaunchDims interp_row_dims(int64_t rows, int n_regs) {
+LaunchDims interp_row_dims(int64_t rows, int64_t row_len, int n_regs, bool splittable) {
   LaunchDims d;
   auto smem = [&](int nthr) {
     return static_cast<int64_t>(std::max(1, n_regs)) * CFI_TILE * nthr * 8 + int64_t(nthr) * 16 + CFI_MAX_REDS * 16 +
@@ -205,6 +205,14 @@ LaunchDims interp_row_dims(int64_t rows, int n_regs) {
   d.grid[0] = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535));
   d.block[0] = static_cast<unsigned>(nthr);
   d.shared_bytes = static_cast<unsigned>(smem(nthr));
+  // Few long rows split over gridDim.y blocks, as the reduction kernel chooses for a row a block
+  // (reduction_emitter.cpp: fewer than 1024 row blocks, rows of 8192 or more): about 24 blocks
+  // an SM over all the rows (CUFUSE_SPLIT_BLOCKS), each at least 16 tiles of the row.
+  if (splittable && rows >= 1 && rows < 1024 && row_len >= 8192) {
+    const int64_t want = (red::split_blocks(24) + rows - 1) / rows;
+    const int64_t most = std::max<int64_t>(1, row_len / (int64_t(nthr) * CFI_TILE * 16));
+    d.grid[1] = static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(want, std::min<int64_t>(most, 65535))));
+  }
   return d;
 }
 
@@ -219,9 +227,16 @@ BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const Leaf
   }
   const red::RedShape& sh = em.sh;
   RowBuilder b(spec, bind, em);
+  // One phase and its epilogue can split a row over blocks (interp_row_dims); a later phase
+  // reads the earlier ones' row values, and row outputs read them per element, which a split
+  // row would need a launch each for (or a grid-wide wait).
+  const bool row_outputs = std::any_of(spec.outputs.begin(), spec.outputs.end(), [](const RedOutput& o) { return o.kind == OutKind::Row; });
+  const bool splittable = sh.phases == 1 && !row_outputs;
   if (sh.rows <= 0 || sh.row_len <= 0) b.refuse("an empty row or no rows");
-  else if (sh.rows < 32 && sh.row_len > (int64_t(1) << 20))
-    b.refuse(fmt::format("{} row(s) of {} elements: the interpreter gives a row one block", sh.rows, sh.row_len));
+  else if (!splittable && sh.rows < 32 && sh.row_len > (int64_t(1) << 20))
+    b.refuse(fmt::format("{} row(s) of {} elements with {}: the interpreter gives such a row one block (a row split over "
+                         "blocks runs one phase and its epilogue)",
+                         sh.rows, sh.row_len, sh.phases > 1 ? fmt::format("{} phases", sh.phases) : std::string("row outputs")));
   if (b.refusal.empty()) b.build();
   const size_t nopnd = em.accs.size() + spec.outputs.size();
   const size_t nsec = b.sec_begin.size();
@@ -300,12 +315,19 @@ BytecodeProgram compile_reduction_bytecode(const ReductionSpec& spec, const Leaf
   write_code(p, 0, code);
   ks.name = kInterpRowsKernelName;
   ks.numel = sh.rows * sh.row_len;
-  ks.dims = interp_row_dims(sh.rows, nregs);
+  ks.dims = interp_row_dims(sh.rows, sh.row_len, nregs, splittable);
+  p.splits = static_cast<int>(ks.dims.grid[1]);
+  if (p.splits > 1) {  // the tickets (zeroed at each launch, as the reduction kernel's), then the partials
+    ks.workspace_zero_bytes = static_cast<size_t>(sh.rows) * 4;
+    ks.workspace_bytes = (ks.workspace_zero_bytes + 15) / 16 * 16 + static_cast<size_t>(p.n_reds) * sh.rows * p.splits * 16;
+    ks.patches.push_back(Patch{static_cast<uint32_t>(offsetof(CfiProgram, ws)), PatchSrc::Workspace, DType::UInt32, 0});
+  }
   ks.params.resize(sizeof(CfiProgram));
   std::memcpy(ks.params.data(), &p, sizeof p);
   ks.summary = fmt::format("bytecode interpreter, rows: {} row(s) x {} element(s), {} reduction(s) in {} section(s), "
-                           "{} instructions, {} registers, {} threads a row",
-                           sh.rows, sh.row_len, p.n_reds, p.n_sections, p.n_instrs, nregs, ks.dims.block[0]);
+                           "{} instructions, {} registers, {} threads a row{}",
+                           sh.rows, sh.row_len, p.n_reds, p.n_sections, p.n_instrs, nregs, ks.dims.block[0],
+                           p.splits > 1 ? fmt::format(", split over {} blocks a row", p.splits) : "");
   return out;
 }
 

@@ -52,6 +52,8 @@ cf::Array random_array(cf::DType t, const cf::Shape& s, bool nan = false) {
 struct Run {
   std::string refusal;   // of the first group the interpreter refused
   int row_groups = 0;    // reduction groups run as row programs
+  int splits = 1;        // the most blocks a row program split its rows over (CfiProgram::splits)
+  bool workspace_ok = true;  // each split program's workspace: the tickets zeroed, the partials after them
   std::vector<HostArray> out;
   std::string text;      // every program's disassembly
 };
@@ -109,6 +111,18 @@ Run interpret(const std::vector<cf::Array>& outs) {
     r.text += disassemble(*p);
     if (g.kind == GroupKind::Reduction) {
       REQUIRE(prog.spec.name == kInterpRowsKernelName);
+      r.splits = std::max(r.splits, p->splits);
+      CHECK(static_cast<int>(prog.spec.dims.grid[1]) == std::max(1, p->splits));
+      if (p->splits > 1) {
+        const size_t tickets = static_cast<size_t>(p->rows) * 4;
+        r.workspace_ok = r.workspace_ok && prog.spec.workspace_zero_bytes == tickets &&
+                         prog.spec.workspace_bytes == (tickets + 15) / 16 * 16 + static_cast<size_t>(p->n_reds) * p->rows * p->splits * 16 &&
+                         std::any_of(prog.spec.patches.begin(), prog.spec.patches.end(), [](const Patch& pt) {
+                           return pt.src == PatchSrc::Workspace && pt.offset == offsetof(CfiProgram, ws) && pt.index == 0;
+                         });
+      } else {
+        r.workspace_ok = r.workspace_ok && prog.spec.workspace_bytes == 0;
+      }
       run_row_bytecode_on_host(*p, 4);
       ++r.row_groups;
     } else {
@@ -130,7 +144,7 @@ Run interpret(const std::vector<cf::Array>& outs) {
 
 // Compares with the reference: exact for integers, bools and arg reductions; `rtol` for floats;
 // `want_row_groups` (-1: any) reduction groups ran as row programs.
-void check(const std::vector<cf::Array>& outs, const std::string& what, double rtol = 0, int want_row_groups = 1) {
+Run check(const std::vector<cf::Array>& outs, const std::string& what, double rtol = 0, int want_row_groups = 1) {
   Run r = interpret(outs);
   REQUIRE_MESSAGE(r.refusal.empty(), what << ": " << r.refusal);
   if (want_row_groups >= 0) CHECK_MESSAGE(r.row_groups == want_row_groups, what);
@@ -150,6 +164,37 @@ void check(const std::vector<cf::Array>& outs, const std::string& what, double r
     }
     CHECK_MESSAGE(bad == 0, what << " output " << i << ": " << bad << " wrong, " << first);
   }
+  CHECK_MESSAGE(r.workspace_ok, what);
+  return r;
+}
+
+// As check(), and the row program(s) split their rows over several blocks.
+void check_split(const std::vector<cf::Array>& outs, const std::string& what, double rtol = 0, int want_row_groups = 1) {
+  const Run r = check(outs, what, rtol, want_row_groups);
+  CHECK_MESSAGE(r.splits > 1, what << ": not split");
+}
+
+// The reduce nodes under `root`, inputs first (a later phase's reduction after the ones it reads).
+void reduce_nodes(const Node* n, std::vector<const Node*>& out) {
+  for (const auto& in : n->inputs) reduce_nodes(in.get(), out);
+  if (n->k() == NodeKind::Reduce && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+}
+
+// `root` (over the reductions under it, each reduction's phase its place in that order) as one
+// reduction group over `axes` of `S`, written as `kind`, the way the planner makes one of rows
+// it keeps on chip, whatever their length: the refusal of a split program's other forms.
+BytecodeProgram phased_group(const cf::Array& root, const cf::Shape& S, const cf::Axes& axes, OutKind kind) {
+  ReductionSpec rs;
+  rs.S = S;
+  rs.axes = axes;
+  reduce_nodes(root.node().get(), rs.reductions);
+  for (size_t k = 0; k < rs.reductions.size(); ++k) rs.phase.push_back(static_cast<int>(k));
+  rs.outputs.push_back(RedOutput{root.node(), kind, contiguous_layout(root.node()->shape()), 0, true});
+  GraphScan scan;
+  scan_graph({root.node()}, {}, scan);
+  LeafBinding bind{[&](const Node* n) { return scan.leaf_index(n); }, [](const Node*) { return true; },
+                   [](const Node*) { return -1; }};
+  return compile_reduction_bytecode(rs, bind);
 }
 
 double tol(cf::DType t) { return t == cf::f64 ? 1e-12 : t == cf::f32 ? 1e-5 : 1e-2; }
@@ -240,8 +285,6 @@ TEST_CASE("row programs: what the interpreter refuses, with the reason") {
   cf::BackendScope ref(cf::Backend::Reference);
   cf::Array x = random_array(cf::f32, cf::Shape{8, 64});
   CHECK(interpret({cf::sum(x + cf::arange(64.0f), 1)}).refusal.find("generator") != std::string::npos);
-  cf::Array big = random_array(cf::f32, cf::Shape{(int64_t(1) << 20) + 1});
-  CHECK(interpret({cf::sum(big)}).refusal.find("one block") != std::string::npos);
   cf::Array c = random_array(cf::f32, cf::Shape{8, 64}).astype(cf::c64);
   CHECK(!interpret({cf::sum(c, 1)}).refusal.empty());
 }
@@ -259,6 +302,74 @@ TEST_CASE("row programs: a complex operand under a real reduction is refused, no
     for (const cf::Array& r : {cf::sum(cf::abs(z), 1), cf::max(cf::real(z), 2), cf::linalg::norm(z, 1.0, {1, 2})}) {
       Run run = interpret({r});
       CHECK(run.refusal.find("(the interpreter's registers are real)") != std::string::npos);
+    }
+  }
+}
+
+// Few long rows (W2's full reduction: one row of 2^27) split over several blocks, as the
+// reduction kernel splits them (codegen/bytecode_rows.cpp: interp_row_dims): each block runs
+// the phase over its tiles of the row and writes its partials, the last block combines them in
+// a fixed order and runs the epilogue (src/reference/eval_bytecode.cpp runs the blocks in turn).
+TEST_CASE("row programs: few long rows split over blocks, their partials combined, then the epilogue") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  const int64_t n = (int64_t(1) << 17) + 3;
+  cf::Array x = random_array(cf::f32, cf::Shape{n}, true), y = random_array(cf::f32, cf::Shape{n});
+  check_split({cf::sum((x - y) * (x - y))}, "W2's form: sum((x-y)*(x-y)) with NaN", 1e-4);
+  check_split({cf::sum((y - x * 0.5f) * (y + 1.0f))}, "a full sum", 1e-4);
+  check_split({cf::sqrt(cf::sum(y * y)) / 3.0f + 1.0f}, "an epilogue computing from the reduced value", 1e-4);
+  check_split({cf::max(y), cf::min(y), cf::argmax(y), cf::argmin(y)}, "max, min, argmax, argmin (siblings)");
+  check_split({cf::max(x), cf::argmax(x), cf::nanmax(x), cf::nanargmin(x)}, "NaN: max, argmax, nanmax, nanargmin", 0, -1);
+  check_split({cf::mean(y)}, "mean", 1e-5);
+  check_split({cf::any(y > 3.999f), cf::all(y > -3.999f)}, "any/all");
+  // Several rows, each long: over the last axis and over the first (the rows strided).
+  cf::Array z = random_array(cf::f32, cf::Shape{5, 50000});
+  check_split({cf::sum(z, 1), cf::max(z, 1), cf::argmin(z, 1)}, "5 rows of 50000: sum, max, argmin", 1e-4);
+  check_split({cf::mean(z * z, 1) * 2.0f - 1.0f}, "5 rows: a mean with an epilogue", 1e-4);
+  const cf::Array mz = cf::mean(z, 1);
+  check_split({cf::mean(z * z, 1) - mz * mz}, "5 rows: a variance from two sibling means (one phase), its epilogue", 1e-4);
+  cf::Array zt = random_array(cf::f32, cf::Shape{50000, 3});
+  check_split({cf::sum(zt, 0), cf::argmax(zt, 0)}, "3 strided rows of 50000 (axis 0)", 1e-4);
+  // Other dtypes: integers exact (argmax over many ties: the smallest index wins across blocks),
+  // f64, f16 (accumulated in float32), i8 (in 32 bits).
+  cf::Array i = random_array(cf::i32, cf::Shape{3, 40000});
+  check_split({cf::sum(i, 1), cf::argmax(i, 1), cf::argmin(i, 1)}, "i32 rows: sum, argmax, argmin with ties");
+  check_split({cf::sum(random_array(cf::f64, cf::Shape{n}))}, "f64 full sum", 1e-12);
+  check_split({cf::sum(random_array(cf::f16, cf::Shape{2, 40000}), 1)}, "f16 rows", 1e-2);
+  check_split({cf::sum(random_array(cf::i8, cf::Shape{n})), cf::max(random_array(cf::u8, cf::Shape{n}))}, "i8 sum, u8 max", 0, -1);
+  // Past 2^20 elements (refused before: one block a row).
+  check_split({cf::sum(random_array(cf::f32, cf::Shape{(int64_t(1) << 20) + 1}))}, "one row of 2^20 + 1", 1e-4);
+  // Rows the planner does not keep on chip (past 32768) make multi-pass groups, one phase each;
+  // the later one reads the earlier result through a broadcast view, which row programs refuse
+  // (not the split: that refusal names the view).
+  cf::Array a = random_array(cf::f32, cf::Shape{40000});
+  const cf::Array dev = a - cf::mean(a);
+  CHECK(interpret({cf::sum(dev * dev)}).refusal == "an index-remapping view");
+  // Short rows are not split.
+  const Run short_rows = check({cf::sum(random_array(cf::f32, cf::Shape{8, 5000}), 1)}, "8 rows of 5000", 1e-5);
+  CHECK(short_rows.splits == 1);
+  CHECK(interpret({cf::sum(random_array(cf::f32, cf::Shape{2048, 40000}), 1)}).splits == 1);  // rows enough
+}
+
+// A later phase (softmax's sum reads its max) and row outputs cannot run split in one launch:
+// a row too long for one block with them is refused. The planner makes no such group (past
+// 32768 elements it runs each reduction as its own group), so the groups are made here.
+TEST_CASE("row programs: phases or row outputs over few very long rows are refused, with the reason") {
+  cf::BackendScope ref(cf::Backend::Reference);
+  for (const int64_t len : {int64_t(64), (int64_t(1) << 20) + 1}) {
+    CAPTURE(len);
+    cf::Array a = random_array(cf::f32, cf::Shape{2, len});
+    cf::Array e = cf::exp(a - cf::max(a, 1, true));
+    const BytecodeProgram soft = phased_group(e / cf::sum(e, 1, true), a.shape(), cf::Axes{1}, OutKind::Row);
+    const BytecodeProgram two = phased_group(cf::sum(e, 1), a.shape(), cf::Axes{1}, OutKind::Value);
+    const BytecodeProgram rows = phased_group(a / cf::max(a, 1, true), a.shape(), cf::Axes{1}, OutKind::Row);
+    if (len == 64) {
+      CHECK(soft.refusal.empty());
+      CHECK(two.refusal.empty());
+      CHECK(rows.refusal.empty());
+    } else {
+      CHECK(soft.refusal.find("2 row(s) of 1048577 elements with 2 phases: the interpreter gives such a row one block") == 0);
+      CHECK(two.refusal.find("with 2 phases") != std::string::npos);
+      CHECK(rows.refusal.find("with row outputs") != std::string::npos);
     }
   }
 }

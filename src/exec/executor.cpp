@@ -635,9 +635,8 @@ class LazySite final : public RunSite {
     out.assign(spec.params.begin(), spec.params.end());
     apply_patches(out.data(), spec.patches.data(), spec.patches.size(), src_, buffers, workspace);
   }
-  const LaunchDims& dims(size_t s, const Step& st) const override {
-    return kernels_[s] ? st.spec.dims : st.tier->interp.dims;
-  }
+  const LaunchDims& dims(size_t s, const Step& st) const override { return launched(s, st).dims; }
+  const KernelSpec& launched(size_t s, const Step& st) const override { return kernels_[s] ? st.spec : st.tier->interp; }
   void* kernel(size_t s) const override {
     if (kernels_[s]) return kernels_[s]->kernel_for(device_);
     counters().interpreted_launches++;

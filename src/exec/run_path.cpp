@@ -31,7 +31,7 @@ RunOutcome run_executable(const Executable& ex, RunSite& site, KernelChain* chai
     for (size_t s = 0; s < ex.steps.size(); ++s) {
       const Step& st = ex.steps[s];
       if (st.spec.numel == 0) continue;
-      site.bind(s, ptrs.data(), step_workspace(st.spec, ws, stream), params[s]);
+      site.bind(s, ptrs.data(), step_workspace(site.launched(s, st), ws, stream), params[s]);
       pp.push_back(params[s].data());
     }
     out.graph = chain->launch(pp.data(), stream);
@@ -45,7 +45,7 @@ RunOutcome run_executable(const Executable& ex, RunSite& site, KernelChain* chai
         continue;
       }
       if (st.spec.numel == 0) continue;
-      site.bind(s, ptrs.data(), step_workspace(st.spec, ws, stream), bytes);
+      site.bind(s, ptrs.data(), step_workspace(site.launched(s, st), ws, stream), bytes);
       launch_kernel(site.kernel(s), site.dims(s, st), bytes.data(), stream);  // logs the launch
       ++out.kernels;
     }

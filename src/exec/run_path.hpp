@@ -30,6 +30,8 @@ class RunSite {
   // Kernel step `step`'s launch shape (another one where it runs on the interpreter:
   // exec/tiered.hpp).
   virtual const LaunchDims& dims(size_t /*step*/, const Step& st) const { return st.spec.dims; }
+  // The spec whose launch that is (the interpreter's where it runs on it): its workspace.
+  virtual const KernelSpec& launched(size_t /*step*/, const Step& st) const { return st.spec; }
   // True when buffer b is written into existing memory (a target), at *ptr.
   virtual bool target(size_t /*b*/, void** /*ptr*/) const { return false; }
   // The memory this run read or wrote besides its new buffers was used on `stream`.

@@ -230,8 +230,9 @@ class ReplaySite final : public RunSite {
     counters().interpreted_launches++;
     return interpreter_kernel(en_.device, en_.ex->steps[s].tier->interp.name);
   }
-  const LaunchDims& dims(size_t s, const Step& st) const override {
-    return pending_ && interp_[s] ? st.tier->interp.dims : st.spec.dims;
+  const LaunchDims& dims(size_t s, const Step& st) const override { return launched(s, st).dims; }
+  const KernelSpec& launched(size_t s, const Step& st) const override {
+    return pending_ && interp_[s] ? st.tier->interp : st.spec;
   }
   void note_uses(void* stream, int device) const override { note_entry_uses(en_, args_, stream, device); }
   void realize(std::shared_ptr<Storage>* storage) override { deliver(en_, storage, out_); }

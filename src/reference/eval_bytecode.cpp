@@ -68,31 +68,66 @@ void run_bytecode_on_host(const CfiProgram& p) {
 
 void run_row_bytecode_on_host(const CfiProgram& p, int threads) {
   const int n = threads;
+  const int parts = p.splits > 1 ? p.splits : 1;
   std::vector<unsigned long long> regs(static_cast<size_t>(p.n_regs > 0 ? p.n_regs : 1) * CFI_TILE * n);
   std::vector<unsigned long long> acc(static_cast<size_t>(CFI_MAX_REDS) * n), val(CFI_MAX_REDS), sv(n);
   std::vector<long long> acci(acc.size()), vali(CFI_MAX_REDS), si(n), kofs(CFI_MAX_OPERANDS);
+  // A split row's partials (the kernel's workspace, CfiProgram::ws): [reduction][split].
+  std::vector<unsigned long long> wv(static_cast<size_t>(CFI_MAX_REDS) * parts);
+  std::vector<long long> wi(wv.size());
   std::vector<ref_kern::CfiRow> rows(n);
   for (int t = 0; t < n; ++t)
     rows[t] = ref_kern::CfiRow{kofs.data(), acc.data() + t * CFI_MAX_REDS, acci.data() + t * CFI_MAX_REDS, val.data(),
                                vali.data()};
-  for (long long r = 0; r < p.rows; ++r) {
-    ref_kern::cfi_row_offsets(p, r, kofs.data());
-    for (int t = 0; t < n; ++t) ref_kern::cfi_row_init(p, rows[t].acc, rows[t].acci);
-    for (int s = 0; s < p.n_sections; ++s) {
+  const auto tree = [&](int k) {  // the kernel's tree over the threads' (sv, si)
+    for (int o = n / 2; o > 0; o >>= 1)
+      for (int t = 0; t < o; ++t) ref_kern::cfi_red_combine(p.red_code[k], sv[t], si[t], sv[t + o], si[t + o]);
+    val[k] = sv[0];
+    vali[k] = si[0];
+  };
+  // Sections [s0, s1) of one block (split `part` of `parts`), each reduction combined after its section.
+  const auto sections = [&](int s0, int s1, int part) {
+    for (int s = s0; s < s1; ++s) {
       for (int t = 0; t < n; ++t)
-        if (p.sec_kind[s] == 0 || t == 0) ref_kern::cfi_row_section(p, regs.data(), n, t, s, &rows[t]);
-      for (int k = 0; k < p.n_reds; ++k) {  // the kernel's tree
+        if (p.sec_kind[s] == 0 || t == 0) ref_kern::cfi_row_section(p, regs.data(), n, t, s, part, parts, &rows[t]);
+      for (int k = 0; k < p.n_reds; ++k) {
         if (p.red_sec[k] != s) continue;
         for (int t = 0; t < n; ++t) {
           sv[t] = rows[t].acc[k];
           si[t] = rows[t].acci[k];
         }
-        for (int o = n / 2; o > 0; o >>= 1)
-          for (int t = 0; t < o; ++t) ref_kern::cfi_red_combine(p.red_code[k], sv[t], si[t], sv[t + o], si[t + o]);
-        val[k] = sv[0];
-        vali[k] = si[0];
+        tree(k);
       }
     }
+  };
+  for (long long r = 0; r < p.rows; ++r) {
+    ref_kern::cfi_row_offsets(p, r, kofs.data());
+    if (parts == 1) {
+      for (int t = 0; t < n; ++t) ref_kern::cfi_row_init(p, rows[t].acc, rows[t].acci);
+      sections(0, p.n_sections, 0);
+      continue;
+    }
+    // A split row: its blocks one after the other (phase 0 each, its partials kept), then the
+    // last block's combine (thread t: partials t, t + n, ... in order, then the tree) and the
+    // epilogue, as the kernel runs them whichever block comes last.
+    for (int part = 0; part < parts; ++part) {
+      for (int t = 0; t < n; ++t) ref_kern::cfi_row_init(p, rows[t].acc, rows[t].acci);
+      sections(0, 1, part);
+      for (int k = 0; k < p.n_reds; ++k) {
+        wv[static_cast<size_t>(k) * parts + part] = val[k];
+        wi[static_cast<size_t>(k) * parts + part] = vali[k];
+      }
+    }
+    for (int k = 0; k < p.n_reds; ++k) {
+      for (int t = 0; t < n; ++t) {
+        ref_kern::cfi_red_init(p.red_code[k], sv[t], si[t]);
+        for (int q = t; q < parts; q += n)
+          ref_kern::cfi_red_combine(p.red_code[k], sv[t], si[t], wv[static_cast<size_t>(k) * parts + q],
+                                    wi[static_cast<size_t>(k) * parts + q]);
+      }
+      tree(k);
+    }
+    sections(1, p.n_sections, 0);
   }
 }
 

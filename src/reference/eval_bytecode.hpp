@@ -13,7 +13,9 @@ namespace cufuse::detail {
 void run_bytecode_on_host(const CfiProgram& p);
 
 // Runs a row program (a reduction group) as the kernel cf_interp_rows does: each row by
-// `threads` simulated threads (a power of two), their accumulators combined in the kernel's tree.
+// `threads` simulated threads (a power of two), their accumulators combined in the kernel's tree;
+// a split program's rows (CfiProgram::splits) by that many simulated blocks each, their partials
+// combined in the kernel's order (host memory of its own: the program's workspace is not read).
 void run_row_bytecode_on_host(const CfiProgram& p, int threads = 4);
 
 }  // namespace cufuse::detail

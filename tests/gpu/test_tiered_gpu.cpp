@@ -207,6 +207,42 @@ TEST_CASE("CUFUSE_TIERED=interpret: row reductions, their forms and the row norm
                     4 * sum_depth(129 * 777) * unit_roundoff(cf::f32) * ssq);
 }
 
+// Few long rows split over blocks (issue 35, W2: one row of 2^27): each block's partials in
+// the step's workspace, the last block of a row (a ticket, zeroed at each launch) combines them
+// in a fixed order, so a second run gives the same bits; several rows, strided rows, ties.
+TEST_CASE("CUFUSE_TIERED=interpret: few long rows split over blocks, the same bits every run") {
+  Sandbox sb;
+  ScopedEnv tiered("CUFUSE_TIERED", "interpret");
+  const int64_t n = (int64_t(1) << 22) + 5;
+  auto x = random_array(cf::f32, cf::Shape{n}, kFinite), y = random_array(cf::f32, cf::Shape{n}, kFinite);
+  auto z = random_array(cf::f32, cf::Shape{5, 300001}, kFinite), zt = random_array(cf::f32, cf::Shape{300001, 3}, kFinite);
+  auto i = random_array(cf::i32, cf::Shape{3, 200000}, kSmallInts);
+  const cf::Array d = (x - y) * (x - y);
+  const double ssq = cf::sum(d.astype(cf::f64)).item<double>();
+  const double zat = sum_atol(z, 300001), ztat = sum_atol(zt, 300001);
+  check_interpreted(cf::sum((x - y) * (x - y)), red_tol(cf::f32), "W2's form", 4 * sum_depth(n) * unit_roundoff(cf::f32) * ssq);
+  check_interpreted(cf::sqrt(cf::sum((x - y) * (x - y))) * 0.5f, red_tol(cf::f32), "an epilogue",
+                    4 * sum_depth(n) * unit_roundoff(cf::f32) * std::sqrt(ssq));
+  check_interpreted(cf::max(x), 0, "max");
+  check_interpreted(cf::argmax(x), 0, "argmax");
+  check_interpreted(cf::argmin(y * 2.0f), 0, "argmin");
+  check_interpreted(cf::sum(z, 1), red_tol(cf::f32), "5 rows: sum", zat);
+  check_interpreted(cf::argmax(z, 1), 0, "5 rows: argmax");
+  check_interpreted(cf::sum(zt, 0), red_tol(cf::f32), "3 strided rows: sum", ztat);
+  check_interpreted(cf::argmin(zt, 0), 0, "3 strided rows: argmin");
+  check_interpreted(cf::sum(i, 1), 0, "i32 rows: sum");
+  check_interpreted(cf::argmax(i, 1), 0, "i32 rows: argmax over ties");
+  // One plan, launched again: the same bits each time.
+  cf::Array a0 = cf::sum((x - y) * (x - y)), b0 = cf::sum(z, 1);
+  cf::eval_all({a0, b0});
+  for (int run = 0; run < 2; ++run) {
+    cf::Array a = cf::sum((x - y) * (x - y)), b = cf::sum(z, 1);
+    cf::eval_all({a, b});
+    CHECK(same_bits(a, a0));
+    CHECK(same_bits(b, b0));
+  }
+}
+
 TEST_CASE("fuse(): the first call is interpreted; a call after the compile swaps the kernel in, then graph launches") {
   Sandbox sb;
   ScopedEnv tiered("CUFUSE_TIERED", std::nullopt);
@@ -248,6 +284,22 @@ TEST_CASE("fuse(): the first call is interpreted; a call after the compile swaps
   CHECK(cf::stats().kernels_launched == 3);
   CHECK(g.stats().graph_launches == 0);
   CHECK(same_bits(g1, g3));
+
+  // A full reduction split over blocks: the interpreted first call's workspace is the
+  // interpreter's (its partials), not the compiled kernel's; the compiled kernel's sum, in
+  // its own order, agrees to a few roundings of the sum.
+  auto h = cf::fuse([](const cf::Array& a, const cf::Array& b) { return cf::sum((a - b) * (a - b)); });
+  cf::reset_stats();
+  cf::Array h1 = h(x, y);
+  CHECK(cf::stats().interpreted_launches == 1);
+  wait_for_background_compiles();
+  cf::Array h2 = h(x, y);
+  CHECK(cf::stats().interpreted_launches == 1);
+  CHECK(cf::stats().tier_swaps == 1);
+  const double want = cf::sum((x.astype(cf::f64) - y.astype(cf::f64)) * (x.astype(cf::f64) - y.astype(cf::f64))).item<double>();
+  const double bound = 4 * sum_depth(1 << 20) * unit_roundoff(cf::f32) * want;
+  CHECK(std::fabs(h1.item<double>() - want) <= bound);
+  CHECK(std::fabs(h2.item<double>() - want) <= bound);
 }
 
 TEST_CASE("process start: the interpreter's image is loaded and NVRTC warmed on a background thread") {
