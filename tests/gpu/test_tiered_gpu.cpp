@@ -220,9 +220,20 @@ TEST_CASE("CUFUSE_TIERED=interpret: few long rows split over blocks, the same bi
   const cf::Array d = (x - y) * (x - y);
   const double ssq = cf::sum(d.astype(cf::f64)).item<double>();
   const double zat = sum_atol(z, 300001), ztat = sum_atol(zt, 300001);
-  check_interpreted(cf::sum((x - y) * (x - y)), red_tol(cf::f32), "W2's form", 4 * sum_depth(n) * unit_roundoff(cf::f32) * ssq);
-  check_interpreted(cf::sqrt(cf::sum((x - y) * (x - y))) * 0.5f, red_tol(cf::f32), "an epilogue",
-                    4 * sum_depth(n) * unit_roundoff(cf::f32) * std::sqrt(ssq));
+  // The long sums against their float64 value, not the reference's: the reference adds a row's
+  // elements one after another in float32, 0.4% off over 2^22 terms of (x - y)^2 (the H200 run
+  // that first split this row: device 7.50669e+07, reference 7.47527e+07, float64 7.5067e+07).
+  auto check_near = [&](const cf::Array& r, double expect, double tol, const char* what) {
+    const auto before = cf::stats();
+    const double v = r.item<double>();
+    CHECK_MESSAGE(std::abs(v - expect) <= tol, what << ": device " << v << ", float64 " << expect << ", tolerance " << tol);
+    const auto after = cf::stats();
+    CHECK_MESSAGE(after.interpreted_launches > before.interpreted_launches, what);
+    CHECK_MESSAGE(after.kernels_compiled == before.kernels_compiled, what);
+  };
+  check_near(cf::sum((x - y) * (x - y)), ssq, 4 * sum_depth(n) * unit_roundoff(cf::f32) * ssq, "W2's form");
+  check_near(cf::sqrt(cf::sum((x - y) * (x - y))) * 0.5f, std::sqrt(ssq) * 0.5,
+             4 * sum_depth(n) * unit_roundoff(cf::f32) * std::sqrt(ssq), "an epilogue");
   check_interpreted(cf::max(x), 0, "max");
   check_interpreted(cf::argmax(x), 0, "argmax");
   check_interpreted(cf::argmin(y * 2.0f), 0, "argmin");
